@@ -1,0 +1,226 @@
+/*
+ * netload_api.h — the one C API of the pytest-netload native core.
+ *
+ * Declarations only: no preprocessor lines and no DPDK types, so that cffi
+ * reads this file verbatim as its cdef (pytest_netload/engine/_build.py) and
+ * netload.h includes it for the C side. Change it here and nowhere else;
+ * bump NETLOAD_ABI_VERSION when a struct or a signature changes.
+ *
+ * Conventions: functions return 0 (or a count) on success and a negative
+ * enum netload_status on failure; netload_last_error() then holds a text with
+ * the port, queue and DPDK's own reason. Nothing here prints or exits.
+ */
+
+enum netload_constants {
+	NETLOAD_ABI_VERSION = 1,
+	NETLOAD_SIGNATURE_BYTES = 16,
+	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
+	NETLOAD_MAX_STREAMS = 4096,
+	NETLOAD_MAX_FIELDS = 16,
+	NETLOAD_MAX_FRAMES = 64,
+	NETLOAD_MIN_FRAME_BYTES = 60,
+	NETLOAD_MAX_FRAME_BYTES = 9600,
+	NETLOAD_NAME_BYTES = 64,
+	NETLOAD_SEQ_WINDOW = 65536
+};
+
+enum netload_status {
+	NETLOAD_OK = 0,
+	NETLOAD_EINVAL = -1,     /* a bad argument; the text names it */
+	NETLOAD_ENOMEM = -2,     /* mempool, ring or heap allocation failed */
+	NETLOAD_ENODEV = -3,     /* no such port or device string */
+	NETLOAD_EPORT = -4,      /* the port refused a configure/start call */
+	NETLOAD_EBUSY = -5,      /* a run is active, or the object is in use */
+	NETLOAD_ESTATE = -6,     /* called in the wrong order */
+	NETLOAD_ENOLCORE = -7,   /* no worker lcore to run on */
+	NETLOAD_EEAL = -8,       /* EAL initialisation failed */
+	NETLOAD_ENOTSUP = -9,    /* the device cannot do what was asked */
+	NETLOAD_STATUS_MIN = -9
+};
+
+enum netload_field_op {
+	NETLOAD_FIELD_SET = 0,
+	NETLOAD_FIELD_INC = 1,
+	NETLOAD_FIELD_DEC = 2,
+	NETLOAD_FIELD_RANDOM = 3
+};
+
+enum netload_run_state {
+	NETLOAD_RUN_WAITING = 0,  /* before the common start deadline */
+	NETLOAD_RUN_SENDING = 1,  /* TX active */
+	NETLOAD_RUN_DRAINING = 2, /* TX done, RX still polling for late packets */
+	NETLOAD_RUN_DONE = 3      /* every worker has returned */
+};
+
+/* ---- library and EAL ---------------------------------------------------- */
+
+int netload_abi_version(void);
+const char *netload_strerror(int status);
+const char *netload_last_error(void);
+int netload_log_open(const char *path);
+int netload_eal_init(int argc, char **argv);
+int netload_eal_cleanup(void);
+unsigned int netload_worker_count(void);
+uint64_t netload_tsc_hz(void);
+uint64_t netload_tsc_now(void);
+
+/* ---- ports --------------------------------------------------------------- */
+
+struct netload_port_conf {
+	const char *device;       /* PCI address or vdev string */
+	uint16_t rx_queues;
+	uint16_t tx_queues;
+	uint16_t rx_desc;
+	uint16_t tx_desc;
+	uint32_t mtu;             /* 0: leave the device default */
+	uint32_t rx_mbufs;        /* mbufs in the port's RX pool */
+	int promiscuous;
+};
+
+struct netload_port_info {
+	uint16_t port_id;
+	char name[64];
+	char driver[64];
+	int socket_id;
+	uint8_t mac[6];
+	uint16_t mtu;
+	uint16_t min_mtu;
+	uint16_t max_mtu;
+	uint32_t max_rx_pktlen;
+	uint16_t max_rx_queues;
+	uint16_t max_tx_queues;
+	uint64_t rx_offload_capa;
+	uint64_t tx_offload_capa;
+	uint64_t tx_offloads_enabled;
+	int has_timesync;
+	int has_rx_timestamp;
+	int has_queue_rate_limit;
+	int link_up;
+	uint32_t link_speed_mbps;
+	int link_full_duplex;
+	uint64_t tx_csum_offload;  /* bit 0 IPv4 header, bit 1 UDP, bit 2 TCP: used by streams */
+};
+
+struct netload_port_stats {
+	uint64_t ipackets;
+	uint64_t opackets;
+	uint64_t ibytes;
+	uint64_t obytes;
+	uint64_t imissed;
+	uint64_t ierrors;
+	uint64_t oerrors;
+	uint64_t rx_nombuf;
+};
+
+int netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id);
+int netload_port_info(uint16_t port_id, struct netload_port_info *info);
+int netload_port_stats(uint16_t port_id, struct netload_port_stats *stats);
+int netload_port_stats_reset(uint16_t port_id);
+int netload_port_close(uint16_t port_id);
+
+/* ---- streams ------------------------------------------------------------- */
+
+struct netload_field_conf {
+	uint16_t offset;          /* from the first byte of the frame */
+	uint8_t width;            /* 1, 2, 4, 6 or 8 bytes, written big-endian */
+	uint8_t op;               /* enum netload_field_op */
+	uint64_t min;
+	uint64_t max;
+	uint64_t step;
+};
+
+struct netload_stream_conf {
+	uint16_t port_id;         /* the TX port: its pools sit on its socket */
+	uint32_t n_frames;        /* distinct frame templates (one per size) */
+	const uint8_t *const *frames;
+	const uint16_t *frame_bytes;  /* frame length without FCS */
+	uint32_t sequence_len;    /* frame index per packet, cycled */
+	const uint16_t *sequence;
+	int32_t l3_offset;        /* -1: not IP */
+	int32_t l4_offset;        /* -1: no UDP/TCP checksum to keep */
+	uint8_t l3_proto;         /* 4, 6 or 0 */
+	uint8_t l4_proto;         /* 17 (UDP), 6 (TCP) or 0 */
+	uint8_t fix_ipv4_csum;
+	uint8_t fix_l4_csum;
+	uint32_t n_fields;
+	const struct netload_field_conf *fields;
+	uint32_t pool_mbufs;      /* per frame template; 0: default */
+	uint64_t seed;            /* for random fields */
+};
+
+struct netload_stream;
+
+int netload_stream_create(const struct netload_stream_conf *conf, struct netload_stream **out);
+int netload_stream_id(const struct netload_stream *stream);
+int netload_stream_csum_offloaded(const struct netload_stream *stream);
+void netload_stream_free(struct netload_stream *stream);
+
+/* ---- runs ---------------------------------------------------------------- */
+
+struct netload_tx_conf {
+	struct netload_stream *stream;
+	uint16_t queue;           /* on the stream's port */
+	uint64_t count;           /* packets to send; 0: until the run ends */
+};
+
+struct netload_rx_conf {
+	uint16_t port_id;
+	uint16_t queue;
+};
+
+struct netload_run_conf {
+	uint32_t n_tx;
+	const struct netload_tx_conf *tx;
+	uint32_t n_rx;
+	const struct netload_rx_conf *rx;
+	uint64_t duration_ns;     /* 0: bounded by the counts alone */
+	uint64_t start_delay_ns;  /* common TX start deadline after run_start */
+	uint64_t drain_ns;        /* RX keeps polling this long after TX ends */
+	uint16_t burst;           /* packets per burst; 0: default 32 */
+};
+
+struct netload_run_status {
+	int state;                /* enum netload_run_state */
+	uint64_t elapsed_ns;      /* since the start deadline */
+	uint64_t tx_packets;      /* so far, all streams */
+	uint64_t rx_packets;      /* so far, all queues, signed and foreign */
+};
+
+struct netload_tx_stats {
+	uint64_t packets;         /* handed to the PMD and accepted */
+	uint64_t bytes;           /* frame bytes without FCS */
+	uint64_t unsent;          /* built, refused by the PMD until the run ended, freed */
+	uint64_t alloc_failures;  /* bursts that found the pool empty */
+	uint64_t first_tsc_ns;    /* first accepted burst, ns after the start deadline */
+	uint64_t last_tsc_ns;     /* last accepted burst, ns after the start deadline */
+};
+
+struct netload_rx_stream_stats {
+	uint64_t packets;         /* every signed packet of the stream, duplicates included */
+	uint64_t bytes;
+	uint64_t duplicates;
+	uint64_t reordered;       /* arrived after a higher sequence number */
+	uint64_t max_seq;         /* highest sequence number seen + 1; 0 if none */
+	uint64_t first_ns;        /* first arrival, ns after the start deadline */
+	uint64_t last_ns;
+	uint64_t latency_min_ns;
+	uint64_t latency_max_ns;
+	uint64_t latency_sum_ns;  /* over `packets` arrivals */
+};
+
+struct netload_rx_queue_stats {
+	uint64_t packets;         /* every packet polled from the queue */
+	uint64_t bytes;
+	uint64_t foreign;         /* no signature of a stream in this run */
+	uint64_t bursts;
+};
+
+struct netload_run;
+
+int netload_run_start(const struct netload_run_conf *conf, struct netload_run **out);
+int netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_status *status);
+int netload_run_stop(struct netload_run *run);
+int netload_run_tx_stats(const struct netload_run *run, uint32_t tx_index, struct netload_tx_stats *stats);
+int netload_run_rx_stream_stats(const struct netload_run *run, uint32_t tx_index, struct netload_rx_stream_stats *stats);
+int netload_run_rx_queue_stats(const struct netload_run *run, uint32_t rx_index, struct netload_rx_queue_stats *stats);
+void netload_run_free(struct netload_run *run);

@@ -1,0 +1,88 @@
+/* internal.h — shared by the native core's .c files; never by cffi. */
+#ifndef NETLOAD_INTERNAL_H
+#define NETLOAD_INTERNAL_H
+
+#include <stdint.h>
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "netload.h"
+
+extern int netload_logtype;
+
+#define NETLOAD_LOG(level, ...) \
+	rte_log(RTE_LOG_ ## level, netload_logtype, "NETLOAD: " __VA_ARGS__)
+
+/* Record the calling thread's last error and log it; returns status. */
+int netload_fail(int status, const char *fmt, ...) __rte_format_printf(2, 3);
+
+#define NETLOAD_DEFAULT_BURST 32
+#define NETLOAD_MAX_BURST 256
+#define NETLOAD_DEFAULT_POOL_MBUFS 8191
+#define NETLOAD_POOL_CACHE 256
+
+/* The trailer every generated frame ends with (host byte order). */
+struct netload_signature {
+	uint16_t magic;
+	uint16_t stream_id;
+	uint32_t seq;
+	uint64_t tx_tsc;
+} __rte_packed;
+
+/* One frame template of a stream: its pool holds pre-filled mbufs. */
+struct netload_frame {
+	struct rte_mempool *pool;
+	uint16_t len;             /* bytes without FCS */
+	uint16_t sig_off;
+	uint32_t l4_base;         /* partial L4 checksum without fields and trailer */
+	uint16_t l4_len;
+	uint8_t *data;            /* the template, for checks and re-fills */
+};
+
+struct netload_field_state {
+	uint16_t offset;
+	uint8_t width;
+	uint8_t op;
+	uint8_t in_l4_sum;        /* the field's bytes count in the L4 checksum */
+	uint64_t min;
+	uint64_t max;
+	uint64_t step;
+	uint64_t span;            /* random: number of values; 0 = 2^64 */
+	uint64_t cur;
+};
+
+struct netload_stream {
+	uint16_t id;
+	uint16_t port_id;
+	int32_t l3_offset;
+	int32_t l4_offset;
+	uint8_t l3_proto;
+	uint8_t l4_proto;
+	uint8_t fix_ipv4_csum;    /* a field touches the IPv4 header */
+	uint8_t fix_l4_csum;
+	uint8_t csum_offload;     /* the port computes checksums */
+	uint16_t l4_csum_off;     /* checksum field, from the frame start */
+	uint32_t n_frames;
+	struct netload_frame frames[NETLOAD_MAX_FRAMES];
+	uint32_t sequence_len;
+	uint16_t *sequence;
+	uint32_t n_fields;        /* per-packet fields only (set ops live in the template) */
+	struct netload_field_state fields[NETLOAD_MAX_FIELDS];
+	uint64_t seed;
+	uint64_t rng;
+	uint32_t in_run;
+};
+
+/* Streams by id, for the RX classifier's sanity and for id allocation. */
+struct netload_stream *netload_stream_by_id(uint16_t id);
+void netload_stream_reset(struct netload_stream *s);
+uint16_t netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs,
+		uint16_t n, uint64_t first_seq, uint64_t tsc, uint64_t *bytes);
+
+/* Ports: the TX checksum offloads a stream may use. */
+uint64_t netload_port_tx_csum(uint16_t port_id);
+int netload_port_is_open(uint16_t port_id);
+
+#endif /* NETLOAD_INTERNAL_H */

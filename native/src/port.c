@@ -1,0 +1,320 @@
+/* port.c — opening any DPDK device as a port: queues, pools, capabilities, counters. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include "internal.h"
+
+#define CSUM_IPV4 1u
+#define CSUM_UDP 2u
+#define CSUM_TCP 4u
+
+struct port_state {
+	int open;
+	int probed;               /* we hot-plugged it, so we remove it */
+	char device[256];
+	struct rte_mempool *rx_pool;
+	uint64_t tx_offloads;
+	uint64_t tx_csum;
+};
+
+static struct port_state ports[RTE_MAX_ETHPORTS];
+
+int
+netload_port_is_open(uint16_t port_id)
+{
+	return port_id < RTE_MAX_ETHPORTS && ports[port_id].open;
+}
+
+uint64_t
+netload_port_tx_csum(uint16_t port_id)
+{
+	return netload_port_is_open(port_id) ? ports[port_id].tx_csum : 0;
+}
+
+/* The device name is the devargs text before the first comma. */
+static void
+device_name(const char *device, char *name, size_t size)
+{
+	size_t n = strcspn(device, ",");
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(name, device, n);
+	name[n] = '\0';
+}
+
+static int
+find_or_probe(const char *device, uint16_t *port_id, int *probed)
+{
+	char name[RTE_DEV_NAME_MAX_LEN];
+	int ret;
+
+	device_name(device, name, sizeof(name));
+	*probed = 0;
+	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
+		return 0;
+	ret = rte_dev_probe(device);
+	if (ret < 0 && ret != -EEXIST)
+		return netload_fail(NETLOAD_ENODEV,
+				"device '%s' could not be probed: %s; check the "
+				"driver name (net_af_xdp, net_af_packet, net_pcap, net_tap, "
+				"net_memif, net_ring, net_null or a PCI address bound to "
+				"vfio-pci) and its arguments", device, rte_strerror(-ret));
+	if (rte_eth_dev_get_port_by_name(name, port_id) != 0)
+		return netload_fail(NETLOAD_ENODEV,
+				"device '%s' was probed but no ethdev port is named '%s'",
+				device, name);
+	*probed = ret != -EEXIST;
+	return 0;
+}
+
+static void
+release(uint16_t port_id)
+{
+	struct port_state *ps = &ports[port_id];
+	struct rte_eth_dev_info info;
+	int probed = ps->probed;
+
+	memset(&info, 0, sizeof(info));
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		info.device = NULL;
+	rte_eth_dev_stop(port_id);
+	rte_eth_dev_close(port_id);
+	if (probed && info.device != NULL)
+		rte_dev_remove(info.device);
+	rte_mempool_free(ps->rx_pool);
+	memset(ps, 0, sizeof(*ps));
+}
+
+int
+netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
+{
+	struct rte_eth_conf eth_conf;
+	struct rte_eth_dev_info info;
+	struct rte_eth_txconf txconf;
+	struct port_state *ps;
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	uint16_t pid, q, nb_rxd, nb_txd;
+	uint32_t data_room, mbufs;
+	int probed, ret, socket;
+
+	if (conf == NULL || conf->device == NULL || conf->device[0] == '\0')
+		return netload_fail(NETLOAD_EINVAL, "port device string is empty");
+	if (conf->rx_queues == 0 || conf->tx_queues == 0)
+		return netload_fail(NETLOAD_EINVAL,
+				"port '%s': rx_queues and tx_queues must be at least 1",
+				conf->device);
+	ret = find_or_probe(conf->device, &pid, &probed);
+	if (ret < 0)
+		return ret;
+	ps = &ports[pid];
+	if (ps->open)
+		return netload_fail(NETLOAD_EBUSY, "port '%s' (port %u) is already open",
+				conf->device, pid);
+	ps->probed = probed;
+	snprintf(ps->device, sizeof(ps->device), "%s", conf->device);
+
+	ret = rte_eth_dev_info_get(pid, &info);
+	if (ret != 0) {
+		release(pid);
+		return netload_fail(NETLOAD_EPORT, "port '%s': cannot read device info: %s",
+				conf->device, rte_strerror(-ret));
+	}
+	if (conf->rx_queues > info.max_rx_queues || conf->tx_queues > info.max_tx_queues) {
+		release(pid);
+		return netload_fail(NETLOAD_EINVAL,
+				"port '%s': %u RX / %u TX queues asked, the device has at most %u / %u",
+				conf->device, conf->rx_queues, conf->tx_queues,
+				info.max_rx_queues, info.max_tx_queues);
+	}
+	memset(&eth_conf, 0, sizeof(eth_conf));
+	ps->tx_csum = 0;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM)
+		ps->tx_csum |= CSUM_IPV4;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
+		ps->tx_csum |= CSUM_UDP;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
+		ps->tx_csum |= CSUM_TCP;
+	ps->tx_offloads = info.tx_offload_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
+			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
+			RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+	eth_conf.txmode.offloads = ps->tx_offloads;
+	if (conf->mtu != 0)
+		eth_conf.rxmode.mtu = conf->mtu;
+
+	ret = rte_eth_dev_configure(pid, conf->rx_queues, conf->tx_queues, &eth_conf);
+	if (ret != 0) {
+		release(pid);
+		return netload_fail(NETLOAD_EPORT, "port '%s': configure failed: %s",
+				conf->device, rte_strerror(-ret));
+	}
+	nb_rxd = conf->rx_desc ? conf->rx_desc : 1024;
+	nb_txd = conf->tx_desc ? conf->tx_desc : 1024;
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rxd, &nb_txd);
+	if (ret != 0) {
+		release(pid);
+		return netload_fail(NETLOAD_EPORT, "port '%s': descriptor counts refused: %s",
+				conf->device, rte_strerror(-ret));
+	}
+
+	socket = rte_eth_dev_socket_id(pid);
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	if (conf->mtu > 1500)
+		data_room = RTE_PKTMBUF_HEADROOM + conf->mtu + 64;
+	mbufs = conf->rx_mbufs ? conf->rx_mbufs : 16383;
+	snprintf(pool_name, sizeof(pool_name), "nlrx%u", pid);
+	ps->rx_pool = rte_pktmbuf_pool_create(pool_name, mbufs, NETLOAD_POOL_CACHE, 0,
+			data_room, socket);
+	if (ps->rx_pool == NULL) {
+		release(pid);
+		return netload_fail(NETLOAD_ENOMEM,
+				"port '%s': RX pool of %u mbufs: %s; give the engine more "
+				"memory or fewer rx_mbufs", conf->device, mbufs,
+				rte_strerror(rte_errno));
+	}
+	for (q = 0; q < conf->rx_queues; q++) {
+		ret = rte_eth_rx_queue_setup(pid, q, nb_rxd, socket, NULL, ps->rx_pool);
+		if (ret < 0) {
+			release(pid);
+			return netload_fail(NETLOAD_EPORT, "port '%s' RX queue %u: %s",
+					conf->device, q, rte_strerror(-ret));
+		}
+	}
+	txconf = info.default_txconf;
+	txconf.offloads = ps->tx_offloads;
+	for (q = 0; q < conf->tx_queues; q++) {
+		ret = rte_eth_tx_queue_setup(pid, q, nb_txd, socket, &txconf);
+		if (ret < 0) {
+			release(pid);
+			return netload_fail(NETLOAD_EPORT, "port '%s' TX queue %u: %s",
+					conf->device, q, rte_strerror(-ret));
+		}
+	}
+	ret = rte_eth_dev_start(pid);
+	if (ret < 0) {
+		release(pid);
+		return netload_fail(NETLOAD_EPORT, "port '%s': start failed: %s",
+				conf->device, rte_strerror(-ret));
+	}
+	if (conf->promiscuous) {
+		ret = rte_eth_promiscuous_enable(pid);
+		if (ret != 0 && ret != -ENOTSUP)
+			NETLOAD_LOG(WARNING, "port '%s': promiscuous mode: %s\n",
+					conf->device, rte_strerror(-ret));
+	}
+	rte_eth_stats_reset(pid);
+	ps->open = 1;
+	*port_id = pid;
+	NETLOAD_LOG(INFO, "port %u open: %s (driver %s), %u/%u queues, %u/%u descriptors\n",
+			pid, conf->device, info.driver_name, conf->rx_queues,
+			conf->tx_queues, nb_rxd, nb_txd);
+	return 0;
+}
+
+int
+netload_port_info(uint16_t port_id, struct netload_port_info *out)
+{
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	struct rte_eth_link link;
+	struct timespec ts;
+	uint16_t mtu = 0;
+	int ret;
+
+	if (!netload_port_is_open(port_id))
+		return netload_fail(NETLOAD_ENODEV, "port %u is not open", port_id);
+	ret = rte_eth_dev_info_get(port_id, &info);
+	if (ret != 0)
+		return netload_fail(NETLOAD_EPORT, "port %u: device info: %s",
+				port_id, rte_strerror(-ret));
+	memset(out, 0, sizeof(*out));
+	out->port_id = port_id;
+	rte_eth_dev_get_name_by_port(port_id, out->name);
+	snprintf(out->driver, sizeof(out->driver), "%s", info.driver_name);
+	out->socket_id = rte_eth_dev_socket_id(port_id);
+	if (rte_eth_macaddr_get(port_id, &mac) == 0)
+		memcpy(out->mac, mac.addr_bytes, 6);
+	rte_eth_dev_get_mtu(port_id, &mtu);
+	out->mtu = mtu;
+	out->min_mtu = info.min_mtu;
+	out->max_mtu = info.max_mtu;
+	out->max_rx_pktlen = info.max_rx_pktlen;
+	out->max_rx_queues = info.max_rx_queues;
+	out->max_tx_queues = info.max_tx_queues;
+	out->rx_offload_capa = info.rx_offload_capa;
+	out->tx_offload_capa = info.tx_offload_capa;
+	out->tx_offloads_enabled = ports[port_id].tx_offloads;
+	out->tx_csum_offload = ports[port_id].tx_csum;
+	out->has_rx_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+	ret = rte_eth_timesync_read_time(port_id, &ts);
+	out->has_timesync = ret != -ENOTSUP && ret != -ENODEV && ret != -EIO;
+	out->has_queue_rate_limit = 0;
+	if (info.max_tx_queues > 0) {
+		/* Rate 0 means "no limit" where the PMD supports limits at all. */
+		ret = rte_eth_set_queue_rate_limit(port_id, 0, 0);
+		out->has_queue_rate_limit = ret != -ENOTSUP;
+	}
+	memset(&link, 0, sizeof(link));
+	if (rte_eth_link_get_nowait(port_id, &link) == 0) {
+		out->link_up = link.link_status == RTE_ETH_LINK_UP;
+		out->link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ?
+			0 : link.link_speed;
+		out->link_full_duplex = link.link_duplex == RTE_ETH_LINK_FULL_DUPLEX;
+	}
+	return 0;
+}
+
+int
+netload_port_stats(uint16_t port_id, struct netload_port_stats *out)
+{
+	struct rte_eth_stats st;
+	int ret;
+
+	if (!netload_port_is_open(port_id))
+		return netload_fail(NETLOAD_ENODEV, "port %u is not open", port_id);
+	ret = rte_eth_stats_get(port_id, &st);
+	if (ret != 0)
+		return netload_fail(NETLOAD_EPORT, "port %u: stats: %s", port_id,
+				rte_strerror(-ret));
+	out->ipackets = st.ipackets;
+	out->opackets = st.opackets;
+	out->ibytes = st.ibytes;
+	out->obytes = st.obytes;
+	out->imissed = st.imissed;
+	out->ierrors = st.ierrors;
+	out->oerrors = st.oerrors;
+	out->rx_nombuf = st.rx_nombuf;
+	return 0;
+}
+
+int
+netload_port_stats_reset(uint16_t port_id)
+{
+	int ret;
+
+	if (!netload_port_is_open(port_id))
+		return netload_fail(NETLOAD_ENODEV, "port %u is not open", port_id);
+	ret = rte_eth_stats_reset(port_id);
+	if (ret != 0)
+		return netload_fail(NETLOAD_EPORT, "port %u: stats reset: %s", port_id,
+				rte_strerror(-ret));
+	return 0;
+}
+
+int
+netload_port_close(uint16_t port_id)
+{
+	if (!netload_port_is_open(port_id))
+		return 0;
+	NETLOAD_LOG(INFO, "port %u closed (%s)\n", port_id, ports[port_id].device);
+	release(port_id);
+	return 0;
+}

@@ -1,0 +1,571 @@
+/*
+ * run.c — one run: TX and RX tasks spread over the worker lcores, a common
+ * TSC start deadline, count or duration bounds, a drain for late frames, and
+ * the results read back after every worker has returned.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "run.h"
+
+static struct netload_run *active_run;
+
+static inline uint64_t
+tsc_to_ns(const struct netload_run *run, uint64_t cycles)
+{
+	return (uint64_t)((double)cycles * 1e9 / (double)run->hz);
+}
+
+/* Send what the PMD refused last time, then build and send a new burst. */
+static inline void
+tx_step(struct netload_run *run, struct tx_task *t)
+{
+	struct netload_stream *s = t->stream;
+	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
+	uint64_t bytes = 0, tsc;
+	uint16_t want, sent, i;
+
+	if (t->n_pending) {
+		struct rte_mbuf **p = t->pending + t->pending_head;
+
+		sent = rte_eth_tx_burst(t->port_id, t->queue, p, t->n_pending);
+		for (i = 0; i < sent; i++)
+			t->bytes += t->pending_bytes[t->pending_head + i];
+		t->packets += sent;
+		t->pending_head += sent;
+		t->n_pending -= sent;
+		if (sent)
+			t->last_tsc = rte_rdtsc();
+		if (t->n_pending)
+			return;
+	}
+	want = run->burst;
+	if (t->count && t->count - t->next_seq < want)
+		want = (uint16_t)(t->count - t->next_seq);
+	if (want == 0) {
+		t->done = 1;
+		return;
+	}
+	if (s->n_frames == 1) {
+		if (unlikely(rte_pktmbuf_alloc_bulk(s->frames[0].pool, bufs, want) != 0)) {
+			t->alloc_failures++;
+			return;
+		}
+	} else {
+		for (i = 0; i < want; i++) {
+			uint16_t f = s->sequence[(t->next_seq + i) % s->sequence_len];
+
+			bufs[i] = rte_pktmbuf_alloc(s->frames[f].pool);
+			if (unlikely(bufs[i] == NULL))
+				break;
+		}
+		if (unlikely(i < want)) {
+			t->alloc_failures++;
+			if (i == 0)
+				return;
+			want = i;
+		}
+	}
+	tsc = rte_rdtsc();
+	netload_stream_fill(s, bufs, want, t->next_seq, tsc, &bytes);
+	t->next_seq += want;
+	sent = rte_eth_tx_burst(t->port_id, t->queue, bufs, want);
+	if (likely(sent == want)) {
+		t->bytes += bytes;
+	} else {
+		for (i = 0; i < sent; i++)
+			t->bytes += bufs[i]->pkt_len;
+		for (i = sent; i < want; i++) {
+			t->pending[i - sent] = bufs[i];
+			t->pending_bytes[i - sent] = bufs[i]->pkt_len;
+		}
+		t->pending_head = 0;
+		t->n_pending = want - sent;
+	}
+	t->packets += sent;
+	if (sent) {
+		if (t->first_tsc == 0)
+			t->first_tsc = tsc;
+		t->last_tsc = tsc;
+	}
+}
+
+static void
+tx_finish(struct tx_task *t)
+{
+	if (t->n_pending) {
+		rte_pktmbuf_free_bulk(t->pending + t->pending_head, t->n_pending);
+		t->unsent += t->n_pending;
+		t->n_pending = 0;
+	}
+	t->done = 1;
+}
+
+static int
+worker_main(void *arg)
+{
+	struct netload_run *run = arg;
+	struct worker *w = NULL;
+	uint32_t i, sending;
+	uint64_t now;
+
+	for (i = 0; i < run->n_workers; i++)
+		if (run->workers[i].lcore == rte_lcore_id())
+			w = &run->workers[i];
+	if (w == NULL)
+		return -EINVAL;
+	sending = w->n_tx > 0;
+	/* Frames that arrive before the deadline belong to no run: drop them. */
+	while ((now = rte_rdtsc()) < run->start_tsc) {
+		for (i = 0; i < w->n_rx; i++)
+			netload_rx_burst(run, &run->rx[w->rx[i]], 0);
+		rte_pause();
+	}
+	for (;;) {
+		if (unlikely(run->abort))
+			break;
+		if (sending) {
+			uint32_t active = 0;
+			int over = run->stop || (run->end_tsc && now >= run->end_tsc);
+
+			for (i = 0; i < w->n_tx; i++) {
+				struct tx_task *t = &run->tx[w->tx[i]];
+
+				if (t->done)
+					continue;
+				if (!over)
+					tx_step(run, t);
+				if (over || t->done)
+					tx_finish(t);
+				else
+					active++;
+			}
+			if (active == 0) {
+				sending = 0;
+				if (__atomic_sub_fetch(&run->tx_running, 1, __ATOMIC_ACQ_REL) == 0)
+					__atomic_store_n(&run->drain_end_tsc,
+							rte_rdtsc() + run->drain_tsc,
+							__ATOMIC_RELEASE);
+			}
+		}
+		for (i = 0; i < w->n_rx; i++)
+			netload_rx_burst(run, &run->rx[w->rx[i]], 1);
+		if (!sending) {
+			uint64_t end = __atomic_load_n(&run->drain_end_tsc, __ATOMIC_ACQUIRE);
+
+			if (end != 0 && rte_rdtsc() >= end)
+				break;
+			if (w->n_rx == 0 && end != 0)
+				break;
+		}
+		now = rte_rdtsc();
+	}
+	__atomic_add_fetch(&run->finished, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void
+netload_run_free(struct netload_run *run)
+{
+	uint32_t i, j;
+
+	if (run == NULL)
+		return;
+	if (!run->reaped && run->n_workers) {
+		/* Still running: ask every worker to stop, then wait for it. */
+		run->stop = 1;
+		run->abort = 1;
+		for (i = 0; i < run->n_workers; i++)
+			rte_eal_wait_lcore(run->workers[i].lcore);
+	}
+	for (i = 0; i < run->n_tx; i++) {
+		tx_finish(&run->tx[i]);
+		if (run->tx[i].stream)
+			run->tx[i].stream->in_run = 0;
+	}
+	for (i = 0; i < run->n_rx; i++) {
+		if (run->rx[i].streams == NULL)
+			continue;
+		for (j = 0; j < run->n_tx; j++)
+			rte_free(run->rx[i].streams[j].seen);
+		rte_free(run->rx[i].streams);
+	}
+	for (i = 0; i < run->n_workers; i++) {
+		rte_free(run->workers[i].tx);
+		rte_free(run->workers[i].rx);
+	}
+	rte_free(run->workers);
+	rte_free(run->tx);
+	rte_free(run->rx);
+	if (active_run == run)
+		active_run = NULL;
+	rte_free(run);
+}
+
+static int
+check_run_conf(const struct netload_run_conf *c)
+{
+	uint32_t i, j;
+
+	if (c->n_tx == 0 && c->n_rx == 0)
+		return netload_fail(NETLOAD_EINVAL, "run: no TX stream and no RX queue");
+	if (c->burst > NETLOAD_MAX_BURST)
+		return netload_fail(NETLOAD_EINVAL, "run: burst %u; at most %d",
+				c->burst, NETLOAD_MAX_BURST);
+	if (c->n_tx > NETLOAD_MAX_STREAMS)
+		return netload_fail(NETLOAD_EINVAL, "run: %u TX entries; at most %d",
+				c->n_tx, NETLOAD_MAX_STREAMS);
+	if (c->duration_ns == 0)
+		for (i = 0; i < c->n_tx; i++)
+			if (c->tx[i].count == 0)
+				return netload_fail(NETLOAD_EINVAL,
+						"run: TX entry %u has no count and the run no "
+						"duration; give one of them", i);
+	for (i = 0; i < c->n_tx; i++) {
+		const struct netload_stream *s = c->tx[i].stream;
+
+		if (s == NULL || netload_stream_by_id(s->id) != s)
+			return netload_fail(NETLOAD_EINVAL, "run: TX entry %u has no live stream", i);
+		if (!netload_port_is_open(s->port_id))
+			return netload_fail(NETLOAD_ENODEV, "run: TX entry %u: port %u is closed",
+					i, s->port_id);
+		for (j = 0; j < i; j++)
+			if (c->tx[j].stream == s)
+				return netload_fail(NETLOAD_EINVAL,
+						"run: stream %u is listed twice (entries %u and %u)",
+						s->id, j, i);
+	}
+	for (i = 0; i < c->n_rx; i++) {
+		if (!netload_port_is_open(c->rx[i].port_id))
+			return netload_fail(NETLOAD_ENODEV, "run: RX entry %u: port %u is not open",
+					i, c->rx[i].port_id);
+		for (j = 0; j < i; j++)
+			if (c->rx[j].port_id == c->rx[i].port_id &&
+					c->rx[j].queue == c->rx[i].queue)
+				return netload_fail(NETLOAD_EINVAL,
+						"run: RX port %u queue %u is listed twice",
+						c->rx[i].port_id, c->rx[i].queue);
+	}
+	return 0;
+}
+
+/* Queue-owning tasks go to workers round-robin; a TX queue stays on one worker. */
+static int
+assign(struct netload_run *run, unsigned int n_lcores)
+{
+	uint32_t i, j, n_tasks = 0, k = 0;
+	uint32_t *tx_worker;
+	unsigned int lcore;
+
+	tx_worker = calloc(run->n_tx ? run->n_tx : 1, sizeof(*tx_worker));
+	if (tx_worker == NULL)
+		return netload_fail(NETLOAD_ENOMEM, "run: worker table");
+	for (i = 0; i < run->n_tx; i++) {
+		for (j = 0; j < i; j++)
+			if (run->tx[j].port_id == run->tx[i].port_id &&
+					run->tx[j].queue == run->tx[i].queue)
+				break;
+		tx_worker[i] = j < i ? tx_worker[j] : n_tasks++;
+	}
+	n_tasks += run->n_rx;
+	run->n_workers = RTE_MIN(n_lcores, n_tasks);
+	run->workers = rte_zmalloc("netload_workers", sizeof(struct worker) * run->n_workers,
+			RTE_CACHE_LINE_SIZE);
+	if (run->workers == NULL) {
+		free(tx_worker);
+		return netload_fail(NETLOAD_ENOMEM, "run: workers");
+	}
+	i = 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (i == run->n_workers)
+			break;
+		run->workers[i].lcore = lcore;
+		run->workers[i].tx = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_tx + 1), 0);
+		run->workers[i].rx = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_rx + 1), 0);
+		if (run->workers[i].tx == NULL || run->workers[i].rx == NULL) {
+			free(tx_worker);
+			return netload_fail(NETLOAD_ENOMEM, "run: worker task lists");
+		}
+		i++;
+	}
+	for (i = 0; i < run->n_tx; i++) {
+		struct worker *w = &run->workers[tx_worker[i] % run->n_workers];
+
+		w->tx[w->n_tx++] = i;
+		k = tx_worker[i] + 1 > k ? tx_worker[i] + 1 : k;
+	}
+	for (i = 0; i < run->n_rx; i++) {
+		struct worker *w = &run->workers[(k + i) % run->n_workers];
+
+		w->rx[w->n_rx++] = i;
+	}
+	for (i = 0; i < run->n_workers; i++)
+		if (run->workers[i].n_tx)
+			run->tx_running++;
+	free(tx_worker);
+	return 0;
+}
+
+int
+netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
+{
+	struct netload_run *run;
+	unsigned int n_lcores = rte_lcore_count() - 1;
+	uint32_t i, j;
+	int ret;
+
+	if (c == NULL || out == NULL)
+		return netload_fail(NETLOAD_EINVAL, "run: NULL configuration");
+	if (active_run != NULL)
+		return netload_fail(NETLOAD_EBUSY, "a run is already active; stop and free it first");
+	if (n_lcores == 0)
+		return netload_fail(NETLOAD_ENOLCORE,
+				"no worker lcore: start the EAL with at least two lcores");
+	ret = check_run_conf(c);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < c->n_tx; i++)
+		if (c->tx[i].stream->in_run)
+			return netload_fail(NETLOAD_EBUSY, "run: stream %u is in another run",
+					c->tx[i].stream->id);
+	run = rte_zmalloc("netload_run", sizeof(*run), RTE_CACHE_LINE_SIZE);
+	if (run == NULL)
+		return netload_fail(NETLOAD_ENOMEM, "run: out of memory");
+	run->reaped = 1;
+	memset(run->slot_of, 0xff, sizeof(run->slot_of));
+	run->hz = rte_get_tsc_hz();
+	run->burst = c->burst ? c->burst : NETLOAD_DEFAULT_BURST;
+	run->n_tx = c->n_tx;
+	run->n_rx = c->n_rx;
+	run->tx = rte_zmalloc("netload_tx", sizeof(struct tx_task) * (c->n_tx + 1),
+			RTE_CACHE_LINE_SIZE);
+	run->rx = rte_zmalloc("netload_rx", sizeof(struct rx_task) * (c->n_rx + 1),
+			RTE_CACHE_LINE_SIZE);
+	if (run->tx == NULL || run->rx == NULL) {
+		ret = netload_fail(NETLOAD_ENOMEM, "run: task tables");
+		goto fail;
+	}
+	for (i = 0; i < c->n_tx; i++) {
+		struct tx_task *t = &run->tx[i];
+
+		t->stream = c->tx[i].stream;
+		t->port_id = t->stream->port_id;
+		t->queue = c->tx[i].queue;
+		t->count = c->tx[i].count;
+		run->slot_of[t->stream->id] = (uint16_t)i;
+		netload_stream_reset(t->stream);
+		t->stream->in_run = 1;
+	}
+	for (i = 0; i < c->n_rx; i++) {
+		struct rx_task *t = &run->rx[i];
+
+		t->port_id = c->rx[i].port_id;
+		t->queue = c->rx[i].queue;
+		t->streams = rte_zmalloc("netload_rxs",
+				sizeof(struct rx_stream_state) * (c->n_tx + 1),
+				RTE_CACHE_LINE_SIZE);
+		if (t->streams == NULL) {
+			ret = netload_fail(NETLOAD_ENOMEM, "run: RX stream table");
+			goto fail;
+		}
+		for (j = 0; j < c->n_tx; j++) {
+			t->streams[j].lat_min = UINT64_MAX;
+			t->streams[j].seen = rte_zmalloc("netload_seen",
+					NETLOAD_SEQ_WINDOW / 8, RTE_CACHE_LINE_SIZE);
+			if (t->streams[j].seen == NULL) {
+				ret = netload_fail(NETLOAD_ENOMEM,
+						"run: sequence window for %u streams", c->n_tx);
+				goto fail;
+			}
+		}
+	}
+	ret = assign(run, n_lcores);
+	if (ret < 0)
+		goto fail;
+	run->drain_tsc = c->drain_ns * run->hz / 1000000000ull;
+	run->start_tsc = rte_rdtsc() + c->start_delay_ns * run->hz / 1000000000ull;
+	if (c->duration_ns)
+		run->end_tsc = run->start_tsc + c->duration_ns * run->hz / 1000000000ull;
+	if (run->tx_running == 0)
+		run->drain_end_tsc = run->end_tsc ? run->end_tsc :
+			run->start_tsc + run->drain_tsc;
+	for (i = 0; i < run->n_workers; i++) {
+		ret = rte_eal_remote_launch(worker_main, run, run->workers[i].lcore);
+		if (ret != 0) {
+			run->stop = 1;
+			run->abort = 1;
+			for (j = 0; j < i; j++)
+				rte_eal_wait_lcore(run->workers[j].lcore);
+			ret = netload_fail(NETLOAD_ENOLCORE, "run: lcore %u is busy",
+					run->workers[i].lcore);
+			goto fail;
+		}
+	}
+	run->reaped = 0;
+	active_run = run;
+	*out = run;
+	return 0;
+fail:
+	netload_run_free(run);
+	return ret;
+}
+
+static int
+run_state(struct netload_run *run, uint64_t now)
+{
+	if (__atomic_load_n(&run->finished, __ATOMIC_ACQUIRE) == run->n_workers)
+		return NETLOAD_RUN_DONE;
+	if (now < run->start_tsc)
+		return NETLOAD_RUN_WAITING;
+	if (__atomic_load_n(&run->tx_running, __ATOMIC_ACQUIRE) > 0)
+		return NETLOAD_RUN_SENDING;
+	return NETLOAD_RUN_DRAINING;
+}
+
+int
+netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_status *st)
+{
+	uint64_t now = rte_rdtsc(), until = now + (uint64_t)wait_ms * run->hz / 1000;
+	struct timespec nap = { 0, 200000 };
+	uint32_t i;
+	int state;
+
+	if (run == NULL)
+		return netload_fail(NETLOAD_EINVAL, "poll: NULL run");
+	if (wait_ms > 1000)
+		return netload_fail(NETLOAD_EINVAL,
+				"poll: wait %u ms; poll in slices of at most 1000 ms", wait_ms);
+	while ((state = run_state(run, now)) != NETLOAD_RUN_DONE && now < until) {
+		nanosleep(&nap, NULL);
+		now = rte_rdtsc();
+	}
+	if (state == NETLOAD_RUN_DONE && !run->reaped) {
+		for (i = 0; i < run->n_workers; i++)
+			rte_eal_wait_lcore(run->workers[i].lcore);
+		run->reaped = 1;
+		if (active_run == run)
+			active_run = NULL;
+	}
+	if (st != NULL) {
+		memset(st, 0, sizeof(*st));
+		st->state = state;
+		st->elapsed_ns = now > run->start_tsc ? tsc_to_ns(run, now - run->start_tsc) : 0;
+		for (i = 0; i < run->n_tx; i++)
+			st->tx_packets += run->tx[i].packets;
+		for (i = 0; i < run->n_rx; i++)
+			st->rx_packets += run->rx[i].packets;
+	}
+	return state;
+}
+
+int
+netload_run_stop(struct netload_run *run)
+{
+	if (run == NULL)
+		return netload_fail(NETLOAD_EINVAL, "stop: NULL run");
+	run->stop = 1;
+	return 0;
+}
+
+static int
+check_done(const struct netload_run *run, const char *what)
+{
+	if (run == NULL)
+		return netload_fail(NETLOAD_EINVAL, "%s: NULL run", what);
+	if (!run->reaped)
+		return netload_fail(NETLOAD_ESTATE,
+				"%s: the run is still active; poll until it is done", what);
+	return 0;
+}
+
+static uint64_t
+since_start(const struct netload_run *run, uint64_t tsc)
+{
+	return tsc > run->start_tsc ? tsc_to_ns(run, tsc - run->start_tsc) : 0;
+}
+
+int
+netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_tx_stats *out)
+{
+	const struct tx_task *t;
+	int ret = check_done(run, "tx_stats");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_tx)
+		return netload_fail(NETLOAD_EINVAL, "tx_stats: entry %u of %u", i, run->n_tx);
+	t = &run->tx[i];
+	out->packets = t->packets;
+	out->bytes = t->bytes;
+	out->unsent = t->unsent;
+	out->alloc_failures = t->alloc_failures;
+	out->first_tsc_ns = since_start(run, t->first_tsc);
+	out->last_tsc_ns = since_start(run, t->last_tsc);
+	return 0;
+}
+
+int
+netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
+		struct netload_rx_stream_stats *out)
+{
+	uint64_t first = UINT64_MAX, last = 0, lmin = UINT64_MAX, lmax = 0;
+	uint32_t q;
+	int ret = check_done(run, "rx_stream_stats");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_tx)
+		return netload_fail(NETLOAD_EINVAL, "rx_stream_stats: entry %u of %u", i, run->n_tx);
+	memset(out, 0, sizeof(*out));
+	for (q = 0; q < run->n_rx; q++) {
+		const struct rx_stream_state *st = &run->rx[q].streams[i];
+
+		if (st->packets == 0)
+			continue;
+		out->packets += st->packets;
+		out->bytes += st->bytes;
+		out->duplicates += st->duplicates;
+		out->reordered += st->reordered;
+		out->max_seq = RTE_MAX(out->max_seq, st->next);
+		out->latency_sum_ns += tsc_to_ns(run, st->lat_sum);
+		first = RTE_MIN(first, st->first_tsc);
+		last = RTE_MAX(last, st->last_tsc);
+		lmin = RTE_MIN(lmin, st->lat_min);
+		lmax = RTE_MAX(lmax, st->lat_max);
+	}
+	if (out->packets) {
+		out->first_ns = since_start(run, first);
+		out->last_ns = since_start(run, last);
+		out->latency_min_ns = tsc_to_ns(run, lmin);
+		out->latency_max_ns = tsc_to_ns(run, lmax);
+	}
+	return 0;
+}
+
+int
+netload_run_rx_queue_stats(const struct netload_run *run, uint32_t i,
+		struct netload_rx_queue_stats *out)
+{
+	const struct rx_task *t;
+	int ret = check_done(run, "rx_queue_stats");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_rx)
+		return netload_fail(NETLOAD_EINVAL, "rx_queue_stats: entry %u of %u", i, run->n_rx);
+	t = &run->rx[i];
+	out->packets = t->packets;
+	out->bytes = t->bytes;
+	out->foreign = t->foreign;
+	out->bursts = t->bursts;
+	return 0;
+}

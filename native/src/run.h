@@ -1,0 +1,85 @@
+/* run.h — the state of one run, shared by run.c (lifecycle, TX) and rx.c. */
+#ifndef NETLOAD_RUN_H
+#define NETLOAD_RUN_H
+
+#include "internal.h"
+
+#define NETLOAD_NO_SLOT 0xffff
+
+/* Written by one worker only; read by the main lcore after the run. */
+struct tx_task {
+	struct netload_stream *stream;
+	uint16_t port_id;
+	uint16_t queue;
+	uint64_t count;
+	uint64_t next_seq;        /* packets built so far */
+	int done;
+	uint16_t n_pending;
+	uint16_t pending_head;
+	struct rte_mbuf *pending[NETLOAD_MAX_BURST];
+	uint64_t pending_bytes[NETLOAD_MAX_BURST];
+	/* results */
+	volatile uint64_t packets;
+	uint64_t bytes;
+	uint64_t unsent;
+	uint64_t alloc_failures;
+	uint64_t first_tsc;
+	uint64_t last_tsc;
+} __rte_cache_aligned;
+
+struct rx_stream_state {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t duplicates;
+	uint64_t reordered;
+	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */
+	uint64_t first_tsc;
+	uint64_t last_tsc;
+	uint64_t lat_min;
+	uint64_t lat_max;
+	uint64_t lat_sum;
+	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
+} __rte_cache_aligned;
+
+struct rx_task {
+	uint16_t port_id;
+	uint16_t queue;
+	volatile uint64_t packets;
+	uint64_t bytes;
+	uint64_t foreign;
+	uint64_t bursts;
+	struct rx_stream_state *streams;  /* one per TX entry of the run */
+} __rte_cache_aligned;
+
+struct worker {
+	unsigned int lcore;
+	uint32_t n_tx;
+	uint32_t *tx;             /* indices into run->tx */
+	uint32_t n_rx;
+	uint32_t *rx;
+} __rte_cache_aligned;
+
+struct netload_run {
+	uint32_t n_tx;
+	struct tx_task *tx;
+	uint32_t n_rx;
+	struct rx_task *rx;
+	uint32_t n_workers;
+	struct worker *workers;
+	uint16_t slot_of[NETLOAD_MAX_STREAMS];   /* stream id -> TX entry */
+	uint16_t burst;
+	uint64_t hz;
+	uint64_t start_tsc;
+	uint64_t end_tsc;         /* 0: no duration bound */
+	uint64_t drain_tsc;
+	volatile uint32_t stop;           /* TX stop requested */
+	volatile uint32_t abort;          /* every worker returns at once */
+	volatile uint32_t tx_running;     /* workers still sending */
+	volatile uint64_t drain_end_tsc;  /* set once TX has ended everywhere */
+	volatile uint32_t finished;       /* workers returned */
+	int reaped;
+};
+
+void netload_rx_burst(struct netload_run *run, struct rx_task *t, int count);
+
+#endif /* NETLOAD_RUN_H */

@@ -1,0 +1,135 @@
+/*
+ * rx.c — the receive side: classify each frame on its signature trailer and
+ * keep per-stream counts, sequence tracking and latency.
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "run.h"
+
+#define WINDOW_MASK (NETLOAD_SEQ_WINDOW - 1)
+
+static inline int
+test_and_set(uint64_t *bits, uint64_t seq)
+{
+	uint64_t i = seq & WINDOW_MASK, mask = UINT64_C(1) << (i & 63);
+	int was = (bits[i >> 6] & mask) != 0;
+
+	bits[i >> 6] |= mask;
+	return was;
+}
+
+static inline void
+clear_bit(uint64_t *bits, uint64_t seq)
+{
+	uint64_t i = seq & WINDOW_MASK;
+
+	bits[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+}
+
+/* Extend a 32-bit wire sequence number to 64 bits near the expected one. */
+static inline uint64_t
+extend_seq(uint64_t next, uint32_t seq32)
+{
+	uint64_t s = (next & ~UINT64_C(0xffffffff)) | seq32;
+
+	if (s > next + (UINT64_C(1) << 31) && s >= (UINT64_C(1) << 32))
+		s -= UINT64_C(1) << 32;
+	else if (s + (UINT64_C(1) << 31) < next)
+		s += UINT64_C(1) << 32;
+	return s;
+}
+
+static inline void
+track(struct rx_stream_state *st, uint32_t seq32)
+{
+	uint64_t seq = extend_seq(st->next, seq32), k;
+
+	if (seq >= st->next) {
+		/* Forget what the window held for the numbers skipped over. */
+		if (seq - st->next >= NETLOAD_SEQ_WINDOW)
+			memset(st->seen, 0, NETLOAD_SEQ_WINDOW / 8);
+		else
+			for (k = st->next; k < seq; k++)
+				clear_bit(st->seen, k);
+		clear_bit(st->seen, seq);
+		test_and_set(st->seen, seq);
+		st->next = seq + 1;
+		return;
+	}
+	if (st->next - seq <= NETLOAD_SEQ_WINDOW) {
+		if (test_and_set(st->seen, seq))
+			st->duplicates++;
+		else
+			st->reordered++;
+		return;
+	}
+	/* Older than the window: late for sure, a duplicate maybe. */
+	st->reordered++;
+}
+
+static inline const struct netload_signature *
+trailer(struct rte_mbuf *m, struct netload_signature *copy)
+{
+	uint32_t len = m->pkt_len;
+
+	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14))
+		return NULL;
+	return rte_pktmbuf_read(m, len - NETLOAD_SIGNATURE_BYTES,
+			NETLOAD_SIGNATURE_BYTES, copy);
+}
+
+void
+netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
+{
+	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
+	uint16_t n, i;
+	uint64_t now;
+
+	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
+	if (n == 0)
+		return;
+	if (unlikely(!count)) {
+		rte_pktmbuf_free_bulk(bufs, n);
+		return;
+	}
+	now = rte_rdtsc();
+	t->bursts++;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = bufs[i];
+		struct netload_signature copy;
+		const struct netload_signature *sig;
+		struct rx_stream_state *st;
+		uint16_t slot;
+		uint64_t lat;
+
+		if (i + 4 < n)
+			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + 4], char *,
+					bufs[i + 4]->pkt_len - NETLOAD_SIGNATURE_BYTES));
+		t->bytes += m->pkt_len;
+		sig = trailer(m, &copy);
+		if (unlikely(sig == NULL || sig->magic != NETLOAD_SIGNATURE_MAGIC ||
+				sig->stream_id >= NETLOAD_MAX_STREAMS ||
+				(slot = run->slot_of[sig->stream_id]) == NETLOAD_NO_SLOT)) {
+			t->foreign++;
+			continue;
+		}
+		st = &t->streams[slot];
+		st->packets++;
+		st->bytes += m->pkt_len;
+		if (st->first_tsc == 0)
+			st->first_tsc = now;
+		st->last_tsc = now;
+		lat = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
+		if (lat < st->lat_min)
+			st->lat_min = lat;
+		if (lat > st->lat_max)
+			st->lat_max = lat;
+		st->lat_sum += lat;
+		track(st, sig->seq);
+	}
+	t->packets += n;
+	rte_pktmbuf_free_bulk(bufs, n);
+}

@@ -1,0 +1,570 @@
+/*
+ * stream.c — packet templates in pre-filled mempools, and the per-packet
+ * writer: modified fields, the signature trailer and checksums.
+ *
+ * Checksums are kept incrementally: at create time each template gets the
+ * one's complement sum of its pseudo-header and L4 segment with every byte
+ * that changes per packet (fields, trailer, the checksum itself) zeroed. Per
+ * packet only the changed bytes are summed and added to that base.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+
+#include "internal.h"
+
+static struct netload_stream *streams[NETLOAD_MAX_STREAMS];
+
+struct netload_stream *
+netload_stream_by_id(uint16_t id)
+{
+	return id < NETLOAD_MAX_STREAMS ? streams[id] : NULL;
+}
+
+int
+netload_stream_id(const struct netload_stream *s)
+{
+	return s == NULL ? NETLOAD_EINVAL : s->id;
+}
+
+int
+netload_stream_csum_offloaded(const struct netload_stream *s)
+{
+	return s == NULL ? NETLOAD_EINVAL : s->csum_offload;
+}
+
+/* One's complement sum of bytes at frame offset off (odd offsets swap). */
+static inline uint32_t
+sum_at(const uint8_t *frame, uint32_t off, uint32_t len)
+{
+	uint32_t sum = rte_raw_cksum(frame + off, len);
+
+	if (off & 1)
+		sum = ((sum & 0xff) << 8) | (sum >> 8);
+	return sum;
+}
+
+static inline uint16_t
+fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* Bytes [start, end) of the frame that the L4 checksum covers in the IP header. */
+static void
+pseudo_addr_range(const struct netload_stream *s, uint32_t *start, uint32_t *end)
+{
+	if (s->l3_proto == 4) {
+		*start = s->l3_offset + 12;
+		*end = s->l3_offset + 20;
+	} else {
+		*start = s->l3_offset + 8;
+		*end = s->l3_offset + 40;
+	}
+}
+
+static int
+field_in_l4_sum(const struct netload_stream *s, const struct netload_field_conf *fc,
+		uint32_t *in_sum)
+{
+	uint32_t a = fc->offset, b = fc->offset + fc->width, ps, pe;
+	uint32_t l4 = (uint32_t)s->l4_offset;
+
+	*in_sum = 0;
+	if (!s->fix_l4_csum)
+		return 0;
+	pseudo_addr_range(s, &ps, &pe);
+	if (a >= l4 || (a >= ps && b <= pe)) {
+		/* The checksum field itself is rewritten after the sum. */
+		if (a < s->l4_csum_off + 2u && b > s->l4_csum_off)
+			return netload_fail(NETLOAD_EINVAL,
+					"field at offset %u overlaps the L4 checksum at %u; "
+					"disable checksum fixing to modify it",
+					fc->offset, s->l4_csum_off);
+		*in_sum = 1;
+		return 0;
+	}
+	if (b > ps && a < pe)
+		return netload_fail(NETLOAD_EINVAL,
+				"field at offset %u width %u straddles the IP addresses "
+				"(bytes %u-%u); align it to the address fields",
+				fc->offset, fc->width, ps, pe - 1);
+	if (b > l4)
+		return netload_fail(NETLOAD_EINVAL,
+				"field at offset %u width %u straddles the L4 header at %u",
+				fc->offset, fc->width, l4);
+	return 0;
+}
+
+static inline void
+put_be(uint8_t *p, uint8_t width, uint64_t v)
+{
+	uint64_t be = rte_cpu_to_be_64(v << (64 - 8 * width));
+
+	switch (width) {
+	case 1: p[0] = (uint8_t)v; break;
+	case 2: memcpy(p, &be, 2); break;
+	case 4: memcpy(p, &be, 4); break;
+	case 6: memcpy(p, &be, 6); break;
+	default: memcpy(p, &be, 8); break;
+	}
+}
+
+static uint64_t
+width_max(uint8_t width)
+{
+	return width == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * width)) - 1;
+}
+
+static int
+check_field(const struct netload_stream_conf *c, uint32_t i)
+{
+	const struct netload_field_conf *fc = &c->fields[i];
+	uint32_t f;
+
+	if (fc->width != 1 && fc->width != 2 && fc->width != 4 && fc->width != 6 &&
+			fc->width != 8)
+		return netload_fail(NETLOAD_EINVAL,
+				"field %u: width %u is not supported; use 1, 2, 4, 6 or 8 bytes",
+				i, fc->width);
+	if (fc->op > NETLOAD_FIELD_RANDOM)
+		return netload_fail(NETLOAD_EINVAL, "field %u: unknown op %u", i, fc->op);
+	if (fc->min > fc->max)
+		return netload_fail(NETLOAD_EINVAL,
+				"field %u: min %" PRIu64 " > max %" PRIu64 "; swap them",
+				i, fc->min, fc->max);
+	if (fc->max > width_max(fc->width))
+		return netload_fail(NETLOAD_EINVAL,
+				"field %u: max %" PRIu64 " does not fit in %u bytes",
+				i, fc->max, fc->width);
+	if (fc->step == 0 && fc->op != NETLOAD_FIELD_SET)
+		return netload_fail(NETLOAD_EINVAL, "field %u: step must be at least 1", i);
+	for (f = 0; f < c->n_frames; f++) {
+		if ((uint32_t)fc->offset + fc->width >
+				(uint32_t)c->frame_bytes[f] - NETLOAD_SIGNATURE_BYTES)
+			return netload_fail(NETLOAD_EINVAL,
+					"field %u at offset %u width %u runs into the signature "
+					"trailer of the %u-byte frame; use a larger frame or an "
+					"earlier offset", i, fc->offset, fc->width,
+					c->frame_bytes[f]);
+	}
+	return 0;
+}
+
+static int
+check_conf(const struct netload_stream_conf *c)
+{
+	uint32_t i, need;
+
+	if (!netload_port_is_open(c->port_id))
+		return netload_fail(NETLOAD_ENODEV, "stream: port %u is not open", c->port_id);
+	if (c->n_frames == 0 || c->n_frames > NETLOAD_MAX_FRAMES)
+		return netload_fail(NETLOAD_EINVAL, "stream: %u frame templates; give 1 to %d",
+				c->n_frames, NETLOAD_MAX_FRAMES);
+	if (c->sequence_len == 0 || c->sequence == NULL)
+		return netload_fail(NETLOAD_EINVAL, "stream: the frame sequence is empty");
+	for (i = 0; i < c->sequence_len; i++)
+		if (c->sequence[i] >= c->n_frames)
+			return netload_fail(NETLOAD_EINVAL,
+					"stream: sequence entry %u names frame %u of %u",
+					i, c->sequence[i], c->n_frames);
+	if (c->n_fields > NETLOAD_MAX_FIELDS)
+		return netload_fail(NETLOAD_EINVAL, "stream: %u fields; at most %d",
+				c->n_fields, NETLOAD_MAX_FIELDS);
+	if (c->l3_proto != 0 && c->l3_proto != 4 && c->l3_proto != 6)
+		return netload_fail(NETLOAD_EINVAL, "stream: l3_proto %u; use 4, 6 or 0",
+				c->l3_proto);
+	if (c->l4_proto != 0 && c->l4_proto != 6 && c->l4_proto != 17)
+		return netload_fail(NETLOAD_EINVAL, "stream: l4_proto %u; use 17, 6 or 0",
+				c->l4_proto);
+	if ((c->fix_l4_csum || c->fix_ipv4_csum) && c->l3_offset < 0)
+		return netload_fail(NETLOAD_EINVAL,
+				"stream: checksums asked for a frame without an IP header");
+	if (c->fix_l4_csum && (c->l4_offset < 0 || c->l4_proto == 0))
+		return netload_fail(NETLOAD_EINVAL,
+				"stream: L4 checksum asked for a frame without UDP or TCP");
+	if ((c->l3_offset >= 0 && (c->l3_offset & 1)) ||
+			(c->l4_offset >= 0 && (c->l4_offset & 1)))
+		return netload_fail(NETLOAD_EINVAL,
+				"stream: L3/L4 offsets %d/%d must be even", c->l3_offset,
+				c->l4_offset);
+	need = c->l4_offset >= 0 ? (uint32_t)c->l4_offset + (c->l4_proto == 6 ? 20 : 8) :
+		c->l3_offset >= 0 ? (uint32_t)c->l3_offset + (c->l3_proto == 6 ? 40 : 20) : 14;
+	for (i = 0; i < c->n_frames; i++) {
+		if (c->frames[i] == NULL)
+			return netload_fail(NETLOAD_EINVAL, "stream: frame %u is NULL", i);
+		if (c->frame_bytes[i] < NETLOAD_MIN_FRAME_BYTES ||
+				c->frame_bytes[i] > NETLOAD_MAX_FRAME_BYTES)
+			return netload_fail(NETLOAD_EINVAL,
+					"stream: frame %u is %u bytes without FCS; give %d to %d",
+					i, c->frame_bytes[i], NETLOAD_MIN_FRAME_BYTES,
+					NETLOAD_MAX_FRAME_BYTES);
+		if (c->frame_bytes[i] < need + NETLOAD_SIGNATURE_BYTES)
+			return netload_fail(NETLOAD_EINVAL,
+					"stream: frame %u (%u bytes) has no room for its headers "
+					"(%u bytes) and the %d-byte signature; use a larger frame",
+					i, c->frame_bytes[i], need, NETLOAD_SIGNATURE_BYTES);
+	}
+	for (i = 0; i < c->n_fields; i++) {
+		int ret = check_field(c, i);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Base L4 sum of frame f: variable bytes zeroed, pseudo-header included. */
+static uint32_t
+l4_base(const struct netload_stream *s, const struct netload_stream_conf *c,
+		const uint8_t *tmpl, uint16_t len)
+{
+	uint8_t buf[NETLOAD_MAX_FRAME_BYTES];
+	uint32_t i, sum, ps, pe;
+	uint16_t l4_len = len - s->l4_offset;
+	uint8_t ph[4];
+
+	memcpy(buf, tmpl, len);
+	buf[s->l4_csum_off] = 0;
+	buf[s->l4_csum_off + 1] = 0;
+	memset(buf + len - NETLOAD_SIGNATURE_BYTES, 0, NETLOAD_SIGNATURE_BYTES);
+	for (i = 0; i < c->n_fields; i++)
+		if (c->fields[i].op != NETLOAD_FIELD_SET)
+			memset(buf + c->fields[i].offset, 0, c->fields[i].width);
+	pseudo_addr_range(s, &ps, &pe);
+	sum = sum_at(buf, ps, pe - ps);
+	/* The rest of the pseudo-header: zero, protocol, L4 length. */
+	ph[0] = 0;
+	ph[1] = s->l4_proto;
+	ph[2] = l4_len >> 8;
+	ph[3] = l4_len & 0xff;
+	sum += rte_raw_cksum(ph, 4);
+	sum += sum_at(buf, s->l4_offset, l4_len);
+	return fold(sum);
+}
+
+struct fill_arg {
+	const uint8_t *tmpl;
+	uint16_t len;
+};
+
+static void
+prefill(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
+{
+	const struct fill_arg *fa = opaque;
+	struct rte_mbuf *m = obj;
+
+	RTE_SET_USED(mp);
+	RTE_SET_USED(idx);
+	memcpy((uint8_t *)m->buf_addr + m->data_off, fa->tmpl, fa->len);
+}
+
+void
+netload_stream_free(struct netload_stream *s)
+{
+	uint32_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n_frames; i++) {
+		rte_mempool_free(s->frames[i].pool);
+		rte_free(s->frames[i].data);
+	}
+	rte_free(s->sequence);
+	if (streams[s->id] == s)
+		streams[s->id] = NULL;
+	rte_free(s);
+}
+
+static int
+alloc_id(uint16_t *id)
+{
+	static uint16_t next;
+	uint32_t i;
+
+	for (i = 0; i < NETLOAD_MAX_STREAMS; i++) {
+		uint16_t cand = (uint16_t)((next + i) % NETLOAD_MAX_STREAMS);
+
+		if (streams[cand] == NULL) {
+			*id = cand;
+			next = (uint16_t)((cand + 1) % NETLOAD_MAX_STREAMS);
+			return 0;
+		}
+	}
+	return netload_fail(NETLOAD_ENOMEM, "all %d stream ids are in use; free streams",
+			NETLOAD_MAX_STREAMS);
+}
+
+static void
+apply_set_fields(const struct netload_stream_conf *c, uint8_t *frame)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_fields; i++)
+		if (c->fields[i].op == NETLOAD_FIELD_SET)
+			put_be(frame + c->fields[i].offset, c->fields[i].width, c->fields[i].min);
+}
+
+static void
+fix_template_csums(const struct netload_stream *s, uint8_t *frame, uint16_t len)
+{
+	if (s->l3_proto == 4 && s->l3_offset >= 0) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(frame + s->l3_offset);
+
+		ip->hdr_checksum = 0;
+		if (!s->csum_offload)
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	RTE_SET_USED(len);
+}
+
+int
+netload_stream_create(const struct netload_stream_conf *c, struct netload_stream **out)
+{
+	struct netload_stream *s;
+	uint64_t port_csum;
+	uint32_t i, mbufs;
+	int ret, socket;
+
+	if (c == NULL || out == NULL)
+		return netload_fail(NETLOAD_EINVAL, "stream: NULL configuration");
+	ret = check_conf(c);
+	if (ret < 0)
+		return ret;
+	s = rte_zmalloc("netload_stream", sizeof(*s), RTE_CACHE_LINE_SIZE);
+	if (s == NULL)
+		return netload_fail(NETLOAD_ENOMEM, "stream: out of memory");
+	ret = alloc_id(&s->id);
+	if (ret < 0) {
+		rte_free(s);
+		return ret;
+	}
+	streams[s->id] = s;
+	s->port_id = c->port_id;
+	s->l3_offset = c->l3_offset;
+	s->l4_offset = c->l4_offset;
+	s->l3_proto = c->l3_proto;
+	s->l4_proto = c->l4_proto;
+	s->fix_l4_csum = c->fix_l4_csum;
+	s->seed = c->seed ? c->seed : rte_rdtsc() | 1;
+	if (s->fix_l4_csum)
+		s->l4_csum_off = (uint16_t)(c->l4_offset + (c->l4_proto == 6 ? 16 : 6));
+	port_csum = netload_port_tx_csum(c->port_id);
+	/* bit 0: IPv4 header, bit 1: UDP, bit 2: TCP */
+	s->csum_offload = c->fix_l4_csum && (c->l3_proto != 4 || (port_csum & 1)) &&
+		(port_csum & (c->l4_proto == 6 ? 4u : 2u));
+
+	for (i = 0; i < c->n_fields; i++) {
+		const struct netload_field_conf *fc = &c->fields[i];
+		struct netload_field_state *fs;
+		uint32_t in_sum;
+
+		if (fc->op == NETLOAD_FIELD_SET)
+			continue;
+		ret = field_in_l4_sum(s, fc, &in_sum);
+		if (ret < 0)
+			goto fail;
+		fs = &s->fields[s->n_fields++];
+		fs->offset = fc->offset;
+		fs->width = fc->width;
+		fs->op = fc->op;
+		fs->min = fc->min;
+		fs->max = fc->max;
+		fs->step = fc->step;
+		fs->span = (fc->max - fc->min) / fc->step + 1;  /* wraps to 0 for 2^64 */
+		fs->in_l4_sum = (uint8_t)in_sum;
+		if (c->l3_proto == 4 && c->fix_ipv4_csum &&
+				fc->offset < (uint32_t)c->l3_offset + 20 &&
+				fc->offset + fc->width > (uint32_t)c->l3_offset)
+			s->fix_ipv4_csum = 1;
+	}
+
+	s->sequence = rte_malloc("netload_seq", sizeof(uint16_t) * c->sequence_len, 0);
+	if (s->sequence == NULL) {
+		ret = netload_fail(NETLOAD_ENOMEM, "stream: sequence of %u entries",
+				c->sequence_len);
+		goto fail;
+	}
+	memcpy(s->sequence, c->sequence, sizeof(uint16_t) * c->sequence_len);
+	s->sequence_len = c->sequence_len;
+
+	socket = rte_eth_dev_socket_id(c->port_id);
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	mbufs = c->pool_mbufs ? c->pool_mbufs : NETLOAD_DEFAULT_POOL_MBUFS;
+	for (i = 0; i < c->n_frames; i++) {
+		struct netload_frame *fr = &s->frames[i];
+		char name[RTE_MEMPOOL_NAMESIZE];
+		struct fill_arg fa;
+		uint16_t len = c->frame_bytes[i];
+
+		fr->len = len;
+		fr->sig_off = len - NETLOAD_SIGNATURE_BYTES;
+		fr->data = rte_malloc("netload_tmpl", len, 0);
+		if (fr->data == NULL) {
+			ret = netload_fail(NETLOAD_ENOMEM, "stream: template copy");
+			goto fail;
+		}
+		s->n_frames = i + 1;
+		memcpy(fr->data, c->frames[i], len);
+		apply_set_fields(c, fr->data);
+		fix_template_csums(s, fr->data, len);
+		if (s->fix_l4_csum) {
+			fr->l4_len = len - s->l4_offset;
+			fr->l4_base = l4_base(s, c, fr->data, len);
+		}
+		snprintf(name, sizeof(name), "nls%u_%u", s->id, i);
+		fr->pool = rte_pktmbuf_pool_create(name, mbufs, NETLOAD_POOL_CACHE, 0,
+				RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(len, 64), socket);
+		if (fr->pool == NULL) {
+			ret = netload_fail(NETLOAD_ENOMEM,
+					"stream: pool of %u mbufs for the %u-byte frame: %s; "
+					"give the engine more memory or use fewer sizes",
+					mbufs, len, rte_strerror(rte_errno));
+			goto fail;
+		}
+		fa.tmpl = fr->data;
+		fa.len = len;
+		rte_mempool_obj_iter(fr->pool, prefill, &fa);
+	}
+	netload_stream_reset(s);
+	*out = s;
+	return 0;
+fail:
+	netload_stream_free(s);
+	return ret;
+}
+
+void
+netload_stream_reset(struct netload_stream *s)
+{
+	uint32_t i;
+
+	s->rng = s->seed;
+	for (i = 0; i < s->n_fields; i++) {
+		struct netload_field_state *fs = &s->fields[i];
+
+		fs->cur = fs->op == NETLOAD_FIELD_DEC ? fs->max : fs->min;
+	}
+}
+
+/* xorshift64*: fast, good enough for header fields. */
+static inline uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+static inline uint64_t
+field_value(struct netload_field_state *fs, uint64_t *rng)
+{
+	uint64_t v = fs->cur;
+
+	switch (fs->op) {
+	case NETLOAD_FIELD_INC:
+		fs->cur = fs->max - v < fs->step ? fs->min : v + fs->step;
+		return v;
+	case NETLOAD_FIELD_DEC:
+		fs->cur = v - fs->min < fs->step ? fs->max : v - fs->step;
+		return v;
+	default: {
+		uint64_t r = next_random(rng);
+
+		if (fs->span == 0)
+			return r;
+		return fs->min + fs->step *
+			(uint64_t)(((unsigned __int128)r * fs->span) >> 64);
+	}
+	}
+}
+
+static inline void
+offload_csum(const struct netload_stream *s, struct rte_mbuf *m, uint8_t *p)
+{
+	void *l3 = p + s->l3_offset;
+	uint16_t *l4sum = (uint16_t *)(p + s->l4_csum_off);
+
+	m->l2_len = s->l3_offset;
+	m->l3_len = s->l4_offset - s->l3_offset;
+	m->ol_flags = s->l4_proto == 6 ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
+	if (s->l3_proto == 4) {
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+		((struct rte_ipv4_hdr *)l3)->hdr_checksum = 0;
+		*l4sum = rte_ipv4_phdr_cksum(l3, m->ol_flags);
+	} else {
+		m->ol_flags |= RTE_MBUF_F_TX_IPV6;
+		*l4sum = rte_ipv6_phdr_cksum(l3, m->ol_flags);
+	}
+}
+
+/*
+ * Write n packets into freshly allocated mbufs of this stream: lengths,
+ * per-packet fields, the signature trailer, checksums. Returns n.
+ */
+uint16_t
+netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n,
+		uint64_t first_seq, uint64_t tsc, uint64_t *bytes)
+{
+	uint64_t total = 0;
+	uint16_t i;
+	uint32_t k;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = bufs[i];
+		const struct netload_frame *fr = &s->frames[s->sequence_len == 1 ? 0 :
+			s->sequence[(first_seq + i) % s->sequence_len]];
+		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		struct netload_signature sig;
+		uint32_t sum = fr->l4_base;
+
+		m->data_len = fr->len;
+		m->pkt_len = fr->len;
+		total += fr->len;
+		for (k = 0; k < s->n_fields; k++) {
+			struct netload_field_state *fs = &s->fields[k];
+
+			put_be(p + fs->offset, fs->width, field_value(fs, &s->rng));
+			if (fs->in_l4_sum)
+				sum += sum_at(p, fs->offset, fs->width);
+		}
+		sig.magic = NETLOAD_SIGNATURE_MAGIC;
+		sig.stream_id = s->id;
+		sig.seq = (uint32_t)(first_seq + i);
+		sig.tx_tsc = tsc;
+		memcpy(p + fr->sig_off, &sig, sizeof(sig));
+		if (s->csum_offload) {
+			offload_csum(s, m, p);
+			continue;
+		}
+		if (s->fix_ipv4_csum) {
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + s->l3_offset);
+
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+		if (s->fix_l4_csum) {
+			uint16_t csum;
+
+			sum += sum_at(p, fr->sig_off, NETLOAD_SIGNATURE_BYTES);
+			csum = (uint16_t)~fold(sum);
+			if (csum == 0 && s->l4_proto == 17)
+				csum = 0xffff;
+			memcpy(p + s->l4_csum_off, &csum, 2);
+		}
+	}
+	*bytes += total;
+	return n;
+}

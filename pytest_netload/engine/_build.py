@@ -1,0 +1,46 @@
+"""cffi builder (API mode, out-of-line) for the native core.
+
+The cdef is netload_api.h itself, read verbatim: the one source of truth for
+the C API. DPDK's flags come from `pkg-config libdpdk`.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import shlex
+import subprocess
+
+from cffi import FFI
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+NATIVE = ROOT / "native"
+SOURCES = sorted(str(p.relative_to(ROOT)) for p in (NATIVE / "src").glob("*.c"))
+
+
+
+def _pkg_config(*args: str) -> list[str]:
+    try:
+        out = subprocess.run(
+            ["pkg-config", *args, "libdpdk"], check=True, capture_output=True, text=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(
+            "pytest-netload needs DPDK 22.11's development files: "
+            "run scripts/setup.sh (apt-get install libdpdk-dev pkg-config)"
+        ) from exc
+    return shlex.split(out)
+
+
+ffibuilder = FFI()
+ffibuilder.cdef((NATIVE / "include" / "netload_api.h").read_text())
+ffibuilder.set_source(
+    "pytest_netload.engine._netload_native",
+    '#include "netload.h"',
+    sources=SOURCES,
+    include_dirs=[str(NATIVE / "include")],
+    extra_compile_args=["-O3", "-Wall", "-Wno-address-of-packed-member", *_pkg_config("--cflags")],
+    extra_link_args=_pkg_config("--libs"),
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(tmpdir=str(ROOT / "build" / "cffi"), verbose=True)

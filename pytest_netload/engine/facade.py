@@ -1,0 +1,428 @@
+"""Typed facade over the cffi module: the ONLY user of `lib`.
+
+Runs inside the engine host process (never in pytest's). Every native call
+goes through `_check`, which turns a negative status into the matching
+exception with the native core's own text. TSC values never leave this
+module: the C side already reports nanoseconds.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import secrets
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
+from ._netload_native import ffi, lib
+
+RUNTIME_DIR = "/var/run/dpdk"
+FIELD_OPS = {
+    "set": lib.NETLOAD_FIELD_SET,
+    "inc": lib.NETLOAD_FIELD_INC,
+    "dec": lib.NETLOAD_FIELD_DEC,
+    "random": lib.NETLOAD_FIELD_RANDOM,
+}
+RUN_STATES = {
+    lib.NETLOAD_RUN_WAITING: "waiting",
+    lib.NETLOAD_RUN_SENDING: "sending",
+    lib.NETLOAD_RUN_DRAINING: "draining",
+    lib.NETLOAD_RUN_DONE: "done",
+}
+_CONFIG_STATUSES = {lib.NETLOAD_EINVAL}
+_ENVIRONMENT_STATUSES = {
+    lib.NETLOAD_ENODEV,
+    lib.NETLOAD_EPORT,
+    lib.NETLOAD_ENOMEM,
+    lib.NETLOAD_ENOLCORE,
+    lib.NETLOAD_EEAL,
+    lib.NETLOAD_ENOTSUP,
+}
+
+
+def constants() -> dict[str, int]:
+    """The C constants Python needs, read from the extension (never retyped)."""
+    return {
+        "abi_version": int(lib.netload_abi_version()),
+        "signature_bytes": int(lib.NETLOAD_SIGNATURE_BYTES),
+        "min_frame_bytes": int(lib.NETLOAD_MIN_FRAME_BYTES),
+        "max_frame_bytes": int(lib.NETLOAD_MAX_FRAME_BYTES),
+        "max_fields": int(lib.NETLOAD_MAX_FIELDS),
+        "max_frames": int(lib.NETLOAD_MAX_FRAMES),
+    }
+
+
+def _text(ptr: Any) -> str:
+    return ffi.string(ptr).decode("utf-8", "replace") if ptr != ffi.NULL else ""
+
+
+def _check(status: int, what: str) -> int:
+    if status >= 0:
+        return status
+    detail = _text(lib.netload_last_error())
+    message = f"{what}: {_text(lib.netload_strerror(status))}"
+    if status in _CONFIG_STATUSES:
+        raise NetloadConfigError(f"{message}: {detail}" if detail else message)
+    if status in _ENVIRONMENT_STATUSES:
+        raise NetloadEnvironmentError(f"{message}: {detail}" if detail else message)
+    raise NativeError(message, status, detail)
+
+
+def struct_dtype(ctype: str) -> np.dtype:
+    """A numpy dtype laid out exactly like a C struct of integer fields."""
+    t = ffi.typeof(ctype)
+    names, formats, offsets = [], [], []
+    for name, field in t.fields:
+        kind = field.type.cname
+        if field.type.kind != "primitive" or not kind.startswith(("uint", "int")):
+            continue
+        names.append(name)
+        formats.append(np.dtype(kind.replace("_t", "")))
+        offsets.append(field.offset)
+    return np.dtype(
+        {"names": names, "formats": formats, "offsets": offsets, "itemsize": ffi.sizeof(t)}
+    )
+
+
+def _records(ctype: str, cdata: Any, n: int) -> np.ndarray:
+    dtype = struct_dtype(ctype)
+    raw = np.frombuffer(ffi.buffer(cdata, ffi.sizeof(ctype) * n), dtype=dtype)
+    return np.array(raw, dtype=[(name, dtype.fields[name][0]) for name in dtype.names])
+
+
+# ---- EAL -----------------------------------------------------------------------
+
+
+def hugepages_available() -> bool:
+    """True when hugetlbfs is mounted and some hugepages are free."""
+    try:
+        with open("/proc/mounts", encoding="ascii") as f:
+            mounted = any(line.split()[2] == "hugetlbfs" for line in f if line.strip())
+    except OSError:
+        return False
+    if not mounted:
+        return False
+    for path in glob.glob("/sys/kernel/mm/hugepages/hugepages-*/free_hugepages"):
+        with open(path, encoding="ascii") as f:
+            if int(f.read().strip() or 0) > 0:
+                return True
+    return False
+
+
+def default_eal_args(
+    *,
+    memory_mb: int = 1024,
+    lcores: Sequence[int] | None = None,
+    hugepages: bool | None = None,
+    pci: Sequence[str] = (),
+    file_prefix: str | None = None,
+) -> list[str]:
+    """EAL arguments that work on a laptop or a CI VM.
+
+    Lcores come from the process's CPU affinity (the first one is the main
+    lcore, which only waits); on a single CPU two lcores share it.
+    """
+    cpus = sorted(lcores if lcores is not None else os.sched_getaffinity(0))
+    if not cpus:
+        raise NetloadConfigError("lcores: the list is empty; give at least one CPU")
+    if len(cpus) == 1:
+        args = [f"--lcores=0@{cpus[0]},1@{cpus[0]}"]
+    else:
+        args = ["-l", ",".join(str(c) for c in cpus)]
+    prefix = file_prefix or f"netload-{os.getpid()}-{secrets.token_hex(3)}"
+    args += ["--file-prefix", prefix, "--no-telemetry", "-m", str(memory_mb)]
+    use_huge = hugepages_available() if hugepages is None else hugepages
+    if not use_huge:
+        args.append("--no-huge")
+    if pci:
+        for addr in pci:
+            args += ["-a", addr]
+    else:
+        args.append("--no-pci")
+    return ["netload", *args]
+
+
+class Eal:
+    """The process's one EAL. Start once; stop removes the runtime directory."""
+
+    _args: list[str] | None = None
+
+    @classmethod
+    def start(cls, args: Sequence[str], log_path: str | None = None) -> None:
+        if cls._args is not None:
+            raise NativeError("EAL already started in this engine host", lib.NETLOAD_ESTATE)
+        if log_path:
+            _check(lib.netload_log_open(log_path.encode()), f"log file {log_path}")
+        keep = [ffi.new("char[]", a.encode()) for a in args]
+        argv = ffi.new("char *[]", keep)
+        _check(lib.netload_eal_init(len(keep), argv), "EAL start (" + " ".join(args) + ")")
+        cls._args = list(args)
+
+    @classmethod
+    def stop(cls) -> None:
+        if cls._args is None:
+            return
+        args, cls._args = cls._args, None
+        try:
+            _check(lib.netload_eal_cleanup(), "EAL cleanup")
+        finally:
+            remove_runtime_dir(args)
+
+    @classmethod
+    def workers(cls) -> int:
+        return int(lib.netload_worker_count())
+
+
+def remove_runtime_dir(args: Sequence[str]) -> None:
+    """Remove /var/run/dpdk/<file-prefix> that the EAL left behind."""
+    args = list(args)
+    if "--file-prefix" in args:
+        prefix = args[args.index("--file-prefix") + 1]
+        shutil.rmtree(os.path.join(RUNTIME_DIR, prefix), ignore_errors=True)
+
+
+# ---- ports -----------------------------------------------------------------------
+
+
+def port_open(
+    device: str,
+    *,
+    rx_queues: int = 1,
+    tx_queues: int = 1,
+    rx_desc: int = 0,
+    tx_desc: int = 0,
+    mtu: int = 0,
+    rx_mbufs: int = 0,
+    promiscuous: bool = True,
+) -> int:
+    if not isinstance(device, str) or not device.strip():
+        raise NetloadConfigError(
+            f"port device {device!r}: give a DPDK device string such as "
+            "'net_null0', 'net_af_xdp0,iface=veth0' or a PCI address"
+        )
+    dev = ffi.new("char[]", device.encode())
+    conf = ffi.new(
+        "struct netload_port_conf *",
+        {
+            "device": dev,
+            "rx_queues": rx_queues,
+            "tx_queues": tx_queues,
+            "rx_desc": rx_desc,
+            "tx_desc": tx_desc,
+            "mtu": mtu,
+            "rx_mbufs": rx_mbufs,
+            "promiscuous": int(promiscuous),
+        },
+    )
+    out = ffi.new("uint16_t *")
+    _check(lib.netload_port_open(conf, out), f"port '{device}'")
+    return int(out[0])
+
+
+def port_info(port_id: int) -> dict[str, Any]:
+    info = ffi.new("struct netload_port_info *")
+    _check(lib.netload_port_info(port_id, info), f"port {port_id} info")
+    return {
+        "port_id": info.port_id,
+        "name": _text(info.name),
+        "driver": _text(info.driver),
+        "socket_id": info.socket_id,
+        "mac": ":".join(f"{b:02x}" for b in bytes(info.mac)),
+        "mtu": info.mtu,
+        "min_mtu": info.min_mtu,
+        "max_mtu": info.max_mtu,
+        "max_rx_pktlen": info.max_rx_pktlen,
+        "max_rx_queues": info.max_rx_queues,
+        "max_tx_queues": info.max_tx_queues,
+        "rx_offload_capa": info.rx_offload_capa,
+        "tx_offload_capa": info.tx_offload_capa,
+        "tx_offloads_enabled": info.tx_offloads_enabled,
+        "tx_csum_offload": {
+            "ipv4": bool(info.tx_csum_offload & 1),
+            "udp": bool(info.tx_csum_offload & 2),
+            "tcp": bool(info.tx_csum_offload & 4),
+        },
+        "has_timesync": bool(info.has_timesync),
+        "has_rx_timestamp": bool(info.has_rx_timestamp),
+        "has_queue_rate_limit": bool(info.has_queue_rate_limit),
+        "link_up": bool(info.link_up),
+        "link_speed_mbps": info.link_speed_mbps,
+        "link_full_duplex": bool(info.link_full_duplex),
+    }
+
+
+def port_stats(port_id: int) -> dict[str, int]:
+    st = ffi.new("struct netload_port_stats *")
+    _check(lib.netload_port_stats(port_id, st), f"port {port_id} stats")
+    return {name: int(getattr(st, name)) for name, _ in ffi.typeof(st[0]).fields}
+
+
+def port_stats_reset(port_id: int) -> None:
+    _check(lib.netload_port_stats_reset(port_id), f"port {port_id} stats reset")
+
+
+def port_close(port_id: int) -> None:
+    _check(lib.netload_port_close(port_id), f"port {port_id} close")
+
+
+# ---- streams ---------------------------------------------------------------------
+
+
+@dataclass
+class NativeStream:
+    """A compiled stream: its templates live in pre-filled pools on its port."""
+
+    ptr: Any
+    port_id: int
+    name: str
+
+    @property
+    def stream_id(self) -> int:
+        return int(lib.netload_stream_id(self.ptr))
+
+    @property
+    def csum_offloaded(self) -> bool:
+        return bool(lib.netload_stream_csum_offloaded(self.ptr))
+
+    def free(self) -> None:
+        if self.ptr is not None:
+            lib.netload_stream_free(self.ptr)
+            self.ptr = None
+
+
+def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> NativeStream:
+    """Create a stream from `traffic.Stream.compile()`'s dict."""
+    frames = [ffi.new("uint8_t[]", bytes(f)) for f in spec["frames"]]
+    fields = spec.get("fields", [])
+    try:
+        cfields = ffi.new(
+            "struct netload_field_conf[]",
+            [
+                {
+                    "offset": f["offset"],
+                    "width": f["width"],
+                    "op": FIELD_OPS[f["op"]],
+                    "min": f["min"],
+                    "max": f["max"],
+                    "step": f.get("step", 1),
+                }
+                for f in fields
+            ]
+            or 1,
+        )
+    except KeyError as exc:
+        raise NetloadConfigError(
+            f"stream {spec.get('name')!r}: field op {exc}; use one of {sorted(FIELD_OPS)}"
+        ) from None
+    except OverflowError as exc:
+        raise NetloadConfigError(
+            f"stream {spec.get('name')!r}: a field value is out of range ({exc})"
+        ) from None
+    l3 = spec.get("l3_proto", 0)
+    l4 = spec.get("l4_proto", 0)
+    conf = ffi.new(
+        "struct netload_stream_conf *",
+        {
+            "port_id": port_id,
+            "n_frames": len(frames),
+            "frames": ffi.new("uint8_t *[]", frames),
+            "frame_bytes": ffi.new("uint16_t[]", [len(f) for f in spec["frames"]]),
+            "sequence_len": len(spec["sequence"]),
+            "sequence": ffi.new("uint16_t[]", list(spec["sequence"])),
+            "l3_offset": spec.get("l3_offset", -1),
+            "l4_offset": spec.get("l4_offset", -1),
+            "l3_proto": l3,
+            "l4_proto": l4,
+            "fix_ipv4_csum": int(l3 == 4),
+            "fix_l4_csum": int(l4 in (6, 17) and spec.get("l4_offset", -1) >= 0),
+            "n_fields": len(fields),
+            "fields": cfields,
+            "pool_mbufs": pool_mbufs,
+            "seed": spec.get("seed", 0) or 0,
+        },
+    )
+    out = ffi.new("struct netload_stream **")
+    _check(lib.netload_stream_create(conf, out), f"stream {spec.get('name')!r}")
+    return NativeStream(out[0], port_id, str(spec.get("name") or ""))
+
+
+# ---- runs ------------------------------------------------------------------------
+
+
+class Run:
+    """One native run; poll it in short slices, then read its results once."""
+
+    def __init__(
+        self,
+        tx: Sequence[tuple[NativeStream, int, int]],
+        rx: Sequence[tuple[int, int]],
+        *,
+        duration_ns: int = 0,
+        start_delay_ns: int = 0,
+        drain_ns: int = 0,
+        burst: int = 0,
+    ) -> None:
+        self.tx = list(tx)
+        self.rx = list(rx)
+        ctx = ffi.new(
+            "struct netload_tx_conf[]",
+            [{"stream": s.ptr, "queue": q, "count": c} for s, q, c in self.tx] or 1,
+        )
+        crx = ffi.new(
+            "struct netload_rx_conf[]", [{"port_id": p, "queue": q} for p, q in self.rx] or 1
+        )
+        conf = ffi.new(
+            "struct netload_run_conf *",
+            {
+                "n_tx": len(self.tx),
+                "tx": ctx,
+                "n_rx": len(self.rx),
+                "rx": crx,
+                "duration_ns": duration_ns,
+                "start_delay_ns": start_delay_ns,
+                "drain_ns": drain_ns,
+                "burst": burst,
+            },
+        )
+        out = ffi.new("struct netload_run **")
+        _check(lib.netload_run_start(conf, out), "run start")
+        self.ptr = out[0]
+
+    def poll(self, wait_ms: int) -> dict[str, Any]:
+        st = ffi.new("struct netload_run_status *")
+        _check(lib.netload_run_poll(self.ptr, wait_ms, st), "run poll")
+        return {
+            "state": RUN_STATES[st.state],
+            "elapsed_ns": int(st.elapsed_ns),
+            "tx_packets": int(st.tx_packets),
+            "rx_packets": int(st.rx_packets),
+        }
+
+    def stop(self) -> None:
+        _check(lib.netload_run_stop(self.ptr), "run stop")
+
+    def results(self) -> dict[str, np.ndarray]:
+        n_tx, n_rx = len(self.tx), len(self.rx)
+        txs = ffi.new("struct netload_tx_stats[]", max(n_tx, 1))
+        rxs = ffi.new("struct netload_rx_stream_stats[]", max(n_tx, 1))
+        rxq = ffi.new("struct netload_rx_queue_stats[]", max(n_rx, 1))
+        for i in range(n_tx):
+            _check(lib.netload_run_tx_stats(self.ptr, i, txs + i), "tx stats")
+            _check(lib.netload_run_rx_stream_stats(self.ptr, i, rxs + i), "rx stats")
+        for i in range(n_rx):
+            _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
+        return {
+            "tx": _records("struct netload_tx_stats", txs, n_tx),
+            "rx": _records("struct netload_rx_stream_stats", rxs, n_tx),
+            "rx_queues": _records("struct netload_rx_queue_stats", rxq, n_rx),
+        }
+
+    def free(self) -> None:
+        if self.ptr is not None:
+            lib.netload_run_free(self.ptr)
+            self.ptr = None

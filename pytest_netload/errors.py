@@ -1,0 +1,47 @@
+"""Exceptions and warnings of pytest-netload.
+
+A DUT verdict is an assertion (pytest reports FAIL); every class here is a
+harness problem (pytest reports ERROR) and says what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class NetloadError(Exception):
+    """Base of every pytest-netload error; never raised directly."""
+
+
+class NetloadConfigError(NetloadError, ValueError):
+    """Bad input: the message names the value and the fix."""
+
+
+class NetloadEnvironmentError(NetloadError, OSError):
+    """The machine lacks something: DPDK, root, a port, a kernel feature."""
+
+
+class NativeError(NetloadError):
+    """The native core refused a call; carries its status code and text."""
+
+    def __init__(self, message: str, status: int = 0, detail: str = "") -> None:
+        super().__init__(f"{message}: {detail}" if detail else message)
+        self.status = status
+        self.detail = detail
+
+
+class EngineCrashed(NetloadError):
+    """The engine host process died; carries the tail of its log."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        text = message
+        if log_tail:
+            text += "\n--- last engine log lines ---\n" + log_tail
+        super().__init__(text)
+        self.log_tail = log_tail
+
+
+class InvalidTrial(NetloadError):
+    """The generator, not the DUT, failed a trial (TX short, RX drops on our side)."""
+
+
+class NetloadWarning(UserWarning):
+    """Base of pytest-netload warnings; each one says what to do."""
