@@ -191,8 +191,8 @@ struct netload_tx_stats {
 	uint64_t bytes;           /* frame bytes without FCS */
 	uint64_t unsent;          /* built, refused by the PMD until the run ended, freed */
 	uint64_t alloc_failures;  /* bursts that found the pool empty */
-	uint64_t first_tsc_ns;    /* first accepted burst, ns after the start deadline */
-	uint64_t last_tsc_ns;     /* last accepted burst, ns after the start deadline */
+	uint64_t first_ns;        /* first burst built, ns after the start deadline */
+	uint64_t last_ns;         /* last burst accepted by the PMD, same clock */
 };
 
 struct netload_rx_stream_stats {

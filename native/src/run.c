@@ -95,7 +95,7 @@ tx_step(struct netload_run *run, struct tx_task *t)
 	if (sent) {
 		if (t->first_tsc == 0)
 			t->first_tsc = tsc;
-		t->last_tsc = tsc;
+		t->last_tsc = rte_rdtsc();
 	}
 }
 
@@ -508,8 +508,8 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	out->bytes = t->bytes;
 	out->unsent = t->unsent;
 	out->alloc_failures = t->alloc_failures;
-	out->first_tsc_ns = since_start(run, t->first_tsc);
-	out->last_tsc_ns = since_start(run, t->last_tsc);
+	out->first_ns = since_start(run, t->first_tsc);
+	out->last_ns = since_start(run, t->last_tsc);
 	return 0;
 }
 

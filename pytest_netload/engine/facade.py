@@ -325,15 +325,19 @@ def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> Na
         ) from None
     l3 = spec.get("l3_proto", 0)
     l4 = spec.get("l4_proto", 0)
+    # The struct only points at these: they must outlive the call.
+    frame_ptrs = ffi.new("uint8_t *[]", frames)
+    frame_bytes = ffi.new("uint16_t[]", [len(f) for f in spec["frames"]])
+    sequence = ffi.new("uint16_t[]", list(spec["sequence"]) or 1)
     conf = ffi.new(
         "struct netload_stream_conf *",
         {
             "port_id": port_id,
             "n_frames": len(frames),
-            "frames": ffi.new("uint8_t *[]", frames),
-            "frame_bytes": ffi.new("uint16_t[]", [len(f) for f in spec["frames"]]),
+            "frames": frame_ptrs,
+            "frame_bytes": frame_bytes,
             "sequence_len": len(spec["sequence"]),
-            "sequence": ffi.new("uint16_t[]", list(spec["sequence"])),
+            "sequence": sequence,
             "l3_offset": spec.get("l3_offset", -1),
             "l4_offset": spec.get("l4_offset", -1),
             "l3_proto": l3,

@@ -1,0 +1,332 @@
+"""The engine as the pytest process sees it: a host process behind execnet.
+
+`Engine` starts `engine/host.py` in its own interpreter (a local popen
+gateway by default, any execnet spec such as `ssh=gen-host//python=python3`
+for a remote generator), so DPDK's EAL never lives in pytest. If the host
+dies, the call raises `EngineCrashed` with the host's last log lines, and the
+next call starts a fresh host (handles from the dead one are refused).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import errors
+from ..results import RunResult, build_run_result
+from .host import unpack_array
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+POLL_SLICE_MS = 100
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
+LOG_TAIL_LINES = 40
+_BOOT = (
+    "import sys; sys.path.insert(0, {path!r}); "
+    "from pytest_netload.engine.host import serve; serve(channel)"
+)
+
+
+def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@dataclass(frozen=True)
+class Port:
+    """An open port of an engine: device string, capabilities, link."""
+
+    engine: Engine
+    port_id: int
+    device: str
+    info: dict[str, Any]
+    generation: int
+
+    @property
+    def mac(self) -> str:
+        return str(self.info["mac"])
+
+    @property
+    def driver(self) -> str:
+        return str(self.info["driver"])
+
+    def stats(self) -> dict[str, int]:
+        return dict(self.engine._call("port_stats", port_id=self._id()))
+
+    def refresh(self) -> dict[str, Any]:
+        return dict(self.engine._call("port_info", port_id=self._id()))
+
+    def close(self) -> None:
+        if self.engine._generation == self.generation and self.engine.alive:
+            self.engine._call("port_close", port_id=self.port_id)
+
+    def _id(self) -> int:
+        self.engine._check_generation(self.generation, f"port {self.device!r}")
+        return self.port_id
+
+
+@dataclass(frozen=True)
+class LoadedStream:
+    """A stream compiled into pre-filled pools on one port of an engine."""
+
+    engine: Engine
+    port: Port
+    handle: int
+    stream_id: int
+    name: str
+    csum_offloaded: bool
+    generation: int
+
+    def free(self) -> None:
+        if self.engine._generation == self.generation and self.engine.alive:
+            self.engine._call("stream_free", handle=self.handle)
+
+
+class Engine:
+    """A traffic engine host. Use as a context manager, or call close()."""
+
+    def __init__(
+        self,
+        gateway: str = "popen",
+        *,
+        python: str | None = None,
+        eal_args: Sequence[str] | None = None,
+        memory_mb: int = 1024,
+        lcores: Sequence[int] | None = None,
+        hugepages: bool | None = None,
+        pci: Sequence[str] = (),
+        log_dir: str | None = None,
+        call_timeout_s: float = 120.0,
+    ) -> None:
+        self.gateway_spec = gateway
+        self.python = python or sys.executable
+        self._eal_options = {"memory_mb": memory_mb, "lcores": lcores,
+                             "hugepages": hugepages, "pci": list(pci)}
+        self._eal_args = list(eal_args) if eal_args else None
+        self._log_dir = log_dir
+        self.call_timeout_s = call_timeout_s
+        self._group: Any = None
+        self._channel: Any = None
+        self._generation = 0
+        self.log_path = ""
+        self.hello: dict[str, Any] = {}
+        self.last_result: RunResult | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        return self._channel is not None and not self._channel.isclosed()
+
+    def start(self) -> Engine:
+        if self.alive:
+            return self
+        import execnet
+
+        spec = self.gateway_spec
+        if spec == "popen" or spec.startswith("popen") and "python=" not in spec:
+            spec = f"{spec}//python={self.python}"
+        log_dir = self._log_dir or tempfile.mkdtemp(prefix="netload-engine-")
+        os.makedirs(log_dir, exist_ok=True)
+        self._generation += 1
+        self.log_path = os.path.join(log_dir, f"engine-{os.getpid()}-{self._generation}.log")
+        self._group = execnet.Group()
+        try:
+            gw = self._group.makegateway(spec)
+            self._channel = gw.remote_exec(_BOOT.format(path=PACKAGE_PARENT))
+        except Exception as exc:  # noqa: BLE001 - execnet raises many kinds; all mean "no host"
+            self._terminate()
+            raise errors.NetloadEnvironmentError(
+                f"engine host could not start with gateway {spec!r}: {exc}"
+            ) from exc
+        opts = {k: v for k, v in self._eal_options.items() if v is not None}
+        self.hello = self._call(
+            "hello", eal_args=self._eal_args, log_path=self.log_path,
+            **({} if self._eal_args else opts),
+        )
+        return self
+
+    def close(self) -> None:
+        if self.alive:
+            try:
+                self._call("close", timeout_s=30)
+            except errors.NetloadError:
+                pass
+        self._terminate()
+
+    def __enter__(self) -> Engine:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _terminate(self) -> None:
+        if self._group is not None:
+            self._group.terminate(timeout=5.0)
+        self._group = None
+        self._channel = None
+        # A host that died skipped its EAL cleanup: remove its runtime files here.
+        args = self.hello.get("eal_args") or []
+        if "--file-prefix" in args and self.gateway_spec.startswith("popen"):
+            prefix = args[args.index("--file-prefix") + 1]
+            shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
+
+    def _check_generation(self, generation: int, what: str) -> None:
+        if generation != self._generation or not self.alive:
+            raise errors.NetloadConfigError(
+                f"{what} belongs to an engine host that has ended (crashed or closed); "
+                "open it again on the running engine"
+            )
+
+    def _call(self, op: str, timeout_s: float | None = None, **args: Any) -> Any:
+        if not self.alive:
+            if op == "close":
+                return None
+            self.start()
+        try:
+            self._channel.send({"op": op, **args})
+            reply = self._channel.receive(timeout=timeout_s or self.call_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - EOFError, RemoteError, TimeoutError, IOError
+            tail = _log_tail(self.log_path)
+            self._terminate()
+            raise errors.EngineCrashed(
+                f"engine host died or hung during {op!r} ({type(exc).__name__}: {exc}); "
+                f"its log is {self.log_path}",
+                tail,
+            ) from None
+        if "error" in reply:
+            cls = getattr(errors, reply["error"], errors.NativeError)
+            if cls is errors.NativeError:
+                raise errors.NativeError(reply["message"])
+            raise cls(reply["message"])
+        return reply["ok"]
+
+    # ---- ports and streams --------------------------------------------------------
+
+    @property
+    def constants(self) -> dict[str, int]:
+        if not self.alive:
+            self.start()
+        return dict(self.hello["constants"])
+
+    @property
+    def workers(self) -> int:
+        if not self.alive:
+            self.start()
+        return int(self.hello["workers"])
+
+    def port(self, device: str, **options: Any) -> Port:
+        """Open a DPDK device (vdev string or PCI address) as a port."""
+        info = self._call("port_open", device=device, **options)
+        return Port(self, int(info["port_id"]), device, info, self._generation)
+
+    def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0) -> LoadedStream:
+        """Compile a `traffic.Stream` (or an engine spec dict) onto a port."""
+        spec = stream if isinstance(stream, dict) else stream.compile(
+            self.constants["signature_bytes"]
+        )
+        check_frames_fit(spec, port)
+        reply = self._call("stream_load", port_id=port._id(), spec=spec, pool_mbufs=pool_mbufs)
+        return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
+                            str(spec.get("name") or f"stream{reply['stream_id']}"),
+                            bool(reply["csum_offloaded"]), self._generation)
+
+    # ---- runs ---------------------------------------------------------------------
+
+    def run(
+        self,
+        tx: Iterable[LoadedStream | tuple[LoadedStream, int]],
+        rx: Iterable[Port] = (),
+        *,
+        count: int = 0,
+        duration_s: float = 0.0,
+        drain_s: float = 0.1,
+        start_delay_s: float = 0.01,
+        burst: int = 0,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunResult:
+        """Send until every stream sent `count` packets or `duration_s` passed.
+
+        `tx` entries are loaded streams (sending `count` each) or
+        `(stream, count)` pairs. RX ports are polled until `drain_s` after
+        the last frame left. Ctrl-C stops TX, keeps what was measured (as
+        `engine.last_result`) and re-raises.
+        """
+        entries = [(e, count) if isinstance(e, LoadedStream) else e for e in tx]
+        if count < 0 or duration_s < 0 or drain_s < 0:
+            raise errors.NetloadConfigError(
+                f"count={count}, duration_s={duration_s}, drain_s={drain_s}: none may be negative"
+            )
+        for stream, n in entries:
+            self._check_generation(stream.generation, f"stream {stream.name!r}")
+            if n == 0 and duration_s == 0:
+                raise errors.NetloadConfigError(
+                    f"stream {stream.name!r} has no packet count and the run no duration; "
+                    "give count=N or duration_s=T"
+                )
+        rx_ports = list(rx)
+        for p in rx_ports:
+            self._check_generation(p.generation, f"port {p.device!r}")
+        run_id = self._call(
+            "run_start",
+            tx=[(s.handle, 0, int(n)) for s, n in entries],
+            rx=[(p.port_id, 0) for p in rx_ports],
+            duration_ns=int(duration_s * 1e9),
+            drain_ns=int(drain_s * 1e9),
+            start_delay_ns=int(start_delay_s * 1e9),
+            burst=burst,
+        )
+        interrupted = False
+        try:
+            while True:
+                status = self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)
+                if progress is not None:
+                    progress(status)
+                if status["state"] == "done":
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+            self._call("run_stop", run_id=run_id)
+            while self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)["state"] != "done":
+                pass
+        raw = self._call("run_results", run_id=run_id)
+        by_id = {p.port_id: p.device for p in [s.port for s, _ in entries] + rx_ports}
+        result = build_run_result(
+            [s.name for s, _ in entries],
+            [s.stream_id for s, _ in entries],
+            {k: unpack_array(v) for k, v in raw["arrays"].items()},
+            {by_id.get(int(k), str(k)): v for k, v in raw["ports"].items()},
+            interrupted,
+        )
+        self.last_result = result
+        if interrupted:
+            raise KeyboardInterrupt
+        return result
+
+    def crash_for_test(self) -> None:
+        """Make the native core dereference NULL (tests of crash handling)."""
+        self._call("crash", timeout_s=30)
+
+
+def check_frames_fit(spec: dict[str, Any], port: Port) -> None:
+    """Refuse frames the port cannot carry before any traffic starts."""
+    mtu = int(port.info.get("mtu") or 0)
+    if not mtu:
+        return
+    l3 = int(spec.get("l3_offset", 14))
+    l3 = l3 if l3 >= 0 else 14
+    for frame in spec["frames"]:
+        if len(frame) - l3 > mtu:
+            raise errors.NetloadConfigError(
+                f"stream {spec.get('name')!r}: a {len(frame) + 4}-byte frame carries "
+                f"{len(frame) - l3} bytes above L2, more than port {port.device!r}'s MTU "
+                f"{mtu}; use smaller frames or open the port with mtu={len(frame) - l3}"
+            )

@@ -1,0 +1,204 @@
+"""Run results: integer counts from the engine, rates derived with their layer.
+
+Counts are ints; times are ns; rates say which bytes they count:
+- "l1": on the wire: frame + FCS + preamble/SFD + inter-frame gap (+24 B a frame)
+- "l2": the Ethernet frame including its 4-byte FCS
+- "l2-nofcs": the bytes the generator wrote (what veth, AF_XDP and pcap carry)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import NetloadConfigError
+
+FCS_BYTES = 4
+PREAMBLE_IFG_BYTES = 20  # 7 B preamble + 1 B SFD + 12 B inter-frame gap
+LAYER_OVERHEAD_BYTES = {"l1": FCS_BYTES + PREAMBLE_IFG_BYTES, "l2": FCS_BYTES, "l2-nofcs": 0}
+LAYER_TEXT = {
+    "l1": "L1: frame+FCS+preamble+IFG",
+    "l2": "L2: frame incl. FCS",
+    "l2-nofcs": "frame without FCS",
+}
+
+
+def layer_overhead(layer: str) -> int:
+    try:
+        return LAYER_OVERHEAD_BYTES[layer]
+    except KeyError:
+        raise NetloadConfigError(
+            f"rate layer {layer!r}: use one of {sorted(LAYER_OVERHEAD_BYTES)}"
+        ) from None
+
+
+def _rate(count: int, span_ns: int) -> float:
+    return count * 1e9 / span_ns if span_ns > 0 and count > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """One stream of a run: what was sent, what came back, what was lost."""
+
+    name: str
+    stream_id: int
+    tx_packets: int
+    tx_bytes: int
+    tx_unsent: int
+    tx_alloc_failures: int
+    tx_first_ns: int
+    tx_last_ns: int
+    rx_packets: int
+    rx_bytes: int
+    duplicates: int
+    reordered: int
+    rx_first_ns: int
+    rx_last_ns: int
+    latency_min_ns: int
+    latency_max_ns: int
+    latency_sum_ns: int
+
+    @property
+    def rx_unique(self) -> int:
+        return self.rx_packets - self.duplicates
+
+    @property
+    def lost(self) -> int:
+        """Sent and never received (duplicates do not hide losses)."""
+        return self.tx_packets - self.rx_unique
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.lost / self.tx_packets if self.tx_packets else 0.0
+
+    @property
+    def tx_span_ns(self) -> int:
+        return max(self.tx_last_ns - self.tx_first_ns, 0)
+
+    @property
+    def tx_pps(self) -> float:
+        return _rate(self.tx_packets, self.tx_span_ns)
+
+    def tx_bps(self, layer: str = "l2") -> float:
+        bits = 8 * (self.tx_bytes + layer_overhead(layer) * self.tx_packets)
+        return _rate(bits, self.tx_span_ns)
+
+    @property
+    def rx_pps(self) -> float:
+        return _rate(self.rx_packets, max(self.rx_last_ns - self.rx_first_ns, 0))
+
+    @property
+    def latency_mean_ns(self) -> float | None:
+        return self.latency_sum_ns / self.rx_packets if self.rx_packets else None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: per-stream results, RX queue counts and port counters."""
+
+    streams: tuple[StreamResult, ...]
+    arrays: dict[str, np.ndarray] = field(repr=False)
+    rx_queues: np.ndarray = field(repr=False)
+    ports: dict[str, dict[str, int]] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def __getitem__(self, name: str) -> StreamResult:
+        for s in self.streams:
+            if s.name == name:
+                return s
+        raise KeyError(f"no stream named {name!r}; streams: {[s.name for s in self.streams]}")
+
+    @property
+    def tx_packets(self) -> int:
+        return sum(s.tx_packets for s in self.streams)
+
+    @property
+    def rx_packets(self) -> int:
+        return sum(s.rx_packets for s in self.streams)
+
+    @property
+    def lost(self) -> int:
+        return sum(s.lost for s in self.streams)
+
+    @property
+    def duplicates(self) -> int:
+        return sum(s.duplicates for s in self.streams)
+
+    @property
+    def reordered(self) -> int:
+        return sum(s.reordered for s in self.streams)
+
+    @property
+    def foreign(self) -> int:
+        return int(self.rx_queues["foreign"].sum()) if len(self.rx_queues) else 0
+
+    @property
+    def tx_span_ns(self) -> int:
+        if not self.streams:
+            return 0
+        return max(s.tx_last_ns for s in self.streams) - min(s.tx_first_ns for s in self.streams)
+
+    @property
+    def tx_pps(self) -> float:
+        return _rate(self.tx_packets, self.tx_span_ns)
+
+    def tx_bps(self, layer: str = "l2") -> float:
+        overhead = layer_overhead(layer)
+        bits = 8 * sum(s.tx_bytes + overhead * s.tx_packets for s in self.streams)
+        return _rate(bits, self.tx_span_ns)
+
+    def summary_line(self, layer: str = "l2") -> str:
+        """One line in the manner of Linux pktgen's result."""
+        loss = self.lost / self.tx_packets if self.tx_packets else 0.0
+        return (
+            f"tx {self.tx_packets} pkts {self.tx_pps:,.0f} pps "
+            f"{self.tx_bps(layer) / 1e6:,.1f} Mbit/s ({LAYER_TEXT[layer]}) | "
+            f"rx {self.rx_packets} pkts | lost {self.lost} ({loss:.4%}) "
+            f"dup {self.duplicates} reordered {self.reordered} foreign {self.foreign}"
+            + (" | INTERRUPTED" if self.interrupted else "")
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "streams": [
+                {**s.__dict__, "lost": s.lost, "tx_pps": s.tx_pps} for s in self.streams
+            ],
+            "ports": self.ports,
+            "foreign": self.foreign,
+            "interrupted": self.interrupted,
+        }
+
+
+def build_run_result(
+    names: list[str],
+    stream_ids: list[int],
+    arrays: dict[str, np.ndarray],
+    ports: dict[str, dict[str, int]],
+    interrupted: bool = False,
+) -> RunResult:
+    tx, rx = arrays["tx"], arrays["rx"]
+    streams = tuple(
+        StreamResult(
+            name=names[i],
+            stream_id=stream_ids[i],
+            tx_packets=int(tx["packets"][i]),
+            tx_bytes=int(tx["bytes"][i]),
+            tx_unsent=int(tx["unsent"][i]),
+            tx_alloc_failures=int(tx["alloc_failures"][i]),
+            tx_first_ns=int(tx["first_ns"][i]),
+            tx_last_ns=int(tx["last_ns"][i]),
+            rx_packets=int(rx["packets"][i]),
+            rx_bytes=int(rx["bytes"][i]),
+            duplicates=int(rx["duplicates"][i]),
+            reordered=int(rx["reordered"][i]),
+            rx_first_ns=int(rx["first_ns"][i]),
+            rx_last_ns=int(rx["last_ns"][i]),
+            latency_min_ns=int(rx["latency_min_ns"][i]),
+            latency_max_ns=int(rx["latency_max_ns"][i]),
+            latency_sum_ns=int(rx["latency_sum_ns"][i]),
+        )
+        for i in range(len(names))
+    )
+    return RunResult(streams, arrays, arrays["rx_queues"], ports, interrupted)
