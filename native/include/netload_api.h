@@ -161,6 +161,7 @@ struct netload_tx_conf {
 	struct netload_stream *stream;
 	uint16_t queue;           /* on the stream's port */
 	uint64_t count;           /* packets to send; 0: until the run ends */
+	int expect_only;          /* send nothing: RX only expects the stream (sent elsewhere) */
 };
 
 struct netload_rx_conf {

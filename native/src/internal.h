@@ -36,7 +36,10 @@ struct netload_frame {
 	struct rte_mempool *pool;
 	uint16_t len;             /* bytes without FCS */
 	uint16_t sig_off;
-	uint32_t l4_base;         /* partial L4 checksum without fields and trailer */
+	uint32_t l4_base;         /* L4 sum (network order) without fields and trailer */
+	uint32_t ip_base;         /* IPv4 header sum (network order) without fields */
+	uint32_t sig_const;       /* trailer words that never change: magic, stream id */
+	uint8_t sig_odd;          /* the trailer starts at an odd offset */
 	uint16_t l4_len;
 	uint8_t *data;            /* the template, for checks and re-fills */
 };
@@ -46,6 +49,8 @@ struct netload_field_state {
 	uint8_t width;
 	uint8_t op;
 	uint8_t in_l4_sum;        /* the field's bytes count in the L4 checksum */
+	uint8_t in_ip_sum;        /* ... in the IPv4 header checksum */
+	uint8_t odd;              /* starts at an odd offset */
 	uint64_t min;
 	uint64_t max;
 	uint64_t step;

@@ -226,7 +226,7 @@ check_run_conf(const struct netload_run_conf *c)
 				c->n_tx, NETLOAD_MAX_STREAMS);
 	if (c->duration_ns == 0)
 		for (i = 0; i < c->n_tx; i++)
-			if (c->tx[i].count == 0)
+			if (c->tx[i].count == 0 && !c->tx[i].expect_only)
 				return netload_fail(NETLOAD_EINVAL,
 						"run: TX entry %u has no count and the run no "
 						"duration; give one of them", i);
@@ -270,8 +270,10 @@ assign(struct netload_run *run, unsigned int n_lcores)
 	if (tx_worker == NULL)
 		return netload_fail(NETLOAD_ENOMEM, "run: worker table");
 	for (i = 0; i < run->n_tx; i++) {
+		if (run->tx[i].done)
+			continue;
 		for (j = 0; j < i; j++)
-			if (run->tx[j].port_id == run->tx[i].port_id &&
+			if (!run->tx[j].done && run->tx[j].port_id == run->tx[i].port_id &&
 					run->tx[j].queue == run->tx[i].queue)
 				break;
 		tx_worker[i] = j < i ? tx_worker[j] : n_tasks++;
@@ -300,6 +302,8 @@ assign(struct netload_run *run, unsigned int n_lcores)
 	for (i = 0; i < run->n_tx; i++) {
 		struct worker *w = &run->workers[tx_worker[i] % run->n_workers];
 
+		if (run->tx[i].done)
+			continue;
 		w->tx[w->n_tx++] = i;
 		k = tx_worker[i] + 1 > k ? tx_worker[i] + 1 : k;
 	}
@@ -361,6 +365,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->port_id = t->stream->port_id;
 		t->queue = c->tx[i].queue;
 		t->count = c->tx[i].count;
+		t->done = c->tx[i].expect_only != 0;
 		run->slot_of[t->stream->id] = (uint16_t)i;
 		netload_stream_reset(t->stream);
 		t->stream->in_run = 1;

@@ -50,11 +50,26 @@ sum_at(const uint8_t *frame, uint32_t off, uint32_t len)
 }
 
 static inline uint16_t
-fold(uint32_t sum)
+fold(uint64_t sum)
 {
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)sum;
+}
+
+static inline uint16_t
+swap16(uint16_t v)
+{
+	return (uint16_t)((v << 8) | (v >> 8));
+}
+
+/* Little-endian 16-bit words of a 64-bit value, summed. */
+static inline uint64_t
+le_words(uint64_t v)
+{
+	return (v & 0xffff) + ((v >> 16) & 0xffff) + ((v >> 32) & 0xffff) + (v >> 48);
 }
 
 /* Bytes [start, end) of the frame that the L4 checksum covers in the IP header. */
@@ -103,7 +118,11 @@ field_in_l4_sum(const struct netload_stream *s, const struct netload_field_conf 
 	return 0;
 }
 
-static inline void
+/*
+ * Write v big-endian in `width` bytes; returns the bytes as one little-endian
+ * word (only its low `width` bytes set), ready for a native-order sum.
+ */
+static inline uint64_t
 put_be(uint8_t *p, uint8_t width, uint64_t v)
 {
 	uint64_t be = rte_cpu_to_be_64(v << (64 - 8 * width));
@@ -115,6 +134,7 @@ put_be(uint8_t *p, uint8_t width, uint64_t v)
 	case 6: memcpy(p, &be, 6); break;
 	default: memcpy(p, &be, 8); break;
 	}
+	return be;
 }
 
 static uint64_t
@@ -250,6 +270,30 @@ l4_base(const struct netload_stream *s, const struct netload_stream_conf *c,
 	return fold(sum);
 }
 
+/* Network-order IPv4 header sum with the per-packet fields zeroed. */
+static uint32_t
+ip_base(const struct netload_stream *s, const struct netload_stream_conf *c,
+		const uint8_t *tmpl)
+{
+	uint8_t hdr[60];
+	uint32_t i, ihl = (tmpl[s->l3_offset] & 0xf) * 4u;
+
+	memcpy(hdr, tmpl + s->l3_offset, ihl);
+	hdr[10] = 0;
+	hdr[11] = 0;
+	for (i = 0; i < c->n_fields; i++) {
+		const struct netload_field_conf *fc = &c->fields[i];
+		uint32_t a = fc->offset, b = a + fc->width, k;
+
+		if (fc->op == NETLOAD_FIELD_SET)
+			continue;
+		for (k = a; k < b; k++)
+			if (k >= (uint32_t)s->l3_offset && k < s->l3_offset + ihl)
+				hdr[k - s->l3_offset] = 0;
+	}
+	return sum_at(hdr, 0, ihl);
+}
+
 struct fill_arg {
 	const uint8_t *tmpl;
 	uint16_t len;
@@ -380,10 +424,21 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 		fs->step = fc->step;
 		fs->span = (fc->max - fc->min) / fc->step + 1;  /* wraps to 0 for 2^64 */
 		fs->in_l4_sum = (uint8_t)in_sum;
+		fs->odd = fc->offset & 1;
 		if (c->l3_proto == 4 && c->fix_ipv4_csum &&
 				fc->offset < (uint32_t)c->l3_offset + 20 &&
-				fc->offset + fc->width > (uint32_t)c->l3_offset)
+				fc->offset + fc->width > (uint32_t)c->l3_offset) {
+			if (fc->offset < (uint32_t)c->l3_offset ||
+					fc->offset + fc->width > (uint32_t)c->l3_offset + 20) {
+				ret = netload_fail(NETLOAD_EINVAL,
+						"field at offset %u width %u straddles the IPv4 "
+						"header edge; keep it inside or outside",
+						fc->offset, fc->width);
+				goto fail;
+			}
+			fs->in_ip_sum = 1;
 			s->fix_ipv4_csum = 1;
+		}
 	}
 
 	s->sequence = rte_malloc("netload_seq", sizeof(uint16_t) * c->sequence_len, 0);
@@ -420,6 +475,10 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 			fr->l4_len = len - s->l4_offset;
 			fr->l4_base = l4_base(s, c, fr->data, len);
 		}
+		if (s->fix_ipv4_csum)
+			fr->ip_base = ip_base(s, c, fr->data);
+		fr->sig_odd = fr->sig_off & 1;
+		fr->sig_const = NETLOAD_SIGNATURE_MAGIC + s->id;
 		snprintf(name, sizeof(name), "nls%u_%u", s->id, i);
 		fr->pool = rte_pktmbuf_pool_create(name, mbufs, NETLOAD_POOL_CACHE, 0,
 				RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(len, 64), socket);
@@ -455,42 +514,6 @@ netload_stream_reset(struct netload_stream *s)
 	}
 }
 
-/* xorshift64*: fast, good enough for header fields. */
-static inline uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * UINT64_C(0x2545F4914F6CDD1D);
-}
-
-static inline uint64_t
-field_value(struct netload_field_state *fs, uint64_t *rng)
-{
-	uint64_t v = fs->cur;
-
-	switch (fs->op) {
-	case NETLOAD_FIELD_INC:
-		fs->cur = fs->max - v < fs->step ? fs->min : v + fs->step;
-		return v;
-	case NETLOAD_FIELD_DEC:
-		fs->cur = v - fs->min < fs->step ? fs->max : v - fs->step;
-		return v;
-	default: {
-		uint64_t r = next_random(rng);
-
-		if (fs->span == 0)
-			return r;
-		return fs->min + fs->step *
-			(uint64_t)(((unsigned __int128)r * fs->span) >> 64);
-	}
-	}
-}
-
 static inline void
 offload_csum(const struct netload_stream *s, struct rte_mbuf *m, uint8_t *p)
 {
@@ -514,10 +537,78 @@ offload_csum(const struct netload_stream *s, struct rte_mbuf *m, uint8_t *p)
  * Write n packets into freshly allocated mbufs of this stream: lengths,
  * per-packet fields, the signature trailer, checksums. Returns n.
  */
+/* Sums here stay far below 2^32: two folding steps are enough. */
+static inline uint16_t
+fold32(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)((sum & 0xffff) + (sum >> 16));
+}
+
+/*
+ * Field-major burst writer: each field runs one tight loop over the burst,
+ * specialised at compile time for its op and width, so the per-packet work
+ * has no branches on the field's shape.
+ */
+static __rte_always_inline void
+field_burst(struct netload_field_state *fs, uint64_t *rng, uint8_t *const *pkts,
+		uint16_t n, uint32_t *l4, uint32_t *ip, const uint8_t op, const uint8_t width)
+{
+	const uint16_t off = fs->offset;
+	const uint64_t min = fs->min, max = fs->max, step = fs->step, span = fs->span;
+	const int odd = fs->odd, in_l4 = fs->in_l4_sum, in_ip = fs->in_ip_sum;
+	uint64_t cur = fs->cur, r = *rng;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v, vs;
+
+		if (op == NETLOAD_FIELD_INC) {
+			v = cur;
+			cur = max - v < step ? min : v + step;
+		} else if (op == NETLOAD_FIELD_DEC) {
+			v = cur;
+			cur = v - min < step ? max : v - step;
+		} else {
+			r ^= r >> 12;
+			r ^= r << 25;
+			r ^= r >> 27;
+			v = r * UINT64_C(0x2545F4914F6CDD1D);
+			if (span != 0)
+				v = min + step * (uint64_t)(((unsigned __int128)v * span) >> 64);
+		}
+		vs = le_words(put_be(pkts[i] + off, width, v));
+		if (odd)
+			vs = swap16(fold(vs));
+		if (in_l4)
+			l4[i] += vs;
+		if (in_ip)
+			ip[i] += vs;
+	}
+	fs->cur = cur;
+	*rng = r;
+}
+
+#define FIELD_WIDTHS(OP) \
+	switch (fs->width) { \
+	case 1: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 1); break; \
+	case 2: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 2); break; \
+	case 4: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 4); break; \
+	case 6: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 6); break; \
+	default: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 8); break; \
+	}
+
+/*
+ * Write n packets into freshly allocated mbufs of this stream: lengths,
+ * per-packet fields, the signature trailer, checksums. Returns n.
+ */
 uint16_t
 netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n,
 		uint64_t first_seq, uint64_t tsc, uint64_t *bytes)
 {
+	const uint32_t tsc_words = (uint32_t)le_words(tsc);
+	uint8_t *pkts[NETLOAD_MAX_BURST];
+	uint32_t l4[NETLOAD_MAX_BURST], ip[NETLOAD_MAX_BURST];
 	uint64_t total = 0;
 	uint16_t i;
 	uint32_t k;
@@ -526,43 +617,57 @@ netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n
 		struct rte_mbuf *m = bufs[i];
 		const struct netload_frame *fr = &s->frames[s->sequence_len == 1 ? 0 :
 			s->sequence[(first_seq + i) % s->sequence_len]];
-		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		uint32_t seq = (uint32_t)(first_seq + i);
 		struct netload_signature sig;
-		uint32_t sum = fr->l4_base;
+		uint32_t sig_sum;
 
+		pkts[i] = rte_pktmbuf_mtod(m, uint8_t *);
 		m->data_len = fr->len;
 		m->pkt_len = fr->len;
 		total += fr->len;
-		for (k = 0; k < s->n_fields; k++) {
-			struct netload_field_state *fs = &s->fields[k];
-
-			put_be(p + fs->offset, fs->width, field_value(fs, &s->rng));
-			if (fs->in_l4_sum)
-				sum += sum_at(p, fs->offset, fs->width);
-		}
 		sig.magic = NETLOAD_SIGNATURE_MAGIC;
 		sig.stream_id = s->id;
-		sig.seq = (uint32_t)(first_seq + i);
+		sig.seq = seq;
 		sig.tx_tsc = tsc;
-		memcpy(p + fr->sig_off, &sig, sizeof(sig));
-		if (s->csum_offload) {
-			offload_csum(s, m, p);
-			continue;
-		}
-		if (s->fix_ipv4_csum) {
-			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + s->l3_offset);
+		memcpy(pkts[i] + fr->sig_off, &sig, sizeof(sig));
+		/* The trailer is stored little-endian: its words sum as they are. */
+		sig_sum = fr->sig_const + tsc_words + (seq & 0xffff) + (seq >> 16);
+		l4[i] = fr->l4_base + (unlikely(fr->sig_odd) ? swap16(fold32(sig_sum)) : sig_sum);
+		ip[i] = fr->ip_base;
+	}
+	for (k = 0; k < s->n_fields; k++) {
+		struct netload_field_state *fs = &s->fields[k];
 
-			ip->hdr_checksum = 0;
-			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		switch (fs->op) {
+		case NETLOAD_FIELD_INC: FIELD_WIDTHS(NETLOAD_FIELD_INC); break;
+		case NETLOAD_FIELD_DEC: FIELD_WIDTHS(NETLOAD_FIELD_DEC); break;
+		default: FIELD_WIDTHS(NETLOAD_FIELD_RANDOM); break;
+		}
+	}
+	if (s->csum_offload) {
+		for (i = 0; i < n; i++)
+			offload_csum(s, bufs[i], pkts[i]);
+	} else {
+		if (s->fix_ipv4_csum) {
+			const uint16_t at = s->l3_offset + 10;
+
+			for (i = 0; i < n; i++) {
+				uint16_t csum = (uint16_t)~fold32(ip[i]);
+
+				memcpy(pkts[i] + at, &csum, 2);
+			}
 		}
 		if (s->fix_l4_csum) {
-			uint16_t csum;
+			const uint16_t at = s->l4_csum_off;
+			const int udp = s->l4_proto == 17;
 
-			sum += sum_at(p, fr->sig_off, NETLOAD_SIGNATURE_BYTES);
-			csum = (uint16_t)~fold(sum);
-			if (csum == 0 && s->l4_proto == 17)
-				csum = 0xffff;
-			memcpy(p + s->l4_csum_off, &csum, 2);
+			for (i = 0; i < n; i++) {
+				uint16_t csum = (uint16_t)~fold32(l4[i]);
+
+				if (udp && csum == 0)
+					csum = 0xffff;
+				memcpy(pkts[i] + at, &csum, 2);
+			}
 		}
 	}
 	*bytes += total;

@@ -246,6 +246,7 @@ class Engine:
         tx: Iterable[LoadedStream | tuple[LoadedStream, int]],
         rx: Iterable[Port] = (),
         *,
+        expect: Iterable[LoadedStream] = (),
         count: int = 0,
         duration_s: float = 0.0,
         drain_s: float = 0.1,
@@ -256,15 +257,19 @@ class Engine:
         """Send until every stream sent `count` packets or `duration_s` passed.
 
         `tx` entries are loaded streams (sending `count` each) or
-        `(stream, count)` pairs. RX ports are polled until `drain_s` after
-        the last frame left. Ctrl-C stops TX, keeps what was measured (as
+        `(stream, count)` pairs. `expect` streams are not sent but counted
+        on RX (another generator sends them). RX ports are polled until
+        `drain_s` after the last frame left. Ctrl-C stops TX, keeps what was measured (as
         `engine.last_result`) and re-raises.
         """
         entries = [(e, count) if isinstance(e, LoadedStream) else e for e in tx]
+        expected = list(expect)
         if count < 0 or duration_s < 0 or drain_s < 0:
             raise errors.NetloadConfigError(
                 f"count={count}, duration_s={duration_s}, drain_s={drain_s}: none may be negative"
             )
+        for stream in expected:
+            self._check_generation(stream.generation, f"stream {stream.name!r}")
         for stream, n in entries:
             self._check_generation(stream.generation, f"stream {stream.name!r}")
             if n == 0 and duration_s == 0:
@@ -277,7 +282,8 @@ class Engine:
             self._check_generation(p.generation, f"port {p.device!r}")
         run_id = self._call(
             "run_start",
-            tx=[(s.handle, 0, int(n)) for s, n in entries],
+            tx=[(s.handle, 0, int(n), False) for s, n in entries]
+            + [(s.handle, 0, 0, True) for s in expected],
             rx=[(p.port_id, 0) for p in rx_ports],
             duration_ns=int(duration_s * 1e9),
             drain_ns=int(drain_s * 1e9),
@@ -298,10 +304,11 @@ class Engine:
             while self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)["state"] != "done":
                 pass
         raw = self._call("run_results", run_id=run_id)
-        by_id = {p.port_id: p.device for p in [s.port for s, _ in entries] + rx_ports}
+        streams = [s for s, _ in entries] + expected
+        by_id = {p.port_id: p.device for p in [s.port for s in streams] + rx_ports}
         result = build_run_result(
-            [s.name for s, _ in entries],
-            [s.stream_id for s, _ in entries],
+            [s.name for s in streams],
+            [s.stream_id for s in streams],
             {k: unpack_array(v) for k, v in raw["arrays"].items()},
             {by_id.get(int(k), str(k)): v for k, v in raw["ports"].items()},
             interrupted,

@@ -57,6 +57,11 @@ def constants() -> dict[str, int]:
     }
 
 
+def tsc_hz() -> int:
+    """The TSC frequency: only for reports of cycles per packet."""
+    return int(lib.netload_tsc_hz())
+
+
 def _text(ptr: Any) -> str:
     return ffi.string(ptr).decode("utf-8", "replace") if ptr != ffi.NULL else ""
 
@@ -363,7 +368,7 @@ class Run:
 
     def __init__(
         self,
-        tx: Sequence[tuple[NativeStream, int, int]],
+        tx: Sequence[tuple[NativeStream, int, int, bool]],
         rx: Sequence[tuple[int, int]],
         *,
         duration_ns: int = 0,
@@ -375,7 +380,11 @@ class Run:
         self.rx = list(rx)
         ctx = ffi.new(
             "struct netload_tx_conf[]",
-            [{"stream": s.ptr, "queue": q, "count": c} for s, q, c in self.tx] or 1,
+            [
+                {"stream": s.ptr, "queue": q, "count": c, "expect_only": int(e)}
+                for s, q, c, e in self.tx
+            ]
+            or 1,
         )
         crx = ffi.new(
             "struct netload_rx_conf[]", [{"port_id": p, "queue": q} for p, q in self.rx] or 1

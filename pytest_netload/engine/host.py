@@ -45,6 +45,7 @@ class Host:
         f.Eal.start(args, log_path)
         self.eal_args = args
         return {"constants": f.constants(), "workers": f.Eal.workers(), "eal_args": args,
+                "tsc_hz": f.tsc_hz(),
                 "pid": os.getpid()}
 
     def op_close(self) -> None:
@@ -99,15 +100,15 @@ class Host:
 
     # ---- runs -----------------------------------------------------------------
 
-    def op_run_start(self, tx: list[tuple[int, int, int]], rx: list[tuple[int, int]],
+    def op_run_start(self, tx: list[tuple[int, int, int, bool]], rx: list[tuple[int, int]],
                      **timing: int) -> int:
         try:
-            natives = [(self.streams[h], q, c) for h, q, c in tx]
+            natives = [(self.streams[h], q, c, e) for h, q, c, e in tx]
         except KeyError as exc:
             raise errors.NetloadConfigError(
                 f"stream handle {exc} is not loaded in this engine; load it again"
             ) from None
-        ports = sorted({s.port_id for s, _, _ in natives} | {p for p, _ in rx})
+        ports = sorted({s.port_id for s, _, _, _ in natives} | {p for p, _ in rx})
         before = {p: self.facade.port_stats(p) for p in ports}
         run = self.facade.Run(natives, rx, **timing)
         run_id = next(self._ids)

@@ -1,0 +1,73 @@
+"""Shared pieces of the side-by-side benchmarks: run dpdk-testpmd, build streams.
+
+Every benchmark runs the peer and pytest-netload on the same device, one
+after the other, with the same number of forwarding lcores, and prints its
+headline ratio as the last line (`name: value`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+
+from pytest_netload.packets import IPv4, UDP, Eth
+from pytest_netload.traffic import Stream
+
+TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
+
+
+def lcores() -> str:
+    cpus = sorted(os.sched_getaffinity(0))
+    return ",".join(str(c) for c in cpus[:2])
+
+
+def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
+                extra: tuple[str, ...] = (), warmup_samples: int = 2) -> tuple[float, str]:
+    """Median of testpmd's per-second Tx-pps (txonly) or Rx-pps (rxonly)."""
+    prefix = f"nlbench-{secrets.token_hex(3)}"
+    cmd = [TESTPMD, "-l", lcores(), "--no-huge", "-m", "1024", "--no-pci",
+           "--file-prefix", prefix, "--no-telemetry"]
+    for v in vdevs:
+        cmd += ["--vdev", v]
+    cmd += ["--", f"--forward-mode={mode}", "--stats-period", "1",
+            "--total-num-mbufs=16384", *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True)
+    try:
+        time.sleep(seconds)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+    key = "Tx-pps" if mode == "txonly" else "Rx-pps"
+    samples = [int(v) for v in re.findall(rf"{key}:\s+(\d+)", out)]
+    samples = [v for v in samples if v > 0][warmup_samples:]
+    if not samples:
+        raise SystemExit(f"testpmd gave no {key} samples:\n{out[-3000:]}")
+    return float(statistics.median(samples)), out
+
+
+def udp_stream(size: int = 64, fields: int = 2, name: str = "bench") -> Stream:
+    """64-byte UDP frames with `fields` modified fields (IPv4 src, UDP sport)."""
+    tmpl = (Eth() / IPv4(src="198.18.0.1", dst="198.19.0.1") / UDP(sport=1024, dport=9)).build()
+    from pytest_netload.packets import field
+
+    mods = [field(tmpl, "ip.src", "inc", min="198.18.0.1", max="198.18.0.254"),
+            field(tmpl, "udp.sport", "random", min=1024, max=65535)][:fields]
+    return Stream(tmpl, size=size, fields=mods, name=name)
+
+
+def print_table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))

@@ -1,0 +1,64 @@
+"""Topologies: the model (ports, wires, addresses) and the built-in netns DUTs.
+
+The model is imported eagerly; the built-in topologies and the nftables
+helpers (which pull in pyroute2) only when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_netload.topology.model import Flow, PortSpec, Topology, Wire
+
+if TYPE_CHECKING:
+    from pytest_netload.topology.builtin import (
+        BUILTIN,
+        BuiltTopology,
+        Dut,
+        build,
+        loopback,
+        netns_router,
+        sweep_stale,
+    )
+    from pytest_netload.topology.nft import NftDropRule, drop_every_nth, drop_random
+
+__all__ = [
+    "BUILTIN",
+    "BuiltTopology",
+    "Dut",
+    "Flow",
+    "NftDropRule",
+    "PortSpec",
+    "Topology",
+    "Wire",
+    "build",
+    "drop_every_nth",
+    "drop_random",
+    "loopback",
+    "netns_router",
+    "sweep_stale",
+]
+
+_LAZY = {
+    "BUILTIN": "builtin",
+    "BuiltTopology": "builtin",
+    "Dut": "builtin",
+    "build": "builtin",
+    "loopback": "builtin",
+    "netns_router": "builtin",
+    "sweep_stale": "builtin",
+    "NftDropRule": "nft",
+    "drop_every_nth": "nft",
+    "drop_random": "nft",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,281 @@
+"""The topology model: ports, how they are wired through the DUT, addresses.
+
+Pure data, no I/O: frozen dataclasses validated on construction. Every
+validation error is a ``NetloadConfigError`` that names the offending key and
+says how to fix it, so the same classes serve the TOML loader, the built-in
+topologies and hand-written ``conftest.py`` code.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
+
+from pytest_netload.errors import NetloadConfigError
+
+__all__ = ["Flow", "PortSpec", "Topology", "Wire", "normalize_mac"]
+
+_MAC_RE = re.compile(r"^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_MAC_EXAMPLE = "'02:00:00:00:00:01'"
+
+
+def normalize_mac(value: object, key: str) -> str:
+    """Return ``value`` as a lower-case, colon-separated MAC or raise naming ``key``."""
+    if not isinstance(value, str) or not _MAC_RE.match(value.lower()):
+        raise NetloadConfigError(
+            f"{key} = {value!r} is not a MAC address; write six hex octets "
+            f"separated by ':' such as {_MAC_EXAMPLE}"
+        )
+    return value.lower().replace("-", ":")
+
+
+def _normalize_ip(value: object, key: str) -> str:
+    if not isinstance(value, str):
+        raise NetloadConfigError(
+            f"{key} = {value!r} is not an IP address; write it as a string such as '198.18.0.2'"
+        )
+    if "/" in value:
+        raise NetloadConfigError(
+            f"{key} = {value!r} has a prefix length; give the bare address "
+            f"({value.split('/', 1)[0]!r}): the subnet belongs to the DUT's configuration"
+        )
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise NetloadConfigError(
+            f"{key} = {value!r} is not an IPv4 or IPv6 address; write one such as "
+            "'198.18.0.2' or '2001:db8::2'"
+        ) from None
+
+
+def _check_name(value: object, key: str) -> str:
+    if not isinstance(value, str) or not _NAME_RE.match(value):
+        raise NetloadConfigError(
+            f"{key} = {value!r} is not a valid name; use letters, digits, '_', '.' or '-' "
+            "(for example 'p0')"
+        )
+    return value
+
+
+def _optional_str(value: object, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise NetloadConfigError(f"{key} = {value!r} must be a non-empty string or left out")
+    return value
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    """One generator port.
+
+    ``device`` is what the engine opens (a PCI address or a DPDK vdev string),
+    ``iface`` the kernel interface behind it where there is one. ``mac`` and
+    ``ip`` are the port's own source addresses; ``peer_mac`` is the MAC frames
+    must be sent to (the DUT interface's MAC, or the far end on a straight
+    wire) and ``peer_ip`` the gateway on the DUT.
+    """
+
+    name: str
+    device: str | None
+    iface: str | None
+    mac: str
+    ip: str | None = None
+    peer_mac: str | None = None
+    peer_ip: str | None = None
+
+    def __post_init__(self) -> None:
+        name = _check_name(self.name, "port name")
+        where = f"port {name!r}"
+        device = _optional_str(self.device, f"{where}: device")
+        iface = _optional_str(self.iface, f"{where}: iface")
+        if device is None and iface is None:
+            raise NetloadConfigError(
+                f"{where}: neither `device` nor `iface` is set; set `device` to a PCI "
+                "address or DPDK vdev string (e.g. 'net_af_packet0,iface=veth0') or "
+                "`iface` to a kernel interface name"
+            )
+        if iface is not None and (len(iface) > 15 or "/" in iface or " " in iface):
+            raise NetloadConfigError(
+                f"{where}: iface = {iface!r} is not a Linux interface name; "
+                "use at most 15 characters without '/' or spaces"
+            )
+        mac = normalize_mac(self.mac, f"{where}: mac")
+        if int(mac[:2], 16) & 1:
+            raise NetloadConfigError(
+                f"{where}: mac = {mac!r} is a multicast address; a port's own MAC must be "
+                f"unicast (lowest bit of the first octet clear), e.g. {_MAC_EXAMPLE}"
+            )
+        object.__setattr__(self, "mac", mac)
+        if self.peer_mac is not None:
+            object.__setattr__(self, "peer_mac", normalize_mac(self.peer_mac, f"{where}: peer_mac"))
+        ip = None if self.ip is None else _normalize_ip(self.ip, f"{where}: ip")
+        peer_ip = None if self.peer_ip is None else _normalize_ip(self.peer_ip, f"{where}: peer_ip")
+        if ip is not None and peer_ip is not None:
+            if ipaddress.ip_address(ip).version != ipaddress.ip_address(peer_ip).version:
+                raise NetloadConfigError(
+                    f"{where}: ip = {ip!r} and peer_ip = {peer_ip!r} mix IPv4 and IPv6; "
+                    "give both in the same family"
+                )
+            if ip == peer_ip:
+                raise NetloadConfigError(
+                    f"{where}: ip and peer_ip are both {ip!r}; peer_ip is the DUT's "
+                    "gateway address and must differ from the port's own"
+                )
+        object.__setattr__(self, "ip", ip)
+        object.__setattr__(self, "peer_ip", peer_ip)
+
+
+@dataclass(frozen=True)
+class Wire:
+    """Frames sent on port ``tx`` arrive at port ``rx`` (through the DUT, if any)."""
+
+    tx: str
+    rx: str
+
+    def __post_init__(self) -> None:
+        _check_name(self.tx, "wire tx")
+        _check_name(self.rx, "wire rx")
+
+
+class Flow(NamedTuple):
+    """One wire resolved to ports; unpacks as ``(tx, rx)``.
+
+    The address properties are what a stream on this wire should use.
+    """
+
+    tx: PortSpec
+    rx: PortSpec
+
+    @property
+    def src_mac(self) -> str:
+        return self.tx.mac
+
+    @property
+    def dst_mac(self) -> str:
+        """``tx.peer_mac`` (the DUT's MAC); the rx port's MAC on a straight wire without one."""
+        return self.tx.peer_mac if self.tx.peer_mac is not None else self.rx.mac
+
+    @property
+    def src_ip(self) -> str | None:
+        return self.tx.ip
+
+    @property
+    def dst_ip(self) -> str | None:
+        return self.rx.ip
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Ports, wires through the DUT, nominal line rate and DUT metadata.
+
+    ``line_rate_bps`` is ``None`` where the medium has none (veth): rates are
+    then given in pps or bit/s only. ``namespace`` is the network namespace of
+    a built-in DUT, ``None`` for external devices.
+    """
+
+    name: str
+    ports: tuple[PortSpec, ...]
+    wires: tuple[Wire, ...]
+    line_rate_bps: int | None = None
+    dut: Mapping[str, str] = field(default_factory=dict, hash=False)
+    namespace: str | None = None
+
+    def __post_init__(self) -> None:
+        name = _check_name(self.name, "topology name")
+        where = f"topology {name!r}"
+        ports = _as_tuple(self.ports, f"{where}: ports")
+        if not ports:
+            raise NetloadConfigError(f"{where}: `ports` is empty; declare at least one port")
+        seen: dict[str, PortSpec] = {}
+        for port in ports:
+            if not isinstance(port, PortSpec):
+                raise NetloadConfigError(
+                    f"{where}: ports contains {port!r}; every entry must be a PortSpec"
+                )
+            if port.name in seen:
+                raise NetloadConfigError(
+                    f"{where}: port name {port.name!r} is used twice in `ports`; "
+                    "give every port its own name"
+                )
+            seen[port.name] = port
+        wires = _as_tuple(self.wires, f"{where}: wires")
+        if not wires:
+            raise NetloadConfigError(
+                f"{where}: `wires` is empty; add at least one Wire(tx=..., rx=...) "
+                "saying which port's frames reach which port"
+            )
+        pairs: set[tuple[str, str]] = set()
+        for wire in wires:
+            if not isinstance(wire, Wire):
+                raise NetloadConfigError(
+                    f"{where}: wires contains {wire!r}; every entry must be a Wire"
+                )
+            for end in ("tx", "rx"):
+                port_name = getattr(wire, end)
+                if port_name not in seen:
+                    raise NetloadConfigError(
+                        f"{where}: wire {wire.tx}->{wire.rx}: {end} = {port_name!r} is not "
+                        f"a declared port; use one of {sorted(seen)}"
+                    )
+            if (wire.tx, wire.rx) in pairs:
+                raise NetloadConfigError(
+                    f"{where}: wire {wire.tx}->{wire.rx} is listed twice in `wires`; "
+                    "remove the duplicate"
+                )
+            pairs.add((wire.tx, wire.rx))
+            tx_ip, rx_ip = seen[wire.tx].ip, seen[wire.rx].ip
+            tx_ver = None if tx_ip is None else ipaddress.ip_address(tx_ip).version
+            rx_ver = None if rx_ip is None else ipaddress.ip_address(rx_ip).version
+            if tx_ver is not None and rx_ver is not None and tx_ver != rx_ver:
+                raise NetloadConfigError(
+                    f"{where}: wire {wire.tx}->{wire.rx} joins an IPv{tx_ver} port to an "
+                    f"IPv{rx_ver} port; give both ports `ip` values of one family"
+                )
+        rate = self.line_rate_bps
+        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int) or rate <= 0):
+            raise NetloadConfigError(
+                f"{where}: line_rate_bps = {rate!r} must be a positive integer in bit/s "
+                "(e.g. 10_000_000_000 for 10GbE) or None where the medium has no line rate"
+            )
+        if not isinstance(self.dut, Mapping):
+            raise NetloadConfigError(
+                f"{where}: dut = {self.dut!r} must be a mapping of strings, "
+                "e.g. {'name': 'edge-1', 'model': 'X100'}"
+            )
+        for key, value in self.dut.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise NetloadConfigError(
+                    f"{where}: dut[{key!r}] = {value!r}; DUT metadata keys and values must "
+                    "be strings (quote numbers such as firmware versions)"
+                )
+        namespace = _optional_str(self.namespace, f"{where}: namespace")
+        object.__setattr__(self, "ports", ports)
+        object.__setattr__(self, "wires", wires)
+        object.__setattr__(self, "dut", MappingProxyType(dict(self.dut)))
+        object.__setattr__(self, "namespace", namespace)
+
+    def port(self, name: str) -> PortSpec:
+        """The port called ``name``."""
+        for port in self.ports:
+            if port.name == name:
+                return port
+        raise NetloadConfigError(
+            f"topology {self.name!r} has no port {name!r}; its ports are "
+            f"{[p.name for p in self.ports]}"
+        )
+
+    def flows(self) -> list[Flow]:
+        """One ``(tx, rx)`` flow per wire, in wire order, with the addresses to use."""
+        return [Flow(self.port(w.tx), self.port(w.rx)) for w in self.wires]
+
+
+def _as_tuple(value: object, key: str) -> tuple[object, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise NetloadConfigError(f"{key} = {value!r} must be a sequence")
+    return tuple(value)

@@ -1,0 +1,203 @@
+"""Streams: a packet template, frame sizes and field ops, compiled into the engine's spec dict.
+
+Pure Python; ``Stream.compile()`` returns plain types only, since the spec crosses a process
+boundary (execnet) to the engine host.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as _dc_field
+from types import MappingProxyType
+from typing import Any
+
+from pytest_netload.errors import NetloadConfigError
+from pytest_netload.packets import FCS_BYTES, FieldOp, Layer, LayerStack, Template, from_scapy
+
+#: Frame-size mixes by name: {frame size with FCS: weight}. Simple IMIX is 7:4:1 of 64/594/1518.
+IMIX_PRESETS: Mapping[str, Mapping[int, int]] = MappingProxyType({
+    "imix": MappingProxyType({64: 7, 594: 4, 1518: 1}),
+    "imix-simple": MappingProxyType({64: 7, 594: 4, 1518: 1}),
+})
+MAX_SEQUENCE = 65535  # frame-size sequence entries per stream
+MAX_FRAMES = 64  # distinct frame sizes per stream; the facade checks the native core agrees
+
+SizeSpec = int | Sequence[int] | Mapping[int, int] | str
+
+
+def smooth_weighted_round_robin(weights: Sequence[int]) -> list[int]:
+    """One period of smooth weighted round robin: index i appears weights[i] times, spread out."""
+    total, current = sum(weights), [0] * len(weights)
+    order: list[int] = []
+    for _ in range(total):
+        for i, weight in enumerate(weights):
+            current[i] += weight
+        best = max(range(len(weights)), key=current.__getitem__)  # the first one on ties
+        current[best] -= total
+        order.append(best)
+    return order
+
+
+def _as_template(template: object) -> Template:
+    if isinstance(template, Template):
+        return template
+    if isinstance(template, (Layer, LayerStack)):
+        return template.build()
+    if any(cls.__module__.startswith("scapy") for cls in type(template).__mro__):
+        return from_scapy(template)
+    raise NetloadConfigError(f"template {template!r} is not a Template, a layer stack or a scapy "
+                             "packet; build one with Eth() / IPv4() / UDP()")
+
+
+def _is_size(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _plan(size: object) -> tuple[Any, tuple[int, ...], tuple[int, ...]]:
+    """(stored size spec, distinct sizes, frame index per packet) of a size argument."""
+    if isinstance(size, str):
+        if size not in IMIX_PRESETS:
+            raise NetloadConfigError(f"size {size!r} is not a preset; use one of "
+                                     f"{', '.join(IMIX_PRESETS)}, an int, a list or "
+                                     "{size: weight}")
+        _, sizes, sequence = _plan(IMIX_PRESETS[size])
+        return size, sizes, sequence
+    if _is_size(size):
+        return size, (size,), (0,)  # type: ignore[return-value]
+    if isinstance(size, Mapping):
+        weights = dict(size)
+        for key, weight in weights.items():
+            if not _is_size(key):
+                raise NetloadConfigError(f"size {key!r} in {weights!r} is not an int frame size")
+            if not _is_size(weight) or weight < 1:
+                raise NetloadConfigError(f"size {key}: weight {weight!r} is invalid; use an "
+                                         "int >= 1")
+        if not weights:
+            raise NetloadConfigError("size {} is empty; give at least one {size: weight}")
+        divisor = math.gcd(*weights.values())
+        reduced = [w // divisor for w in weights.values()]
+        if sum(reduced) > MAX_SEQUENCE:
+            raise NetloadConfigError(f"size weights {weights!r} make a sequence of {sum(reduced)} "
+                                     f"packets, more than {MAX_SEQUENCE}; use smaller weights")
+        sizes = tuple(weights)
+        _check_frames(sizes)
+        return MappingProxyType(weights), sizes, tuple(smooth_weighted_round_robin(reduced))
+    if isinstance(size, Sequence) and not isinstance(size, (bytes, bytearray)):
+        listed = list(size)
+        bad = [s for s in listed if not _is_size(s)]
+        if not listed or bad:
+            raise NetloadConfigError(f"size list {listed!r} is empty or holds non-ints {bad!r}; "
+                                     "give frame sizes as ints, FCS included")
+        if len(listed) > MAX_SEQUENCE:
+            raise NetloadConfigError(f"size list of {len(listed)} entries is longer than "
+                                     f"{MAX_SEQUENCE}; shorten it or use {{size: weight}}")
+        sizes = tuple(dict.fromkeys(listed))
+        _check_frames(sizes)
+        return tuple(listed), sizes, tuple(sizes.index(s) for s in listed)
+    raise NetloadConfigError(f"size {size!r} is invalid; use an int, a list of ints, "
+                             f"{{size: weight}} or one of {', '.join(IMIX_PRESETS)}")
+
+
+def _check_frames(sizes: tuple[int, ...]) -> None:
+    if len(sizes) > MAX_FRAMES:
+        raise NetloadConfigError(f"{len(sizes)} distinct frame sizes exceed {MAX_FRAMES} per "
+                                 "stream; use fewer sizes or several streams")
+
+
+@dataclass(frozen=True, init=False)
+class Stream:
+    """A packet template sent at one or more frame sizes (FCS included), with field ops."""
+
+    template: Template
+    size: Any
+    fields: tuple[FieldOp, ...]
+    name: str | None
+    seed: int | None
+    _frame_sizes: tuple[int, ...] = _dc_field(init=False, repr=False, compare=False)
+    _sequence: tuple[int, ...] = _dc_field(init=False, repr=False, compare=False)
+
+    def __init__(self, template: Template | Layer | LayerStack | Any, size: SizeSpec = 64,
+                 fields: Sequence[FieldOp] = (), name: str | None = None,
+                 seed: int | None = None) -> None:
+        tpl = _as_template(template)
+        spec, sizes, sequence = _plan(size)
+        for frame_size in sizes:
+            tpl.check_size(frame_size)
+        ops = tuple(fields)
+        for op in ops:
+            if not isinstance(op, FieldOp):
+                raise NetloadConfigError(f"stream field {op!r} is not a FieldOp; make it with "
+                                         "packets.field(template, name, op, ...)")
+            shortest = min(sizes) - FCS_BYTES
+            op.check(shortest, shortest)
+        for i, a in enumerate(ops):
+            for b in ops[i + 1:]:
+                if a.offset < b.offset + b.width and b.offset < a.offset + a.width:
+                    raise NetloadConfigError(f"{a.label} and {b.label} overlap; rewrite each byte "
+                                             "with one field op")
+        if name is not None and (not isinstance(name, str) or not name.isprintable() or not name):
+            raise NetloadConfigError(f"stream name {name!r} is invalid; use a printable string")
+        if seed is not None and (not _is_size(seed) or not 0 <= seed < 1 << 64):
+            raise NetloadConfigError(f"stream seed {seed!r} is invalid; use an int in 0..2**64-1")
+        for key, value in (("template", tpl), ("size", spec), ("fields", ops), ("name", name),
+                           ("seed", seed), ("_frame_sizes", sizes), ("_sequence", sequence)):
+            object.__setattr__(self, key, value)
+
+    def __hash__(self) -> int:
+        return hash((self.template, self._frame_sizes, self._sequence, self.fields, self.name,
+                     self.seed))
+
+    @property
+    def frame_sizes(self) -> tuple[int, ...]:
+        """Distinct frame sizes (FCS included), in frame-index order."""
+        return self._frame_sizes
+
+    @property
+    def sequence(self) -> tuple[int, ...]:
+        """Frame index of each packet, cycled by the engine."""
+        return self._sequence
+
+    @property
+    def mean_frame_size(self) -> float:
+        """Mean frame size in bytes (FCS included) over the sequence."""
+        return sum(self._frame_sizes[i] for i in self._sequence) / len(self._sequence)
+
+    @property
+    def label(self) -> str:
+        """The name, or one made from the protocols and sizes."""
+        if self.name:
+            return self.name
+        t = self.template
+        parts = [{4: "ipv4", 6: "ipv6"}.get(t.l3_proto, "eth"),
+                 {17: "udp", 6: "tcp"}.get(t.l4_proto)]
+        if isinstance(self.size, str):
+            parts.append(self.size)
+        elif len(self._frame_sizes) <= 4:
+            parts.append("+".join(f"{s}B" for s in self._frame_sizes))
+        else:
+            parts.append(f"{len(self._frame_sizes)}sizes")
+        return "-".join(p for p in parts if p)
+
+    def compile(self, trailer_bytes: int) -> dict[str, Any]:
+        """The engine spec: frames with ``trailer_bytes`` of room for the signature, plain types."""
+        frames = [self.template.frame(s, trailer_bytes) for s in self._frame_sizes]
+        for frame in frames:
+            for op in self.fields:
+                op.check(len(frame), len(frame) - trailer_bytes)
+        t, label = self.template, self.label
+        seed = self.seed if self.seed is not None else zlib.crc32(label.encode() + t.headers)
+        return {
+            "name": label,
+            "frames": frames,
+            "sizes": list(self._frame_sizes),
+            "sequence": list(self._sequence),
+            "l3_offset": t.l3_offset,
+            "l4_offset": t.l4_offset,
+            "l3_proto": t.l3_proto,
+            "l4_proto": t.l4_proto,
+            "fields": [op.as_spec() for op in self.fields],
+            "seed": seed,
+        }
