@@ -201,3 +201,24 @@ class Stream:
             "fields": [op.as_spec() for op in self.fields],
             "seed": seed,
         }
+
+
+def flow_stream(flow: Any, *, size: SizeSpec = 64, flows: int = 1, name: str | None = None,
+                dport: int = 9) -> Stream:
+    """A UDP stream for one wire of a topology (a `topology.model.Flow`).
+
+    Addresses and MACs come from the topology so the frames cross its DUT;
+    `flows` > 1 varies the UDP source port over that many values (inc), so
+    a DUT that hashes on the 5-tuple sees that many flows.
+    """
+    from pytest_netload.packets import UDP, Eth, IPv4, field
+
+    if not isinstance(flows, int) or not 1 <= flows <= 64512:
+        raise NetloadConfigError(f"flows={flows!r}: give a whole number from 1 to 64512")
+    src_ip = flow.src_ip or "198.18.0.2"
+    dst_ip = flow.dst_ip or "198.19.0.2"
+    template = (Eth(dst=flow.dst_mac, src=flow.src_mac) / IPv4(src=src_ip, dst=dst_ip)
+                / UDP(sport=1024, dport=dport)).build()
+    mods = [field(template, "udp.sport", "inc", min=1024, max=1024 + flows - 1)] if flows > 1 else []
+    return Stream(template, size=size, fields=mods,
+                  name=name or f"{flow.tx.name}->{flow.rx.name}")

@@ -1,0 +1,170 @@
+"""`netload`: the command line. Sub-commands: demo, methods, ports.
+
+- `netload demo`: build a built-in DUT, send counted traffic through it in
+  both directions, print one result line per stream (pps, Mbit/s with its
+  layer, loss) in the manner of Linux pktgen.
+- `netload methods`: TX pps and Mbit/s for each DPDK backend usable on a
+  veth pair (or on one interface), with the RX side counted.
+- `netload ports DEVICE...`: open DPDK devices and print what they can do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import NetloadError
+from .results import LAYER_TEXT, RunResult
+
+LAYER = "l2"
+
+
+def _print_result(result: RunResult, out: Any = sys.stdout) -> None:
+    for s in result.streams:
+        print(
+            f"  {s.name:<12} tx {s.tx_packets:>10} pkts {s.tx_pps:>13,.0f} pps "
+            f"{s.tx_bps(LAYER) / 1e6:>10,.1f} Mbit/s  rx {s.rx_packets:>10}  "
+            f"lost {s.lost} ({s.loss_ratio:.4%})  dup {s.duplicates}  "
+            f"reordered {s.reordered}",
+            file=out,
+        )
+    print(f"result: {result.summary_line(LAYER)}", file=out)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .engine.client import Engine
+    from .topology.builtin import build
+    from .traffic import flow_stream
+
+    print(f"netload demo: building {args.topology} ({args.backend}) ...")
+    with build(args.topology, backend=args.backend) as built, Engine() as engine:
+        topo = built.topology
+        ports = {p.name: engine.port(p.device) for p in topo.ports}
+        streams = [
+            engine.load(ports[f.tx.name], flow_stream(f, size=args.size, flows=args.flows))
+            for f in topo.flows()
+        ]
+        print(f"sending {args.count} frames of {args.size} B per direction over "
+              f"{', '.join(s.name for s in streams)} (rates count {LAYER_TEXT[LAYER]})")
+        result = engine.run(streams, list(ports.values()), count=args.count)
+        _print_result(result)
+        if built.dut is not None:
+            print(f"DUT {topo.name} counters: {json.dumps(built.dut.counters())}")
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump({"topology": topo.name, "backend": args.backend,
+                           "size": args.size, **result.as_dict()}, f, indent=2)
+            print(f"results written to {args.json}")
+    return 0 if result.lost == 0 or args.allow_loss else 1
+
+
+def _methods_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    from .engine.client import Engine
+    from .packets import UDP, Eth, IPv4
+    from .topology.builtin import build, vdev_string
+    from .traffic import Stream
+
+    rows: list[tuple[str, ...]] = []
+    template = (Eth() / IPv4() / UDP()).build()
+    with build("loopback") as built, Engine() as engine:
+        tx_if = args.iface or built.topology.port("p0").iface
+        rx_if = None if args.iface else built.topology.port("p1").iface
+        for n, backend in enumerate(args.backends):
+            if backend == "tap":
+                rows.append(("tap", "-", "-", "-", "n/a: net_tap makes its own interface"))
+                continue
+            ports = []
+            try:
+                tx = engine.port(_device(backend, f"m{n}t", tx_if, vdev_string))
+                ports.append(tx)
+                rx = engine.port(_device(backend, f"m{n}r", rx_if, vdev_string)) if rx_if else None
+                if rx is not None:
+                    ports.append(rx)
+                stream = engine.load(tx, Stream(template, size=args.size, name=backend))
+                engine.run([stream], [rx] if rx else [], duration_s=0.2)
+                r = engine.run([stream], [rx] if rx else [], duration_s=args.duration)
+                s = r.streams[0]
+                rows.append((backend, f"{s.tx_pps / 1e6:.3f}", f"{s.tx_bps(LAYER) / 1e6:,.1f}",
+                             str(s.rx_packets) if rx else "-",
+                             f"lost {s.lost}" if rx else "TX only"))
+                stream.free()
+            except NetloadError as exc:
+                rows.append((backend, "-", "-", "-", f"unusable: {str(exc).splitlines()[0][:70]}"))
+            finally:
+                for p in ports:
+                    p.close()
+    return rows
+
+
+def _device(backend: str, vid: str, iface: str, vdev_string: Any) -> str:
+    if backend in ("af_xdp", "af_packet"):
+        return str(vdev_string(backend, vid, iface))
+    if backend == "pcap":
+        return f"net_pcap_{vid},iface={iface}"
+    raise NetloadError(f"backend {backend!r}: use af_xdp, af_packet, pcap or tap")
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    rows = _methods_rows(args)
+    header = ("backend", "TX Mpps", f"TX Mbit/s ({LAYER_TEXT[LAYER]})", "RX pkts", "note")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    where = args.iface or "a veth pair (loopback topology)"
+    print(f"netload methods: {args.size} B frames for {args.duration} s on {where}")
+    for r in [header, *rows]:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    return 0
+
+
+def cmd_ports(args: argparse.Namespace) -> int:
+    from .engine.client import Engine
+
+    with Engine() as engine:
+        for device in args.devices:
+            port = engine.port(device)
+            print(json.dumps({"device": device, **port.info}, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="netload", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("demo", help="Counted traffic through a built-in DUT, with a result line")
+    d.add_argument("--topology", default="netns-router", help="Built-in topology. Default: %(default)s")
+    d.add_argument("--backend", default="af_xdp", choices=["af_xdp", "af_packet"],
+                   help="DPDK backend on the veths. Default: %(default)s")
+    d.add_argument("--count", type=int, default=1_000_000, help="Frames per direction. Default: %(default)s")
+    d.add_argument("--size", type=int, default=64, help="Frame size with FCS. Default: %(default)s")
+    d.add_argument("--flows", type=int, default=256, help="UDP source ports per direction. Default: %(default)s")
+    d.add_argument("--json", help="Write the results to this JSON file")
+    d.add_argument("--allow-loss", action="store_true", help="Exit 0 even when frames were lost")
+    d.set_defaults(func=cmd_demo)
+    m = sub.add_parser("methods", help="Compare DPDK backends on a veth pair or an interface")
+    m.add_argument("--iface", help="Measure TX on this existing interface instead of a veth pair")
+    m.add_argument("--duration", type=float, default=2.0, help="Seconds per backend. Default: %(default)s")
+    m.add_argument("--size", type=int, default=64, help="Frame size with FCS. Default: %(default)s")
+    m.add_argument("--backends", nargs="+", default=["af_xdp", "af_packet", "pcap", "tap"],
+                   help="Backends to try. Default: %(default)s")
+    m.set_defaults(func=cmd_methods)
+    ports = sub.add_parser("ports", help="Open DPDK devices and print their capabilities")
+    ports.add_argument("devices", nargs="+", help="Device strings, e.g. net_null0 or 0000:01:00.0")
+    ports.set_defaults(func=cmd_ports)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except NetloadError as exc:
+        print(f"netload {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"netload {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
