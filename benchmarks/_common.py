@@ -28,8 +28,12 @@ def lcores() -> str:
 
 
 def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
-                extra: tuple[str, ...] = (), warmup_samples: int = 2) -> tuple[float, str]:
-    """Median of testpmd's per-second Tx-pps (txonly) or Rx-pps (rxonly)."""
+                extra: tuple[str, ...] = (), warmup_samples: int = 1) -> tuple[float, str]:
+    """Median of testpmd's per-second Tx-pps (txonly) or Rx-pps (rxonly).
+
+    testpmd runs `seconds` plus 3 s of start-up; samples before its first
+    non-zero one, and `warmup_samples` after it, are left out.
+    """
     prefix = f"nlbench-{secrets.token_hex(3)}"
     cmd = [TESTPMD, "-l", lcores(), "--no-huge", "-m", "1024", "--no-pci",
            "--file-prefix", prefix, "--no-telemetry"]
@@ -40,7 +44,7 @@ def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True)
     try:
-        time.sleep(seconds)
+        time.sleep(seconds + 3)
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -1,0 +1,70 @@
+"""RX pps with signature checks: pytest-netload against dpdk-testpmd rxonly.
+
+Both read the same frames from `net_pcap` with `infinite_rx=1` (the PMD
+replays a pcap from memory, so RX is bounded by the receiver, not by a
+sender sharing the core): 4096 signed 64-byte UDP frames written by our own
+TX. testpmd rxonly frees each burst; pytest-netload classifies every frame
+on its trailer, counts it per stream, tracks its sequence number (replays
+land in the duplicate window) and takes its latency.
+Usage: python benchmarks/rx_vs_testpmd.py [seconds]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+
+from _common import print_table, testpmd_pps, udp_stream
+
+from pytest_netload.engine.client import Engine
+
+FRAMES = 4096
+
+
+def write_pcap(path: str, empty: str) -> None:
+    from scapy.all import wrpcap  # type: ignore[import-untyped]
+
+    wrpcap(empty, [])
+    with Engine() as engine:
+        port = engine.port(f"net_pcap_w0,tx_pcap={path},rx_pcap={empty}")
+        stream = engine.load(port, udp_stream(64, fields=2))
+        assert stream.stream_id == 0, "the first stream of a fresh engine has id 0"
+        engine.run([stream], count=FRAMES)
+
+
+def main() -> None:
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+    tmp = tempfile.mkdtemp(prefix="netload-rxbench-")
+    pcap, empty = os.path.join(tmp, "signed.pcap"), os.path.join(tmp, "empty.pcap")
+    write_pcap(pcap, empty)
+    vdev = f"net_pcap0,rx_pcap={pcap},infinite_rx=1"
+    peers, ours, foreign = [], [], 0
+    with Engine() as engine:
+        sink = engine.port("net_null0")
+        # Same stream id (0) as the frames in the pcap: RX knows what to expect.
+        stream = engine.load(sink, udp_stream(64, fields=2))
+        rx = engine.port(vdev)
+        for _ in range(3):
+            ours.append(engine.run([], [rx], expect=[stream], duration_s=seconds / 3,
+                                  drain_s=0.0).rx_queues)
+    for _ in range(1):
+        peers.append(testpmd_pps([vdev], "rxonly", seconds)[0])
+    rates = []
+    for q in ours:
+        foreign += int(q["foreign"].sum())
+        rates.append(int(q["packets"].sum()) / (seconds / 3))
+    if foreign:
+        raise SystemExit(f"{foreign} frames were not classified as the expected stream")
+    ours_pps, peer = statistics.median(rates), statistics.median(peers)
+    print_table(
+        [("dpdk-testpmd rxonly", f"{peer / 1e6:.2f}"),
+         ("pytest-netload (classify + seq + latency)", f"{ours_pps / 1e6:.2f}")],
+        ("tool (net_pcap infinite_rx, 64 B, 1 worker)", "Mpps"),
+    )
+    print(f"rx_vs_testpmd: {ours_pps / peer:.3f}")
+
+
+if __name__ == "__main__":
+    main()
