@@ -15,6 +15,7 @@ import signal
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 
 from pytest_netload.packets import IPv4, UDP, Eth
 from pytest_netload.traffic import Stream
@@ -59,6 +60,27 @@ def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
     if not samples:
         raise SystemExit(f"testpmd gave no {key} samples:\n{out[-3000:]}")
     return float(statistics.median(samples)), out
+
+
+def alternate(rounds: int, peer: Callable[[], float],
+              ours: Callable[[], float]) -> tuple[float, float, list[float]]:
+    """Measure peer and ours in alternating order; medians and per-round ratios.
+
+    The VM's noise drifts over seconds, so each round runs both back to back
+    and the order flips every round.
+    """
+    peers, mine, ratios = [], [], []
+    for r in range(rounds):
+        if r % 2:
+            b = ours()
+            a = peer()
+        else:
+            a = peer()
+            b = ours()
+        peers.append(a)
+        mine.append(b)
+        ratios.append(b / a)
+    return statistics.median(peers), statistics.median(mine), ratios
 
 
 def udp_stream(size: int = 64, fields: int = 2, name: str = "bench") -> Stream:

@@ -25,72 +25,63 @@ tsc_to_ns(const struct netload_run *run, uint64_t cycles)
 	return (uint64_t)((double)cycles * 1e9 / (double)run->hz);
 }
 
-/* Send what the PMD refused last time, then build and send a new burst. */
+/*
+ * Build a burst and send it. Frames the PMD refused last time go first and
+ * the burst is topped up with new ones, so the PMD always sees full bursts
+ * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
+ */
 static inline void
 tx_step(struct netload_run *run, struct tx_task *t)
 {
 	struct netload_stream *s = t->stream;
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	uint64_t bytes = 0, tsc;
-	uint16_t want, sent, i;
+	uint16_t old = t->n_pending, want, sent, i;
 
-	if (t->n_pending) {
-		struct rte_mbuf **p = t->pending + t->pending_head;
-
-		sent = rte_eth_tx_burst(t->port_id, t->queue, p, t->n_pending);
-		for (i = 0; i < sent; i++)
-			t->bytes += t->pending_bytes[t->pending_head + i];
-		t->packets += sent;
-		t->pending_head += sent;
-		t->n_pending -= sent;
-		if (sent)
-			t->last_tsc = rte_rdtsc();
-		if (t->n_pending)
-			return;
-	}
-	want = run->burst;
+	want = run->burst - old;
 	if (t->count && t->count - t->next_seq < want)
 		want = (uint16_t)(t->count - t->next_seq);
-	if (want == 0) {
+	if (want == 0 && old == 0) {
 		t->done = 1;
 		return;
 	}
-	if (s->n_frames == 1) {
-		if (unlikely(rte_pktmbuf_alloc_bulk(s->frames[0].pool, bufs, want) != 0)) {
+	if (old)
+		memcpy(bufs, t->pending, sizeof(bufs[0]) * old);
+	if (want && s->n_frames == 1) {
+		if (unlikely(rte_pktmbuf_alloc_bulk(s->frames[0].pool, bufs + old, want) != 0)) {
 			t->alloc_failures++;
-			return;
+			want = 0;
 		}
-	} else {
+	} else if (want) {
 		for (i = 0; i < want; i++) {
 			uint16_t f = s->sequence[(t->next_seq + i) % s->sequence_len];
 
-			bufs[i] = rte_pktmbuf_alloc(s->frames[f].pool);
-			if (unlikely(bufs[i] == NULL))
+			bufs[old + i] = rte_pktmbuf_alloc(s->frames[f].pool);
+			if (unlikely(bufs[old + i] == NULL))
 				break;
 		}
 		if (unlikely(i < want)) {
 			t->alloc_failures++;
-			if (i == 0)
-				return;
 			want = i;
 		}
 	}
+	if (old + want == 0)
+		return;
 	tsc = rte_rdtsc();
-	netload_stream_fill(s, bufs, want, t->next_seq, tsc, &bytes);
-	t->next_seq += want;
-	sent = rte_eth_tx_burst(t->port_id, t->queue, bufs, want);
-	if (likely(sent == want)) {
+	if (want) {
+		netload_stream_fill(s, bufs + old, want, t->next_seq, tsc, &bytes);
+		t->next_seq += want;
+	}
+	sent = rte_eth_tx_burst(t->port_id, t->queue, bufs, old + want);
+	if (likely(sent == old + want && old == 0)) {
 		t->bytes += bytes;
 	} else {
 		for (i = 0; i < sent; i++)
 			t->bytes += bufs[i]->pkt_len;
-		for (i = sent; i < want; i++) {
-			t->pending[i - sent] = bufs[i];
-			t->pending_bytes[i - sent] = bufs[i]->pkt_len;
-		}
-		t->pending_head = 0;
-		t->n_pending = want - sent;
 	}
+	t->n_pending = old + want - sent;
+	if (t->n_pending)
+		memcpy(t->pending, bufs + sent, sizeof(bufs[0]) * t->n_pending);
 	t->packets += sent;
 	if (sent) {
 		if (t->first_tsc == 0)
@@ -103,7 +94,7 @@ static void
 tx_finish(struct tx_task *t)
 {
 	if (t->n_pending) {
-		rte_pktmbuf_free_bulk(t->pending + t->pending_head, t->n_pending);
+		rte_pktmbuf_free_bulk(t->pending, t->n_pending);
 		t->unsent += t->n_pending;
 		t->n_pending = 0;
 	}

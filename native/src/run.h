@@ -14,10 +14,8 @@ struct tx_task {
 	uint64_t count;
 	uint64_t next_seq;        /* packets built so far */
 	int done;
-	uint16_t n_pending;
-	uint16_t pending_head;
+	uint16_t n_pending;       /* refused by the PMD, sent first next time */
 	struct rte_mbuf *pending[NETLOAD_MAX_BURST];
-	uint64_t pending_bytes[NETLOAD_MAX_BURST];
 	/* results */
 	volatile uint64_t packets;
 	uint64_t bytes;
