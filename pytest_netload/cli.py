@@ -42,7 +42,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"netload demo: building {args.topology} ({args.backend}) ...")
     with build(args.topology, backend=args.backend) as built, Engine() as engine:
         topo = built.topology
-        ports = {p.name: engine.port(p.device) for p in topo.ports}
+        ports = {p.name: engine.port(str(p.device)) for p in topo.ports}
         streams = [
             engine.load(ports[f.tx.name], flow_stream(f, size=args.size, flows=args.flows))
             for f in topo.flows()
@@ -70,7 +70,7 @@ def _methods_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     template = (Eth() / IPv4() / UDP()).build()
     with build("loopback") as built, Engine() as engine:
-        tx_if = args.iface or built.topology.port("p0").iface
+        tx_if = str(args.iface or built.topology.port("p0").iface)
         rx_if = None if args.iface else built.topology.port("p1").iface
         for n, backend in enumerate(args.backends):
             if backend == "tap":

@@ -10,7 +10,7 @@ import pathlib
 import shlex
 import subprocess
 
-from cffi import FFI
+from cffi import FFI  # type: ignore[import-untyped]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "native"

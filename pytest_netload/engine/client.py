@@ -13,10 +13,9 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from .. import errors
 from ..results import RunResult, build_run_result
@@ -126,7 +125,7 @@ class Engine:
     def alive(self) -> bool:
         return self._channel is not None and not self._channel.isclosed()
 
-    def start(self) -> Engine:
+    def start(self) -> Self:
         if self.alive:
             return self
         import execnet
@@ -142,12 +141,12 @@ class Engine:
         try:
             gw = self._group.makegateway(spec)
             self._channel = gw.remote_exec(_BOOT.format(path=PACKAGE_PARENT))
-        except Exception as exc:  # noqa: BLE001 - execnet raises many kinds; all mean "no host"
+        except Exception as exc:
             self._terminate()
             raise errors.NetloadEnvironmentError(
                 f"engine host could not start with gateway {spec!r}: {exc}"
             ) from exc
-        opts = {k: v for k, v in self._eal_options.items() if v is not None}
+        opts: dict[str, Any] = {k: v for k, v in self._eal_options.items() if v is not None}
         self.hello = self._call(
             "hello", eal_args=self._eal_args, log_path=self.log_path,
             **({} if self._eal_args else opts),
@@ -162,7 +161,7 @@ class Engine:
                 pass
         self._terminate()
 
-    def __enter__(self) -> Engine:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

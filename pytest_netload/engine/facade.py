@@ -12,14 +12,14 @@ import glob
 import os
 import secrets
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
-from ._netload_native import ffi, lib
+from ._netload_native import ffi, lib  # type: ignore[import-not-found]
 
 RUNTIME_DIR = "/var/run/dpdk"
 FIELD_OPS = {
@@ -55,6 +55,11 @@ def constants() -> dict[str, int]:
         "max_fields": int(lib.NETLOAD_MAX_FIELDS),
         "max_frames": int(lib.NETLOAD_MAX_FRAMES),
     }
+
+
+def crash() -> None:
+    """Write through a wild pointer, as a native bug would (crash tests)."""
+    ffi.cast("int *", 64)[0] = 1
 
 
 def tsc_hz() -> int:
@@ -97,7 +102,8 @@ def struct_dtype(ctype: str) -> np.dtype:
 def _records(ctype: str, cdata: Any, n: int) -> np.ndarray:
     dtype = struct_dtype(ctype)
     raw = np.frombuffer(ffi.buffer(cdata, ffi.sizeof(ctype) * n), dtype=dtype)
-    return np.array(raw, dtype=[(name, dtype.fields[name][0]) for name in dtype.names])
+    fields: Mapping[str, Any] = dtype.fields or {}
+    return np.array(raw, dtype=[(name, fields[name][0]) for name in fields])
 
 
 # ---- EAL -----------------------------------------------------------------------

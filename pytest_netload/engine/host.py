@@ -61,7 +61,7 @@ class Host:
 
     def op_crash(self) -> None:
         """Test hook: dereference NULL in native code, as a real bug would."""
-        self.facade.ffi.cast("int *", 64)[0] = 1
+        self.facade.crash()
 
     # ---- ports ----------------------------------------------------------------
 
@@ -71,7 +71,7 @@ class Host:
         return self.facade.port_info(port_id)
 
     def op_port_info(self, port_id: int) -> dict[str, Any]:
-        return self.facade.port_info(port_id)
+        return dict(self.facade.port_info(port_id))
 
     def op_port_stats(self, port_id: int) -> dict[str, int]:
         return self.facade.port_stats(port_id)
@@ -116,7 +116,7 @@ class Host:
         return run_id
 
     def op_run_poll(self, run_id: int, wait_ms: int = 100) -> dict[str, Any]:
-        return self.runs[run_id][0].poll(wait_ms)
+        return dict(self.runs[run_id][0].poll(wait_ms))
 
     def op_run_stop(self, run_id: int) -> None:
         self.runs[run_id][0].stop()
@@ -157,7 +157,7 @@ def serve(channel: Any) -> None:
             reply: dict[str, Any] = {"ok": result}
         except errors.NetloadError as exc:
             reply = {"error": type(exc).__name__, "message": str(exc)}
-        except AttributeError as exc:
+        except AttributeError:
             if not hasattr(host, f"op_{op}"):
                 reply = {"error": "NetloadConfigError", "message": f"unknown engine op {op!r}"}
             else:
