@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Callable
 
-from pytest_netload.packets import IPv4, UDP, Eth
+from pytest_netload.packets import UDP, Eth, IPv4
 from pytest_netload.traffic import Stream
 
 TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
