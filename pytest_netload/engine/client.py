@@ -10,6 +10,7 @@ next call starts a fresh host (handles from the dead one are refused).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from .host import unpack_array
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLL_SLICE_MS = 100
+PCI_ADDRESS = re.compile(r"([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 DPDK_RUNTIME_DIR = "/var/run/dpdk"
 LOG_TAIL_LINES = 40
 _BOOT = (
@@ -114,6 +116,7 @@ class Engine:
         self.call_timeout_s = call_timeout_s
         self._group: Any = None
         self._channel: Any = None
+        self._unanswered = 0
         self._generation = 0
         self.log_path = ""
         self.hello: dict[str, Any] = {}
@@ -172,6 +175,7 @@ class Engine:
             self._group.terminate(timeout=5.0)
         self._group = None
         self._channel = None
+        self._unanswered = 0
         # A host that died skipped its EAL cleanup: remove its runtime files here.
         args = self.hello.get("eal_args") or []
         if "--file-prefix" in args and self.gateway_spec.startswith("popen"):
@@ -190,9 +194,17 @@ class Engine:
             if op == "close":
                 return None
             self.start()
+        timeout = timeout_s or self.call_timeout_s
         try:
+            # A Ctrl-C between a request and its answer leaves the answer in
+            # the channel: read it first, or every later answer is off by one.
+            while self._unanswered:
+                self._channel.receive(timeout=timeout)
+                self._unanswered -= 1
             self._channel.send({"op": op, **args})
-            reply = self._channel.receive(timeout=timeout_s or self.call_timeout_s)
+            self._unanswered += 1
+            reply = self._channel.receive(timeout=timeout)
+            self._unanswered -= 1
         except Exception as exc:  # noqa: BLE001 - EOFError, RemoteError, TimeoutError, IOError
             tail = _log_tail(self.log_path)
             self._terminate()
@@ -224,6 +236,13 @@ class Engine:
 
     def port(self, device: str, **options: Any) -> Port:
         """Open a DPDK device (vdev string or PCI address) as a port."""
+        address = device.split(",", 1)[0]
+        if PCI_ADDRESS.fullmatch(address) and address not in self._eal_options["pci"]:
+            raise errors.NetloadConfigError(
+                f"port {device!r} is a PCI device, but the engine was started without it: "
+                f"create the Engine with pci=[{address!r}] (the EAL probes only the PCI "
+                "devices it is given, so the machine's other NICs stay untouched)"
+            )
         info = self._call("port_open", device=device, **options)
         return Port(self, int(info["port_id"]), device, info, self._generation)
 
