@@ -109,6 +109,7 @@ class Engine:
     ) -> None:
         self.gateway_spec = gateway
         self.python = python or sys.executable
+        self._pci = list(pci)
         self._eal_options = {"memory_mb": memory_mb, "lcores": lcores,
                              "hugepages": hugepages, "pci": list(pci)}
         self._eal_args = list(eal_args) if eal_args else None
@@ -237,7 +238,7 @@ class Engine:
     def port(self, device: str, **options: Any) -> Port:
         """Open a DPDK device (vdev string or PCI address) as a port."""
         address = device.split(",", 1)[0]
-        if PCI_ADDRESS.fullmatch(address) and address not in self._eal_options["pci"]:
+        if PCI_ADDRESS.fullmatch(address) and address not in self._pci:
             raise errors.NetloadConfigError(
                 f"port {device!r} is a PCI device, but the engine was started without it: "
                 f"create the Engine with pci=[{address!r}] (the EAL probes only the PCI "
