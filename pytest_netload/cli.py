@@ -36,9 +36,11 @@ def _print_result(result: RunResult, out: Any = sys.stdout) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .engine.client import Engine
-    from .topology.builtin import build
+    from .topology.builtin import build, sweep_stale
     from .traffic import flow_stream
 
+    for name in sweep_stale():
+        print(f"removed {name}, left behind by a netload process that has ended")
     print(f"netload demo: building {args.topology} ({args.backend}) ...")
     with build(args.topology, backend=args.backend) as built, Engine() as engine:
         topo = built.topology

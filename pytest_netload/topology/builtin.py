@@ -189,7 +189,7 @@ def _require_root() -> None:
         raise NetloadEnvironmentError(
             "the built-in topologies create network namespaces and veth interfaces, which "
             "needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN); run pytest as root, e.g. "
-            "`sudo -E python -m pytest ...`, or use a TOML topology for existing ports"
+            "`sudo -E python -m pytest ...`"
         )
 
 
@@ -688,8 +688,7 @@ def build(name: str, **kw: Any) -> contextlib.AbstractContextManager[BuiltTopolo
     factory = BUILTIN.get(name)
     if factory is None:
         raise NetloadConfigError(
-            f"topology = {name!r} is not a built-in topology; use one of {sorted(BUILTIN)} "
-            "or give a TOML topology file"
+            f"topology = {name!r} is not a built-in topology; use one of {sorted(BUILTIN)}"
         )
     unknown = sorted(set(kw) - {"backend", "prefix"})
     if unknown:
