@@ -1,0 +1,61 @@
+"""Shared fixtures of the engine integration tests: one engine host per module, fresh vdevs.
+
+Each engine host runs DPDK with ``--no-huge`` and about 1 GiB of virtual memory, so a module
+shares one (module scope) and no test holds more than two at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_netload.engine.client import Engine, Port
+
+# Vdev names must be unique within an engine host: one counter for the whole session.
+_VDEV_IDS = itertools.count(100)
+
+
+@pytest.fixture(scope="session")
+def vdev_name() -> Callable[[str], str]:
+    """Makes vdev names no other port of this session has used: ``vdev_name("net_pcap")``."""
+    return lambda driver: f"{driver}{next(_VDEV_IDS)}"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """One engine host for the whole module; its log goes to a pytest temp dir."""
+    from pytest_netload.engine.client import Engine
+
+    log_dir = tmp_path_factory.mktemp("engine-log")
+    with Engine(log_dir=str(log_dir)) as e:
+        yield e
+
+
+@pytest.fixture
+def ring(engine: Engine, vdev_name: Callable[[str], str]) -> Iterator[Callable[..., Port]]:
+    """Opens fresh net_ring ports (TX loops back to their own RX); closes them after the test."""
+    opened: list[Port] = []
+
+    def open_ring(**options: object) -> Port:
+        port = engine.port(vdev_name("net_ring"), **options)
+        opened.append(port)
+        return port
+
+    yield open_ring
+    for port in opened:
+        port.close()
+
+
+@pytest.fixture
+def empty_pcap(tmp_path: Path) -> Path:
+    """A pcap file without packets: the RX side of a TX-only net_pcap port."""
+    from scapy.utils import wrpcap
+
+    path = tmp_path / "empty.pcap"
+    wrpcap(str(path), [])
+    return path
