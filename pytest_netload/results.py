@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .errors import NetloadConfigError
+from .histogram import LogHistogram
 
 FCS_BYTES = 4
 PREAMBLE_IFG_BYTES = 20  # 7 B preamble + 1 B SFD + 12 B inter-frame gap
@@ -59,6 +60,12 @@ class StreamResult:
     latency_min_ns: int
     latency_max_ns: int
     latency_sum_ns: int
+    tx_max_lag_ns: int = 0
+    tx_lagged_bursts: int = 0
+    expected_only: bool = False
+    rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
+    sample_tx_ns: np.ndarray | None = field(default=None, compare=False, repr=False)
+    sample_rx_ns: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def rx_unique(self) -> int:
@@ -67,6 +74,11 @@ class StreamResult:
     @property
     def lost(self) -> int:
         """Sent and never received (duplicates do not hide losses)."""
+        if self.expected_only:
+            raise NetloadConfigError(
+                f"stream {self.name!r} was only expected in this run: its TX count is "
+                "on the engine that sent it; lost = that count - rx_unique"
+            )
         return self.tx_packets - self.rx_unique
 
     @property
@@ -86,8 +98,30 @@ class StreamResult:
         return _rate(bits, self.tx_span_ns)
 
     @property
+    def rx_span_ns(self) -> int:
+        return max(self.rx_last_ns - self.rx_first_ns, 0)
+
+    @property
     def rx_pps(self) -> float:
-        return _rate(self.rx_packets, max(self.rx_last_ns - self.rx_first_ns, 0))
+        return _rate(self.rx_packets, self.rx_span_ns)
+
+    def rx_bps(self, layer: str = "l2") -> float:
+        bits = 8 * (self.rx_bytes + layer_overhead(layer) * self.rx_packets)
+        return _rate(bits, self.rx_span_ns)
+
+    @property
+    def inter_departure_ns(self) -> np.ndarray:
+        """TX time gaps of the sampled frames, from their trailers (needs timing_samples)."""
+        if self.sample_tx_ns is None:
+            raise NetloadConfigError("no timing samples: run with timing_samples=N")
+        return np.diff(self.sample_tx_ns.astype(np.int64))
+
+    @property
+    def inter_arrival_ns(self) -> np.ndarray:
+        """RX time gaps of the sampled frames (needs timing_samples)."""
+        if self.sample_rx_ns is None:
+            raise NetloadConfigError("no timing samples: run with timing_samples=N")
+        return np.diff(self.sample_rx_ns.astype(np.int64))
 
     @property
     def latency_mean_ns(self) -> float | None:
@@ -115,12 +149,17 @@ class RunResult:
         return sum(s.tx_packets for s in self.streams)
 
     @property
+    def sent_streams(self) -> tuple[StreamResult, ...]:
+        return tuple(s for s in self.streams if not s.expected_only)
+
+    @property
     def rx_packets(self) -> int:
         return sum(s.rx_packets for s in self.streams)
 
     @property
     def lost(self) -> int:
-        return sum(s.lost for s in self.streams)
+        """Frames lost over the streams this run sent (expected-only ones excluded)."""
+        return sum(s.lost for s in self.streams if not s.expected_only)
 
     @property
     def duplicates(self) -> int:
@@ -129,6 +168,16 @@ class RunResult:
     @property
     def reordered(self) -> int:
         return sum(s.reordered for s in self.streams)
+
+    @property
+    def generator_drops(self) -> int:
+        """Frames the generator's own ports dropped on receive (DPDK and kernel counters).
+
+        On a path with no DUT, tx == rx + generator_drops; a trial with
+        generator drops measured the generator, not the DUT.
+        """
+        keys = ("imissed", "ierrors", "rx_nombuf", "iface_rx_dropped")
+        return sum(int(c.get(k, 0)) for c in self.ports.values() for k in keys)
 
     @property
     def foreign(self) -> int:
@@ -151,19 +200,27 @@ class RunResult:
 
     def summary_line(self, layer: str = "l2") -> str:
         """One line in the manner of Linux pktgen's result."""
-        loss = self.lost / self.tx_packets if self.tx_packets else 0.0
+        sent = sum(s.tx_packets for s in self.sent_streams)
+        loss = self.lost / sent if sent else 0.0
         return (
             f"tx {self.tx_packets} pkts {self.tx_pps:,.0f} pps "
             f"{self.tx_bps(layer) / 1e6:,.1f} Mbit/s ({LAYER_TEXT[layer]}) | "
             f"rx {self.rx_packets} pkts | lost {self.lost} ({loss:.4%}) "
             f"dup {self.duplicates} reordered {self.reordered} foreign {self.foreign}"
+            + (f" | generator dropped {self.generator_drops}" if self.generator_drops else "")
             + (" | INTERRUPTED" if self.interrupted else "")
         )
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "streams": [
-                {**s.__dict__, "lost": s.lost, "tx_pps": s.tx_pps} for s in self.streams
+                {
+                    **{k: v for k, v in s.__dict__.items() if isinstance(v, (int, str))},
+                    "lost": None if s.expected_only else s.lost,
+                    "tx_pps": s.tx_pps,
+                    "rx_pps": s.rx_pps,
+                }
+                for s in self.streams
             ],
             "ports": self.ports,
             "foreign": self.foreign,
@@ -177,8 +234,19 @@ def build_run_result(
     arrays: dict[str, np.ndarray],
     ports: dict[str, dict[str, int]],
     interrupted: bool = False,
+    hist_lower_ns: list[int] | None = None,
+    expected_only: int = 0,
 ) -> RunResult:
     tx, rx = arrays["tx"], arrays["rx"]
+    lower = np.asarray(hist_lower_ns, dtype=np.uint64) if hist_lower_ns else None
+    gaps = arrays.get("rx_gap_hist")
+    counts = arrays.get("sample_count")
+
+    def samples(key: str, i: int) -> np.ndarray | None:
+        if counts is None:
+            return None
+        return np.asarray(arrays[key][i][: int(counts[i])])
+
     streams = tuple(
         StreamResult(
             name=names[i],
@@ -198,6 +266,13 @@ def build_run_result(
             latency_min_ns=int(rx["latency_min_ns"][i]),
             latency_max_ns=int(rx["latency_max_ns"][i]),
             latency_sum_ns=int(rx["latency_sum_ns"][i]),
+            expected_only=i >= len(names) - expected_only,
+            tx_max_lag_ns=int(tx["max_lag_ns"][i]),
+            tx_lagged_bursts=int(tx["lagged_bursts"][i]),
+            rx_gaps=LogHistogram(gaps[i], lower) if gaps is not None and lower is not None
+            else None,
+            sample_tx_ns=samples("sample_tx_ns", i),
+            sample_rx_ns=samples("sample_rx_ns", i),
         )
         for i in range(len(names))
     )

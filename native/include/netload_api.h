@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 1,
+	NETLOAD_ABI_VERSION = 2,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -21,7 +21,12 @@ enum netload_constants {
 	NETLOAD_MIN_FRAME_BYTES = 60,
 	NETLOAD_MAX_FRAME_BYTES = 9600,
 	NETLOAD_NAME_BYTES = 64,
-	NETLOAD_SEQ_WINDOW = 65536
+	NETLOAD_SEQ_WINDOW = 65536,
+	NETLOAD_HIST_SUB_BITS = 7,       /* 128 sub-buckets: relative error < 1/64 */
+	NETLOAD_HIST_BUCKETS = 2560,     /* values from 0 to 2^44 ns (4.9 h) */
+	NETLOAD_MAX_BURST = 128,         /* net_af_xdp (22.11) strands TX frames at 256 */
+	NETLOAD_MAX_PHASES = 1024,
+	NETLOAD_MAX_GAPS = 1048576
 };
 
 enum netload_status {
@@ -117,6 +122,12 @@ int netload_port_info(uint16_t port_id, struct netload_port_info *info);
 int netload_port_stats(uint16_t port_id, struct netload_port_stats *stats);
 int netload_port_stats_reset(uint16_t port_id);
 int netload_port_close(uint16_t port_id);
+int netload_port_set_queue_rate(uint16_t port_id, uint16_t queue, uint32_t mbps);
+
+/* ---- histograms (log-linear, HdrHistogram layout) ------------------------ */
+
+int netload_hist_index(uint64_t value);
+int netload_hist_lower_bounds(uint64_t *lower, uint32_t n);
 
 /* ---- streams ------------------------------------------------------------- */
 
@@ -157,11 +168,24 @@ void netload_stream_free(struct netload_stream *stream);
 
 /* ---- runs ---------------------------------------------------------------- */
 
+/*
+ * A pacing phase: packet k+1 leaves gaps_ps[k mod n_gaps] after packet k
+ * (deadlines accumulate on the TSC from the run's common start, so the mean
+ * rate does not drift). No gaps: as fast as the port takes them.
+ */
+struct netload_phase_conf {
+	const uint64_t *gaps_ps;
+	uint32_t n_gaps;
+	uint64_t duration_ns;     /* 0: until the run ends (only for the last phase) */
+};
+
 struct netload_tx_conf {
 	struct netload_stream *stream;
 	uint16_t queue;           /* on the stream's port */
 	uint64_t count;           /* packets to send; 0: until the run ends */
 	int expect_only;          /* send nothing: RX only expects the stream (sent elsewhere) */
+	uint32_t n_phases;        /* 0: one phase at maximum rate */
+	const struct netload_phase_conf *phases;
 };
 
 struct netload_rx_conf {
@@ -178,6 +202,7 @@ struct netload_run_conf {
 	uint64_t start_delay_ns;  /* common TX start deadline after run_start */
 	uint64_t drain_ns;        /* RX keeps polling this long after TX ends */
 	uint16_t burst;           /* packets per burst; 0: default 32 */
+	uint32_t timing_samples;  /* per stream: TX and RX times of the first N arrivals */
 };
 
 struct netload_run_status {
@@ -194,6 +219,8 @@ struct netload_tx_stats {
 	uint64_t alloc_failures;  /* bursts that found the pool empty */
 	uint64_t first_ns;        /* first burst built, ns after the start deadline */
 	uint64_t last_ns;         /* last burst accepted by the PMD, same clock */
+	uint64_t max_lag_ns;      /* paced streams: worst delay of a burst behind its deadline */
+	uint64_t lagged_bursts;   /* paced bursts that left more than 1 us late */
 };
 
 struct netload_rx_stream_stats {
@@ -224,4 +251,6 @@ int netload_run_stop(struct netload_run *run);
 int netload_run_tx_stats(const struct netload_run *run, uint32_t tx_index, struct netload_tx_stats *stats);
 int netload_run_rx_stream_stats(const struct netload_run *run, uint32_t tx_index, struct netload_rx_stream_stats *stats);
 int netload_run_rx_queue_stats(const struct netload_run *run, uint32_t rx_index, struct netload_rx_queue_stats *stats);
+int netload_run_rx_gap_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *counts, uint32_t n);
+int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);

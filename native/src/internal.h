@@ -19,7 +19,6 @@ extern int netload_logtype;
 int netload_fail(int status, const char *fmt, ...) __rte_format_printf(2, 3);
 
 #define NETLOAD_DEFAULT_BURST 32
-#define NETLOAD_MAX_BURST 256
 #define NETLOAD_DEFAULT_POOL_MBUFS 8191
 #define NETLOAD_POOL_CACHE 256
 
@@ -85,6 +84,21 @@ struct netload_stream *netload_stream_by_id(uint16_t id);
 void netload_stream_reset(struct netload_stream *s);
 uint16_t netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs,
 		uint16_t n, uint64_t first_seq, uint64_t tsc, uint64_t *bytes);
+
+/* Histogram bucket of a value (see hist.c); values past the range clamp. */
+static inline uint32_t
+netload_hist_index_inline(uint64_t v)
+{
+	uint32_t b, idx;
+
+	if (v < (1u << NETLOAD_HIST_SUB_BITS))
+		return (uint32_t)v;
+	b = 63 - __builtin_clzll(v) - (NETLOAD_HIST_SUB_BITS - 1);
+	idx = (1u << NETLOAD_HIST_SUB_BITS) +
+		(b - 1) * (1u << (NETLOAD_HIST_SUB_BITS - 1)) +
+		(uint32_t)((v >> b) - (1u << (NETLOAD_HIST_SUB_BITS - 1)));
+	return idx < NETLOAD_HIST_BUCKETS ? idx : NETLOAD_HIST_BUCKETS - 1;
+}
 
 /* Ports: the TX checksum offloads a stream may use. */
 uint64_t netload_port_tx_csum(uint16_t port_id);

@@ -62,7 +62,7 @@ find_or_probe(const char *device, uint16_t *port_id, int *probed)
 	ret = rte_dev_probe(device);
 	if (ret < 0 && ret != -EEXIST)
 		return netload_fail(NETLOAD_ENODEV,
-				"device '%s' could not be probed: %s; check the "
+				"device '%s' could not be probed (DPDK: %s); check the "
 				"driver name (net_af_xdp, net_af_packet, net_pcap, net_tap, "
 				"net_memif, net_ring, net_null or a PCI address bound to "
 				"vfio-pci) and its arguments", device, rte_strerror(-ret));
@@ -316,5 +316,25 @@ netload_port_close(uint16_t port_id)
 		return 0;
 	NETLOAD_LOG(INFO, "port %u closed (%s)\n", port_id, ports[port_id].device);
 	release(port_id);
+	return 0;
+}
+
+int
+netload_port_set_queue_rate(uint16_t port_id, uint16_t queue, uint32_t mbps)
+{
+	int ret;
+
+	if (!netload_port_is_open(port_id))
+		return netload_fail(NETLOAD_ENODEV, "port %u is not open", port_id);
+	ret = rte_eth_set_queue_rate_limit(port_id, queue, mbps);
+	if (ret == -ENOTSUP)
+		return netload_fail(NETLOAD_ENOTSUP,
+				"port %u (%s) has no hardware queue rate limiting; use "
+				"software pacing", port_id, ports[port_id].device);
+	if (ret != 0)
+		return netload_fail(NETLOAD_EPORT, "port %u queue %u: rate limit %u Mbit/s: %s",
+				port_id, queue, mbps, rte_strerror(-ret));
+	NETLOAD_LOG(INFO, "port %u queue %u: hardware rate limit %u Mbit/s\n",
+			port_id, queue, mbps);
 	return 0;
 }

@@ -26,6 +26,44 @@ tsc_to_ns(const struct netload_run *run, uint64_t cycles)
 }
 
 /*
+ * How many of the next `want` packets are due at now_fp (cycles << 16 since
+ * the start). Walks the phase list; marks the task done when its last phase
+ * has ended. Several packets come due at once only when the gaps are shorter
+ * than a loop turn: they leave as one small burst, each at most one loop turn
+ * behind its deadline.
+ */
+static inline uint16_t
+due(struct tx_task *t, uint64_t now_fp, uint16_t want)
+{
+	uint16_t n = 0;
+
+	while (n < want) {
+		struct tx_phase *ph = &t->phases[t->phase];
+
+		if (ph->end_fp && (now_fp >= ph->end_fp ||
+				(ph->n_gaps && t->next_fp >= ph->end_fp))) {
+			if (t->phase + 1 == t->n_phases) {
+				t->done = n == 0;
+				break;
+			}
+			t->phase++;
+			t->next_fp = ph->end_fp;
+			t->gap_idx = 0;
+			continue;
+		}
+		if (ph->n_gaps == 0)
+			return want;
+		if (t->next_fp > now_fp)
+			break;
+		n++;
+		t->next_fp += ph->gaps_fp[t->gap_idx];
+		if (++t->gap_idx == ph->n_gaps)
+			t->gap_idx = 0;
+	}
+	return n;
+}
+
+/*
  * Build a burst and send it. Frames the PMD refused last time go first and
  * the burst is topped up with new ones, so the PMD always sees full bursts
  * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
@@ -44,6 +82,22 @@ tx_step(struct netload_run *run, struct tx_task *t)
 	if (want == 0 && old == 0) {
 		t->done = 1;
 		return;
+	}
+	if (t->n_phases && want) {
+		uint64_t now = rte_rdtsc(), now_fp, first_fp = t->next_fp;
+
+		now_fp = (now > run->start_tsc ? now - run->start_tsc : 0) << NETLOAD_FP_SHIFT;
+		want = due(t, now_fp, want);
+		if (want && now_fp > first_fp) {
+			uint64_t lag = (now_fp - first_fp) >> NETLOAD_FP_SHIFT;
+
+			if (lag > t->max_lag)
+				t->max_lag = lag;
+			if (lag > run->hz / 1000000)
+				t->lagged_bursts++;
+		}
+		if (t->done || (want == 0 && old == 0))
+			return;
 	}
 	if (old)
 		memcpy(bufs, t->pending, sizeof(bufs[0]) * old);
@@ -182,12 +236,19 @@ netload_run_free(struct netload_run *run)
 		tx_finish(&run->tx[i]);
 		if (run->tx[i].stream)
 			run->tx[i].stream->in_run = 0;
+		for (j = 0; j < run->tx[i].n_phases; j++)
+			rte_free(run->tx[i].phases[j].gaps_fp);
+		rte_free(run->tx[i].phases);
 	}
 	for (i = 0; i < run->n_rx; i++) {
 		if (run->rx[i].streams == NULL)
 			continue;
-		for (j = 0; j < run->n_tx; j++)
+		for (j = 0; j < run->n_tx; j++) {
 			rte_free(run->rx[i].streams[j].seen);
+			rte_free(run->rx[i].streams[j].gap_hist);
+			rte_free(run->rx[i].streams[j].sample_tx);
+			rte_free(run->rx[i].streams[j].sample_rx);
+		}
 		rte_free(run->rx[i].streams);
 	}
 	for (i = 0; i < run->n_workers; i++) {
@@ -200,6 +261,60 @@ netload_run_free(struct netload_run *run)
 	if (active_run == run)
 		active_run = NULL;
 	rte_free(run);
+}
+
+/* Gap tables in picoseconds -> TSC cycles << 16, phase ends relative to the start. */
+static int
+load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_conf *c,
+		uint32_t index)
+{
+	const double fp_per_ps = (double)run->hz * (1 << NETLOAD_FP_SHIFT) / 1e12;
+	uint64_t end_fp = 0;
+	uint32_t p, k;
+
+	if (c->n_phases == 0)
+		return 0;
+	if (c->n_phases > NETLOAD_MAX_PHASES || c->phases == NULL)
+		return netload_fail(NETLOAD_EINVAL, "run: TX entry %u has %u phases; give 1 to %d",
+				index, c->n_phases, NETLOAD_MAX_PHASES);
+	t->phases = rte_zmalloc("netload_phases", sizeof(*t->phases) * c->n_phases, 0);
+	if (t->phases == NULL)
+		return netload_fail(NETLOAD_ENOMEM, "run: phases of TX entry %u", index);
+	t->n_phases = c->n_phases;
+	for (p = 0; p < c->n_phases; p++) {
+		const struct netload_phase_conf *pc = &c->phases[p];
+		struct tx_phase *ph = &t->phases[p];
+
+		if (pc->n_gaps > NETLOAD_MAX_GAPS || (pc->n_gaps && pc->gaps_ps == NULL))
+			return netload_fail(NETLOAD_EINVAL,
+					"run: TX entry %u phase %u has %u gaps; at most %d",
+					index, p, pc->n_gaps, NETLOAD_MAX_GAPS);
+		if (pc->duration_ns == 0 && p + 1 < c->n_phases)
+			return netload_fail(NETLOAD_EINVAL,
+					"run: TX entry %u phase %u has no duration, but phases follow it",
+					index, p);
+		if (pc->duration_ns) {
+			end_fp += (uint64_t)((double)pc->duration_ns * 1e3 * fp_per_ps);
+			ph->end_fp = end_fp;
+		}
+		ph->n_gaps = pc->n_gaps;
+		if (pc->n_gaps == 0)
+			continue;
+		ph->gaps_fp = rte_malloc("netload_gaps", sizeof(uint64_t) * pc->n_gaps, 0);
+		if (ph->gaps_fp == NULL)
+			return netload_fail(NETLOAD_ENOMEM, "run: gap table of %u entries", pc->n_gaps);
+		for (k = 0; k < pc->n_gaps; k++) {
+			if (pc->gaps_ps[k] == 0)
+				return netload_fail(NETLOAD_EINVAL,
+						"run: TX entry %u phase %u gap %u is 0 ps; gaps must be "
+						"positive (use a phase without gaps for maximum rate)",
+						index, p, k);
+			ph->gaps_fp[k] = (uint64_t)((double)pc->gaps_ps[k] * fp_per_ps + 0.5);
+			if (ph->gaps_fp[k] == 0)
+				ph->gaps_fp[k] = 1;
+		}
+	}
+	return 0;
 }
 
 static int
@@ -217,7 +332,9 @@ check_run_conf(const struct netload_run_conf *c)
 				c->n_tx, NETLOAD_MAX_STREAMS);
 	if (c->duration_ns == 0)
 		for (i = 0; i < c->n_tx; i++)
-			if (c->tx[i].count == 0 && !c->tx[i].expect_only)
+			if (c->tx[i].count == 0 && !c->tx[i].expect_only &&
+					(c->tx[i].n_phases == 0 || c->tx[i].phases == NULL ||
+					 c->tx[i].phases[c->tx[i].n_phases - 1].duration_ns == 0))
 				return netload_fail(NETLOAD_EINVAL,
 						"run: TX entry %u has no count and the run no "
 						"duration; give one of them", i);
@@ -338,6 +455,8 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	run->reaped = 1;
 	memset(run->slot_of, 0xff, sizeof(run->slot_of));
 	run->hz = rte_get_tsc_hz();
+	run->ns_per_cycle = 1e9 / (double)run->hz;
+	run->timing_samples = c->timing_samples;
 	run->burst = c->burst ? c->burst : NETLOAD_DEFAULT_BURST;
 	run->n_tx = c->n_tx;
 	run->n_rx = c->n_rx;
@@ -357,6 +476,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->queue = c->tx[i].queue;
 		t->count = c->tx[i].count;
 		t->done = c->tx[i].expect_only != 0;
+		ret = load_phases(run, t, &c->tx[i], i);
+		if (ret < 0)
+			goto fail;
 		run->slot_of[t->stream->id] = (uint16_t)i;
 		netload_stream_reset(t->stream);
 		t->stream->in_run = 1;
@@ -374,10 +496,21 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 			goto fail;
 		}
 		for (j = 0; j < c->n_tx; j++) {
-			t->streams[j].lat_min = UINT64_MAX;
-			t->streams[j].seen = rte_zmalloc("netload_seen",
-					NETLOAD_SEQ_WINDOW / 8, RTE_CACHE_LINE_SIZE);
-			if (t->streams[j].seen == NULL) {
+			struct rx_stream_state *st = &t->streams[j];
+
+			st->lat_min = UINT64_MAX;
+			st->seen = rte_zmalloc("netload_seen", NETLOAD_SEQ_WINDOW / 8,
+					RTE_CACHE_LINE_SIZE);
+			st->gap_hist = rte_zmalloc("netload_gaps",
+					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+			if (c->timing_samples) {
+				st->sample_tx = rte_malloc("netload_samples",
+						sizeof(uint64_t) * c->timing_samples, 0);
+				st->sample_rx = rte_malloc("netload_samples",
+						sizeof(uint64_t) * c->timing_samples, 0);
+			}
+			if (st->seen == NULL || st->gap_hist == NULL || (c->timing_samples &&
+					(st->sample_tx == NULL || st->sample_rx == NULL))) {
 				ret = netload_fail(NETLOAD_ENOMEM,
 						"run: sequence window for %u streams", c->n_tx);
 				goto fail;
@@ -506,7 +639,50 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	out->alloc_failures = t->alloc_failures;
 	out->first_ns = since_start(run, t->first_tsc);
 	out->last_ns = since_start(run, t->last_tsc);
+	out->max_lag_ns = tsc_to_ns(run, t->max_lag);
+	out->lagged_bursts = t->lagged_bursts;
 	return 0;
+}
+
+int
+netload_run_rx_gap_hist(const struct netload_run *run, uint32_t i, uint64_t *counts, uint32_t n)
+{
+	uint32_t q, k;
+	int ret = check_done(run, "rx_gap_hist");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_tx || n > NETLOAD_HIST_BUCKETS)
+		return netload_fail(NETLOAD_EINVAL, "rx_gap_hist: entry %u of %u, %u buckets",
+				i, run->n_tx, n);
+	memset(counts, 0, sizeof(*counts) * n);
+	for (q = 0; q < run->n_rx; q++)
+		for (k = 0; k < n; k++)
+			counts[k] += run->rx[q].streams[i].gap_hist[k];
+	return 0;
+}
+
+int
+netload_run_timing_samples(const struct netload_run *run, uint32_t i, uint64_t *tx_ns,
+		uint64_t *rx_ns, uint32_t n)
+{
+	uint32_t q, k, got = 0;
+	int ret = check_done(run, "timing_samples");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_tx)
+		return netload_fail(NETLOAD_EINVAL, "timing_samples: entry %u of %u", i, run->n_tx);
+	/* Samples of one stream come from one RX queue unless the DUT spread it. */
+	for (q = 0; q < run->n_rx && got < n; q++) {
+		const struct rx_stream_state *st = &run->rx[q].streams[i];
+
+		for (k = 0; k < st->n_samples && got < n; k++, got++) {
+			tx_ns[got] = since_start(run, st->sample_tx[k]);
+			rx_ns[got] = since_start(run, st->sample_rx[k]);
+		}
+	}
+	return (int)got;
 }
 
 int

@@ -6,6 +6,15 @@
 
 #define NETLOAD_NO_SLOT 0xffff
 
+/* A pacing phase in TSC cycles << 16, relative to the run's start. */
+struct tx_phase {
+	uint64_t *gaps_fp;
+	uint32_t n_gaps;          /* 0: as fast as the port takes them */
+	uint64_t end_fp;          /* 0: until the run ends */
+};
+
+#define NETLOAD_FP_SHIFT 16
+
 /* Written by one worker only; read by the main lcore after the run. */
 struct tx_task {
 	struct netload_stream *stream;
@@ -14,6 +23,13 @@ struct tx_task {
 	uint64_t count;
 	uint64_t next_seq;        /* packets built so far */
 	int done;
+	uint32_t n_phases;        /* 0: unpaced */
+	struct tx_phase *phases;
+	uint32_t phase;
+	uint32_t gap_idx;
+	uint64_t next_fp;         /* deadline of the next packet */
+	uint64_t max_lag;         /* cycles */
+	uint64_t lagged_bursts;
 	uint16_t n_pending;       /* refused by the PMD, sent first next time */
 	struct rte_mbuf *pending[NETLOAD_MAX_BURST];
 	/* results */
@@ -36,7 +52,12 @@ struct rx_stream_state {
 	uint64_t lat_min;
 	uint64_t lat_max;
 	uint64_t lat_sum;
+	uint64_t prev_rx_tsc;     /* for inter-arrival times */
 	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
+	uint64_t *gap_hist;       /* NETLOAD_HIST_BUCKETS inter-arrival counts, in ns */
+	uint32_t n_samples;
+	uint64_t *sample_tx;      /* TX and RX TSC of the first timing_samples arrivals */
+	uint64_t *sample_rx;
 } __rte_cache_aligned;
 
 struct rx_task {
@@ -66,7 +87,9 @@ struct netload_run {
 	struct worker *workers;
 	uint16_t slot_of[NETLOAD_MAX_STREAMS];   /* stream id -> TX entry */
 	uint16_t burst;
+	uint32_t timing_samples;
 	uint64_t hz;
+	double ns_per_cycle;
 	uint64_t start_tsc;
 	uint64_t end_tsc;         /* 0: no duration bound */
 	uint64_t drain_tsc;

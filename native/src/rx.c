@@ -117,10 +117,22 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			continue;
 		}
 		st = &t->streams[slot];
+		if (unlikely(run->timing_samples != 0)) {
+			/* Pattern checks want each frame's own arrival time. */
+			now = rte_rdtsc();
+			if (st->n_samples < run->timing_samples) {
+				st->sample_tx[st->n_samples] = sig->tx_tsc;
+				st->sample_rx[st->n_samples++] = now;
+			}
+		}
 		st->packets++;
 		st->bytes += m->pkt_len;
 		if (st->first_tsc == 0)
 			st->first_tsc = now;
+		else
+			st->gap_hist[netload_hist_index_inline((uint64_t)
+					((double)(now - st->prev_rx_tsc) * run->ns_per_cycle))]++;
+		st->prev_rx_tsc = now;
 		st->last_tsc = now;
 		lat = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
 		if (lat < st->lat_min)

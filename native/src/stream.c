@@ -167,6 +167,12 @@ check_field(const struct netload_stream_conf *c, uint32_t i)
 	if (fc->step == 0 && fc->op != NETLOAD_FIELD_SET)
 		return netload_fail(NETLOAD_EINVAL, "field %u: step must be at least 1", i);
 	for (f = 0; f < c->n_frames; f++) {
+		if ((uint32_t)fc->offset + fc->width > c->frame_bytes[f])
+			return netload_fail(NETLOAD_EINVAL,
+					"field %u at offset %u width %u lies outside the %u-byte "
+					"frame; give an offset below %u", i, fc->offset, fc->width,
+					c->frame_bytes[f], c->frame_bytes[f] - NETLOAD_SIGNATURE_BYTES -
+					fc->width);
 		if ((uint32_t)fc->offset + fc->width >
 				(uint32_t)c->frame_bytes[f] - NETLOAD_SIGNATURE_BYTES)
 			return netload_fail(NETLOAD_EINVAL,

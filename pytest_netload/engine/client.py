@@ -75,6 +75,25 @@ class Port:
 
 
 @dataclass(frozen=True)
+class Tx:
+    """One stream's part in a run: how many packets, and how they are paced.
+
+    `phases` are `patterns.Phase` objects (or their `as_spec()` dicts); none
+    means as fast as the port takes them.
+    """
+
+    stream: LoadedStream
+    count: int = 0
+    phases: tuple[Any, ...] = ()
+    queue: int = 0
+
+    def spec(self) -> dict[str, Any]:
+        phases = [p if isinstance(p, dict) else p.as_spec() for p in self.phases]
+        return {"handle": self.stream.handle, "queue": self.queue, "count": int(self.count),
+                "expect_only": False, "phases": phases}
+
+
+@dataclass(frozen=True)
 class LoadedStream:
     """A stream compiled into pre-filled pools on one port of an engine."""
 
@@ -118,6 +137,8 @@ class Engine:
         self._group: Any = None
         self._channel: Any = None
         self._unanswered = 0
+        self._own_log_dir = ""
+        self._crashed = False
         self._generation = 0
         self.log_path = ""
         self.hello: dict[str, Any] = {}
@@ -137,7 +158,11 @@ class Engine:
         spec = self.gateway_spec
         if spec == "popen" or spec.startswith("popen") and "python=" not in spec:
             spec = f"{spec}//python={self.python}"
-        log_dir = self._log_dir or tempfile.mkdtemp(prefix="netload-engine-")
+        if self._log_dir:
+            log_dir = self._log_dir
+        else:
+            log_dir = self._own_log_dir = self._own_log_dir or tempfile.mkdtemp(
+                prefix="netload-engine-")
         os.makedirs(log_dir, exist_ok=True)
         self._generation += 1
         self.log_path = os.path.join(log_dir, f"engine-{os.getpid()}-{self._generation}.log")
@@ -164,6 +189,10 @@ class Engine:
             except errors.NetloadError:
                 pass
         self._terminate()
+        # Logs of a host that crashed stay for the bug report the exception pointed at.
+        if self._own_log_dir and not self._crashed:
+            shutil.rmtree(self._own_log_dir, ignore_errors=True)
+            self._own_log_dir = ""
 
     def __enter__(self) -> Self:
         return self.start()
@@ -208,6 +237,7 @@ class Engine:
             self._unanswered -= 1
         except Exception as exc:  # noqa: BLE001 - EOFError, RemoteError, TimeoutError, IOError
             tail = _log_tail(self.log_path)
+            self._crashed = True
             self._terminate()
             raise errors.EngineCrashed(
                 f"engine host died or hung during {op!r} ({type(exc).__name__}: {exc}); "
@@ -253,6 +283,12 @@ class Engine:
             self.constants["signature_bytes"]
         )
         check_frames_fit(spec, port)
+        limit = self.constants["max_fields"]
+        if len(spec.get("fields", ())) > limit:
+            raise errors.NetloadConfigError(
+                f"stream {spec.get('name')!r} has {len(spec['fields'])} field modifiers; "
+                f"the engine takes at most {limit} per stream: split it into several streams"
+            )
         reply = self._call("stream_load", port_id=port._id(), spec=spec, pool_mbufs=pool_mbufs)
         return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
                             str(spec.get("name") or f"stream{reply['stream_id']}"),
@@ -262,7 +298,7 @@ class Engine:
 
     def run(
         self,
-        tx: Iterable[LoadedStream | tuple[LoadedStream, int]],
+        tx: Iterable[LoadedStream | tuple[LoadedStream, int] | Tx],
         rx: Iterable[Port] = (),
         *,
         expect: Iterable[LoadedStream] = (),
@@ -271,17 +307,23 @@ class Engine:
         drain_s: float = 0.1,
         start_delay_s: float = 0.01,
         burst: int = 0,
+        timing_samples: int = 0,
         progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> RunResult:
         """Send until every stream sent `count` packets or `duration_s` passed.
 
         `tx` entries are loaded streams (sending `count` each) or
-        `(stream, count)` pairs. `expect` streams are not sent but counted
+        `(stream, count)` pairs or `Tx` entries (with pacing phases).
+        `timing_samples` keeps the TX and RX times of the first N frames of
+        each stream (`StreamResult.sample_tx_ns`, `sample_rx_ns`). `expect` streams are not sent but counted
         on RX (another generator sends them). RX ports are polled until
         `drain_s` after the last frame left. Ctrl-C stops TX, keeps what was measured (as
         `engine.last_result`) and re-raises.
         """
-        entries = [(e, count) if isinstance(e, LoadedStream) else e for e in tx]
+        entries = [
+            e if isinstance(e, Tx) else Tx(e, count) if isinstance(e, LoadedStream) else Tx(*e)
+            for e in tx
+        ]
         expected = list(expect)
         if count < 0 or duration_s < 0 or drain_s < 0:
             raise errors.NetloadConfigError(
@@ -289,9 +331,11 @@ class Engine:
             )
         for stream in expected:
             self._check_generation(stream.generation, f"stream {stream.name!r}")
-        for stream, n in entries:
+        for entry in entries:
+            stream, n = entry.stream, entry.count
             self._check_generation(stream.generation, f"stream {stream.name!r}")
-            if n == 0 and duration_s == 0:
+            bounded = bool(entry.phases) and entry.spec()["phases"][-1]["duration_ns"] > 0
+            if n == 0 and duration_s == 0 and not bounded:
                 raise errors.NetloadConfigError(
                     f"stream {stream.name!r} has no packet count and the run no duration; "
                     "give count=N or duration_s=T"
@@ -301,13 +345,14 @@ class Engine:
             self._check_generation(p.generation, f"port {p.device!r}")
         run_id = self._call(
             "run_start",
-            tx=[(s.handle, 0, int(n), False) for s, n in entries]
-            + [(s.handle, 0, 0, True) for s in expected],
+            tx=[e.spec() for e in entries]
+            + [{"handle": s.handle, "queue": 0, "count": 0, "expect_only": True} for s in expected],
             rx=[(p.port_id, 0) for p in rx_ports],
             duration_ns=int(duration_s * 1e9),
             drain_ns=int(drain_s * 1e9),
             start_delay_ns=int(start_delay_s * 1e9),
             burst=burst,
+            timing_samples=int(timing_samples),
         )
         interrupted = False
         try:
@@ -323,7 +368,7 @@ class Engine:
             while self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)["state"] != "done":
                 pass
         raw = self._call("run_results", run_id=run_id)
-        streams = [s for s, _ in entries] + expected
+        streams = [e.stream for e in entries] + expected
         by_id = {p.port_id: p.device for p in [s.port for s in streams] + rx_ports}
         result = build_run_result(
             [s.name for s in streams],
@@ -331,6 +376,8 @@ class Engine:
             {k: unpack_array(v) for k, v in raw["arrays"].items()},
             {by_id.get(int(k), str(k)): v for k, v in raw["ports"].items()},
             interrupted,
+            hist_lower_ns=self.hello.get("hist_lower_ns"),
+            expected_only=len(expected),
         )
         self.last_result = result
         if interrupted:

@@ -34,7 +34,7 @@ RUN_STATES = {
     lib.NETLOAD_RUN_DRAINING: "draining",
     lib.NETLOAD_RUN_DONE: "done",
 }
-_CONFIG_STATUSES = {lib.NETLOAD_EINVAL}
+_CONFIG_STATUSES = {lib.NETLOAD_EINVAL, lib.NETLOAD_EBUSY}
 _ENVIRONMENT_STATUSES = {
     lib.NETLOAD_ENODEV,
     lib.NETLOAD_EPORT,
@@ -75,7 +75,7 @@ def _check(status: int, what: str) -> int:
     if status >= 0:
         return status
     detail = _text(lib.netload_last_error())
-    message = f"{what}: {_text(lib.netload_strerror(status))}"
+    message = what if detail else f"{what}: {_text(lib.netload_strerror(status))}"
     if status in _CONFIG_STATUSES:
         raise NetloadConfigError(f"{message}: {detail}" if detail else message)
     if status in _ENVIRONMENT_STATUSES:
@@ -91,8 +91,9 @@ def struct_dtype(ctype: str) -> np.dtype:
         kind = field.type.cname
         if field.type.kind != "primitive" or not kind.startswith(("uint", "int")):
             continue
+        size = ffi.sizeof(field.type)
         names.append(name)
-        formats.append(np.dtype(kind.replace("_t", "")))
+        formats.append(np.dtype(f"{'u' if kind.startswith('u') else 'i'}{size}"))
         offsets.append(field.offset)
     return np.dtype(
         {"names": names, "formats": formats, "offsets": offsets, "itemsize": ffi.sizeof(t)}
@@ -281,6 +282,20 @@ def port_close(port_id: int) -> None:
     _check(lib.netload_port_close(port_id), f"port {port_id} close")
 
 
+def port_set_queue_rate(port_id: int, queue: int, mbps: int) -> None:
+    """Hardware queue rate limit (0: none); ENOTSUP where the PMD has none."""
+    _check(lib.netload_port_set_queue_rate(port_id, queue, mbps),
+           f"port {port_id} queue {queue} rate limit {mbps} Mbit/s")
+
+
+def hist_lower_bounds_ns() -> np.ndarray:
+    """Lower bound of each histogram bucket, in ns (the layout lives in C)."""
+    n = int(lib.NETLOAD_HIST_BUCKETS)
+    lower = np.zeros(n, dtype=np.uint64)
+    _check(lib.netload_hist_lower_bounds(ffi.from_buffer("uint64_t[]", lower), n), "histogram")
+    return lower
+
+
 # ---- streams ---------------------------------------------------------------------
 
 
@@ -370,28 +385,49 @@ def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> Na
 
 
 class Run:
-    """One native run; poll it in short slices, then read its results once."""
+    """One native run; poll it in short slices, then read its results once.
+
+    `tx` entries are dicts: stream (NativeStream), queue, count, expect_only
+    and phases (a list of {"gaps_ps": little-endian uint64 bytes, "n_gaps",
+    "duration_ns"}, as `patterns.Phase.as_spec()` makes them).
+    """
 
     def __init__(
         self,
-        tx: Sequence[tuple[NativeStream, int, int, bool]],
+        tx: Sequence[dict[str, Any]],
         rx: Sequence[tuple[int, int]],
         *,
         duration_ns: int = 0,
         start_delay_ns: int = 0,
         drain_ns: int = 0,
         burst: int = 0,
+        timing_samples: int = 0,
     ) -> None:
         self.tx = list(tx)
         self.rx = list(rx)
-        ctx = ffi.new(
-            "struct netload_tx_conf[]",
-            [
-                {"stream": s.ptr, "queue": q, "count": c, "expect_only": int(e)}
-                for s, q, c, e in self.tx
-            ]
-            or 1,
-        )
+        self.timing_samples = timing_samples
+        keep: list[Any] = []  # the structs only point at these: they must outlive the call
+        entries = []
+        for e in self.tx:
+            phases = e.get("phases") or []
+            cphases = ffi.new("struct netload_phase_conf[]", max(len(phases), 1))
+            for i, ph in enumerate(phases):
+                gaps = ffi.new("uint64_t[]", max(int(ph["n_gaps"]), 1))
+                ffi.memmove(gaps, ph["gaps_ps"], 8 * int(ph["n_gaps"]))
+                keep.append(gaps)
+                cphases[i].gaps_ps = gaps
+                cphases[i].n_gaps = int(ph["n_gaps"])
+                cphases[i].duration_ns = int(ph["duration_ns"])
+            keep.append(cphases)
+            entries.append({
+                "stream": e["stream"].ptr,
+                "queue": int(e.get("queue", 0)),
+                "count": int(e.get("count", 0)),
+                "expect_only": int(bool(e.get("expect_only"))),
+                "n_phases": len(phases),
+                "phases": cphases,
+            })
+        ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
         crx = ffi.new(
             "struct netload_rx_conf[]", [{"port_id": p, "queue": q} for p, q in self.rx] or 1
         )
@@ -406,6 +442,7 @@ class Run:
                 "start_delay_ns": start_delay_ns,
                 "drain_ns": drain_ns,
                 "burst": burst,
+                "timing_samples": timing_samples,
             },
         )
         out = ffi.new("struct netload_run **")
@@ -435,11 +472,31 @@ class Run:
             _check(lib.netload_run_rx_stream_stats(self.ptr, i, rxs + i), "rx stats")
         for i in range(n_rx):
             _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
-        return {
+        buckets = int(lib.NETLOAD_HIST_BUCKETS)
+        gap_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
+        for i in range(n_tx):
+            counts = ffi.from_buffer("uint64_t[]", gap_hist[i])
+            _check(lib.netload_run_rx_gap_hist(self.ptr, i, counts, buckets), "rx gap histogram")
+        out = {
             "tx": _records("struct netload_tx_stats", txs, n_tx),
             "rx": _records("struct netload_rx_stream_stats", rxs, n_tx),
             "rx_queues": _records("struct netload_rx_queue_stats", rxq, n_rx),
+            "rx_gap_hist": gap_hist,
         }
+        if self.timing_samples:
+            n = self.timing_samples
+            tx_ns = np.zeros((n_tx, n), dtype=np.uint64)
+            rx_ns = np.zeros((n_tx, n), dtype=np.uint64)
+            got = np.zeros(n_tx, dtype=np.uint64)
+            for i in range(n_tx):
+                got[i] = _check(
+                    lib.netload_run_timing_samples(
+                        self.ptr, i, ffi.from_buffer("uint64_t[]", tx_ns[i]),
+                        ffi.from_buffer("uint64_t[]", rx_ns[i]), n),
+                    "timing samples",
+                )
+            out.update(sample_tx_ns=tx_ns, sample_rx_ns=rx_ns, sample_count=got)
+        return out
 
     def free(self) -> None:
         if self.ptr is not None:

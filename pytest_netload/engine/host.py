@@ -41,11 +41,13 @@ class Host:
             # A segfault in C then leaves the Python stack in the engine log.
             self._fault_log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
             faulthandler.enable(file=self._fault_log)
+            # libbpf/libxdp and some PMDs print to stderr: into the engine log with them.
+            os.dup2(self._fault_log.fileno(), 2)
         args = list(eal_args) if eal_args else f.default_eal_args(**eal_options)
         f.Eal.start(args, log_path)
         self.eal_args = args
         return {"constants": f.constants(), "workers": f.Eal.workers(), "eal_args": args,
-                "tsc_hz": f.tsc_hz(),
+                "tsc_hz": f.tsc_hz(), "hist_lower_ns": f.hist_lower_bounds_ns().tolist(),
                 "pid": os.getpid()}
 
     def op_close(self) -> None:
@@ -76,12 +78,25 @@ class Host:
     def op_port_stats(self, port_id: int) -> dict[str, int]:
         return self.facade.port_stats(port_id)
 
+    def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None:
+        self.facade.port_set_queue_rate(port_id, queue, mbps)
+
     def op_port_close(self, port_id: int) -> None:
         if any(s.port_id == port_id for s in self.streams.values()):
             for handle in [h for h, s in self.streams.items() if s.port_id == port_id]:
                 self.streams.pop(handle).free()
         self.facade.port_close(port_id)
         self.ports.pop(port_id, None)
+
+    def stats(self, port_id: int) -> dict[str, int]:
+        """DPDK's port counters, plus the kernel's drop counters of the interface
+        under an AF_XDP/AF_PACKET/pcap port: frames the kernel dropped on the
+        generator's own receive path (a full XSK ring, say) show there only."""
+        stats = self.facade.port_stats(port_id)
+        iface = interface_of(self.ports[port_id])
+        for what in ("rx_dropped", "tx_dropped"):
+            stats[f"iface_{what}"] = read_iface_counter(iface, what) if iface else 0
+        return stats
 
     # ---- streams --------------------------------------------------------------
 
@@ -100,16 +115,20 @@ class Host:
 
     # ---- runs -----------------------------------------------------------------
 
-    def op_run_start(self, tx: list[tuple[int, int, int, bool]], rx: list[tuple[int, int]],
+    def op_run_start(self, tx: list[dict[str, Any]], rx: list[tuple[int, int]],
                      **timing: int) -> int:
         try:
-            natives = [(self.streams[h], q, c, e) for h, q, c, e in tx]
+            natives = [{**e, "stream": self.streams[e["handle"]]} for e in tx]
         except KeyError as exc:
             raise errors.NetloadConfigError(
                 f"stream handle {exc} is not loaded in this engine; load it again"
             ) from None
-        ports = sorted({s.port_id for s, _, _, _ in natives} | {p for p, _ in rx})
-        before = {p: self.facade.port_stats(p) for p in ports}
+        ports = sorted({e["stream"].port_id for e in natives} | {p for p, _ in rx})
+        for p in ports:
+            if p not in self.ports:
+                raise errors.NetloadConfigError(
+                    f"port {p} was closed; open it again before using it in a run")
+        before = {p: self.stats(p) for p in ports}
         run = self.facade.Run(natives, rx, **timing)
         run_id = next(self._ids)
         self.runs[run_id] = (run, ports, before)
@@ -127,18 +146,37 @@ class Host:
             arrays = run.results()
         finally:
             run.free()
-        after = {p: self.facade.port_stats(p) for p in ports}
+        after = {p: self.stats(p) for p in ports}
         deltas = {p: {k: after[p][k] - before[p][k] for k in after[p]} for p in ports}
         return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas}
 
 
+def interface_of(device: str) -> str | None:
+    """The kernel interface a vdev sits on (`...,iface=NAME,...`), if any."""
+    for arg in device.split(",")[1:]:
+        key, _, value = arg.partition("=")
+        if key.strip() == "iface" and value:
+            return value.strip()
+    return None
+
+
+def read_iface_counter(iface: str, name: str) -> int:
+    try:
+        with open(f"/sys/class/net/{iface}/statistics/{name}", encoding="ascii") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 0
+
+
 def pack_array(arr: np.ndarray) -> dict[str, Any]:
-    return {"descr": [list(d) for d in arr.dtype.descr], "data": arr.tobytes()}
+    descr: Any = arr.dtype.str if arr.dtype.names is None else [list(d) for d in arr.dtype.descr]
+    return {"descr": descr, "shape": list(arr.shape), "data": arr.tobytes()}
 
 
 def unpack_array(packed: dict[str, Any]) -> np.ndarray:
-    dtype = np.dtype([tuple(d) for d in packed["descr"]])
-    return np.frombuffer(packed["data"], dtype=dtype).copy()
+    descr = packed["descr"]
+    dtype = np.dtype(descr if isinstance(descr, str) else [tuple(d) for d in descr])
+    return np.frombuffer(packed["data"], dtype=dtype).reshape(packed["shape"]).copy()
 
 
 def serve(channel: Any) -> None:
