@@ -15,26 +15,41 @@ from .errors import (
     NetloadWarning,
 )
 from .packets import TCP, UDP, Eth, IPv4, IPv6, Template, Vlan, field, from_bytes, from_scapy
+from .patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
+from .ratecontrol import RateController, RateResult, RateShortfallWarning
 from .results import RunResult, StreamResult
 from .traffic import Stream, flow_stream
+from .units import Duration, Rate, Size
 
 __all__ = [
+    "CBR",
     "TCP",
     "UDP",
+    "Bursts",
+    "Duration",
     "Engine",
     "EngineCrashed",
     "Eth",
+    "Gaps",
     "IPv4",
     "IPv6",
     "InvalidTrial",
     "LoadedStream",
+    "MaxRate",
     "NativeError",
     "NetloadConfigError",
     "NetloadEnvironmentError",
     "NetloadError",
     "NetloadWarning",
+    "Poisson",
     "Port",
+    "Ramp",
+    "Rate",
+    "RateController",
+    "RateResult",
+    "RateShortfallWarning",
     "RunResult",
+    "Size",
     "Stream",
     "StreamResult",
     "Template",

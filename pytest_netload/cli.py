@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import NetloadError
-from .results import LAYER_TEXT, RunResult
+from .results import RunResult
+from .units import LAYER_TEXT
 
 LAYER = "l2"
 

@@ -1,7 +1,8 @@
 """Run results: integer counts from the engine, rates derived with their layer.
 
 Counts are ints; times are ns; rates say which bytes they count:
-- "l1": on the wire: frame + FCS + preamble/SFD + inter-frame gap (+24 B a frame)
+- "l1": on the wire: frame + FCS + preamble/SFD + inter-frame gap (+24 B a frame
+  over the bytes written)
 - "l2": the Ethernet frame including its 4-byte FCS
 - "l2-nofcs": the bytes the generator wrote (what veth, AF_XDP and pcap carry)
 """
@@ -15,24 +16,7 @@ import numpy as np
 
 from .errors import NetloadConfigError
 from .histogram import LogHistogram
-
-FCS_BYTES = 4
-PREAMBLE_IFG_BYTES = 20  # 7 B preamble + 1 B SFD + 12 B inter-frame gap
-LAYER_OVERHEAD_BYTES = {"l1": FCS_BYTES + PREAMBLE_IFG_BYTES, "l2": FCS_BYTES, "l2-nofcs": 0}
-LAYER_TEXT = {
-    "l1": "L1: frame+FCS+preamble+IFG",
-    "l2": "L2: frame incl. FCS",
-    "l2-nofcs": "frame without FCS",
-}
-
-
-def layer_overhead(layer: str) -> int:
-    try:
-        return LAYER_OVERHEAD_BYTES[layer]
-    except KeyError:
-        raise NetloadConfigError(
-            f"rate layer {layer!r}: use one of {sorted(LAYER_OVERHEAD_BYTES)}"
-        ) from None
+from .units import LAYER_TEXT, layer_overhead_bytes
 
 
 def _rate(count: int, span_ns: int) -> float:
@@ -94,7 +78,7 @@ class StreamResult:
         return _rate(self.tx_packets, self.tx_span_ns)
 
     def tx_bps(self, layer: str = "l2") -> float:
-        bits = 8 * (self.tx_bytes + layer_overhead(layer) * self.tx_packets)
+        bits = 8 * (self.tx_bytes + layer_overhead_bytes(layer) * self.tx_packets)
         return _rate(bits, self.tx_span_ns)
 
     @property
@@ -106,7 +90,7 @@ class StreamResult:
         return _rate(self.rx_packets, self.rx_span_ns)
 
     def rx_bps(self, layer: str = "l2") -> float:
-        bits = 8 * (self.rx_bytes + layer_overhead(layer) * self.rx_packets)
+        bits = 8 * (self.rx_bytes + layer_overhead_bytes(layer) * self.rx_packets)
         return _rate(bits, self.rx_span_ns)
 
     @property
@@ -194,7 +178,7 @@ class RunResult:
         return _rate(self.tx_packets, self.tx_span_ns)
 
     def tx_bps(self, layer: str = "l2") -> float:
-        overhead = layer_overhead(layer)
+        overhead = layer_overhead_bytes(layer)
         bits = 8 * sum(s.tx_bytes + overhead * s.tx_packets for s in self.streams)
         return _rate(bits, self.tx_span_ns)
 

@@ -66,6 +66,7 @@ int netload_log_open(const char *path);
 int netload_eal_init(int argc, char **argv);
 int netload_eal_cleanup(void);
 unsigned int netload_worker_count(void);
+int netload_lcore_cpus(int32_t *cpus, uint32_t n);
 uint64_t netload_tsc_hz(void);
 uint64_t netload_tsc_now(void);
 

@@ -121,6 +121,26 @@ netload_worker_count(void)
 	return eal_ready ? rte_lcore_count() - 1 : 0;
 }
 
+/* CPU of the main lcore, then of each worker lcore; returns how many. */
+int
+netload_lcore_cpus(int32_t *cpus, uint32_t n)
+{
+	unsigned int lcore;
+	uint32_t i = 0;
+
+	if (!eal_ready)
+		return netload_fail(NETLOAD_ESTATE, "lcore_cpus: the EAL is not running");
+	if (n == 0 || cpus == NULL)
+		return netload_fail(NETLOAD_EINVAL, "lcore_cpus: no room");
+	cpus[i++] = rte_lcore_to_cpu_id(rte_get_main_lcore());
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (i == n)
+			break;
+		cpus[i++] = rte_lcore_to_cpu_id(lcore);
+	}
+	return (int)i;
+}
+
 uint64_t
 netload_tsc_hz(void)
 {

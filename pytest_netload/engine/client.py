@@ -62,6 +62,10 @@ class Port:
     def stats(self) -> dict[str, int]:
         return dict(self.engine._call("port_stats", port_id=self._id()))
 
+    def set_queue_rate(self, mbps: int, queue: int = 0) -> None:
+        """Hardware rate limit of a TX queue in Mbit/s (0: none), where the PMD has one."""
+        self.engine._call("port_set_queue_rate", port_id=self._id(), queue=queue, mbps=int(mbps))
+
     def refresh(self) -> dict[str, Any]:
         return dict(self.engine._call("port_info", port_id=self._id()))
 
@@ -104,6 +108,7 @@ class LoadedStream:
     name: str
     csum_offloaded: bool
     generation: int
+    mean_frame_size: float = 64.0  # bytes with FCS, over the packet sequence
 
     def free(self) -> None:
         if self.engine._generation == self.generation and self.engine.alive:
@@ -125,6 +130,7 @@ class Engine:
         pci: Sequence[str] = (),
         log_dir: str | None = None,
         call_timeout_s: float = 120.0,
+        isolate_workers: bool = True,
     ) -> None:
         self.gateway_spec = gateway
         self.python = python or sys.executable
@@ -134,6 +140,8 @@ class Engine:
         self._eal_args = list(eal_args) if eal_args else None
         self._log_dir = log_dir
         self.call_timeout_s = call_timeout_s
+        self.isolate_workers = isolate_workers
+        self._saved_affinity: dict[int, set[int]] = {}
         self._group: Any = None
         self._channel: Any = None
         self._unanswered = 0
@@ -180,6 +188,8 @@ class Engine:
             "hello", eal_args=self._eal_args, log_path=self.log_path,
             **({} if self._eal_args else opts),
         )
+        if self.isolate_workers and spec.startswith("popen"):
+            self._keep_off_workers()
         return self
 
     def close(self) -> None:
@@ -200,7 +210,33 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _keep_off_workers(self) -> None:
+        """Move this process's threads off the engine's worker CPUs while it runs.
+
+        A busy-polling worker shares its CPU with nobody, or software pacing
+        loses its precision to whatever the scheduler puts there.
+        """
+        workers = set(self.hello.get("worker_cpus", ()))
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                mask = os.sched_getaffinity(int(tid))
+                rest = mask - workers
+                if rest and rest != mask:
+                    self._saved_affinity.setdefault(int(tid), mask)
+                    os.sched_setaffinity(int(tid), rest)
+            except OSError:
+                continue
+
+    def _restore_affinity(self) -> None:
+        for tid, mask in self._saved_affinity.items():
+            try:
+                os.sched_setaffinity(tid, mask)
+            except OSError:
+                continue
+        self._saved_affinity.clear()
+
     def _terminate(self) -> None:
+        self._restore_affinity()
         if self._group is not None:
             self._group.terminate(timeout=5.0)
         self._group = None
@@ -290,9 +326,12 @@ class Engine:
                 f"the engine takes at most {limit} per stream: split it into several streams"
             )
         reply = self._call("stream_load", port_id=port._id(), spec=spec, pool_mbufs=pool_mbufs)
+        sizes = spec.get("sizes") or [len(f) + 4 for f in spec["frames"]]
+        sequence = spec.get("sequence") or [0]
         return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
                             str(spec.get("name") or f"stream{reply['stream_id']}"),
-                            bool(reply["csum_offloaded"]), self._generation)
+                            bool(reply["csum_offloaded"]), self._generation,
+                            sum(sizes[i] for i in sequence) / len(sequence))
 
     # ---- runs ---------------------------------------------------------------------
 

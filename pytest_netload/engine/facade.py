@@ -189,6 +189,30 @@ class Eal:
     def workers(cls) -> int:
         return int(lib.netload_worker_count())
 
+    @classmethod
+    def lcore_cpus(cls) -> list[int]:
+        """CPU of the main lcore first, then of each worker lcore."""
+        n = int(lib.netload_worker_count()) + 1
+        cpus = ffi.new("int32_t[]", n)
+        got = _check(lib.netload_lcore_cpus(cpus, n), "lcore CPUs")
+        return [int(cpus[i]) for i in range(got)]
+
+
+def keep_off_workers(main_cpu: int, worker_cpus: Sequence[int]) -> None:
+    """Pin every thread of this process but the lcore workers to the main
+    lcore's CPU, so no Python or EAL control thread preempts a busy-polling
+    worker (that costs pacing its precision)."""
+    if main_cpu in worker_cpus:
+        return  # one CPU for all: nothing to move
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as f:
+                if f.read().startswith("rte-worker"):
+                    continue
+            os.sched_setaffinity(int(tid), {main_cpu})
+        except OSError:
+            continue  # the thread ended meanwhile
+
 
 def remove_runtime_dir(args: Sequence[str]) -> None:
     """Remove /var/run/dpdk/<file-prefix> that the EAL left behind."""

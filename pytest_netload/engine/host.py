@@ -46,7 +46,10 @@ class Host:
         args = list(eal_args) if eal_args else f.default_eal_args(**eal_options)
         f.Eal.start(args, log_path)
         self.eal_args = args
+        cpus = f.Eal.lcore_cpus()
+        f.keep_off_workers(cpus[0], cpus[1:])
         return {"constants": f.constants(), "workers": f.Eal.workers(), "eal_args": args,
+                "main_cpu": cpus[0], "worker_cpus": cpus[1:],
                 "tsc_hz": f.tsc_hz(), "hist_lower_ns": f.hist_lower_bounds_ns().tolist(),
                 "pid": os.getpid()}
 

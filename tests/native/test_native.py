@@ -251,3 +251,24 @@ def test_signature_layout_agrees() -> None:
 def test_name_arrays_have_the_declared_length() -> None:
     info = dict(ffi.typeof("struct netload_port_info").fields)
     assert info["name"].type.length == info["driver"].type.length == lib.NETLOAD_NAME_BYTES
+
+
+def test_python_pacing_and_burst_limits_agree_with_c() -> None:
+    from pytest_netload import patterns
+
+    assert patterns.MAX_GAPS == lib.NETLOAD_MAX_GAPS
+    assert patterns.MAX_PHASES == lib.NETLOAD_MAX_PHASES
+
+
+def test_histogram_layout_is_log_linear_with_bounded_error() -> None:
+    n = lib.NETLOAD_HIST_BUCKETS
+    lower = ffi.new("uint64_t[]", n)
+    assert lib.netload_hist_lower_bounds(lower, n) == 0
+    bounds = [int(lower[i]) for i in range(n)]
+    assert bounds == sorted(set(bounds)) and bounds[0] == 0
+    for i in range(1, n - 1):
+        width = bounds[i + 1] - bounds[i]
+        assert width <= max(1, bounds[i] // 64), (i, bounds[i], width)
+    for value in [0, 1, 127, 128, 129, 255, 256, 1000, 10**6, 10**9, 10**12]:
+        i = lib.netload_hist_index(value)
+        assert bounds[i] <= value and (i == n - 1 or value < bounds[i + 1]), value

@@ -1,0 +1,245 @@
+"""RateController: offer exactly the load you claim, on one port.
+
+Turns a rate (`units.Rate`: pps, bit/s at a stated layer, or % of the line
+rate) and a pattern (`patterns`: max, CBR, Poisson, any gap distribution,
+bursts, ramps) into per-stream pacing phases, runs them on the engine and
+reports, per stream, what was offered beside what was achieved at TX and at
+RX. A stream whose achieved TX rate falls short of its offered rate gets a
+`RateShortfallWarning` with both figures: never silently.
+
+Weighted streams share the rate in packets: `[(a, 7), (b, 4), (c, 1)]` sends
+7:4:1 of the packets. A bit rate converts to packets with the weighted mean
+frame size at the rate's layer, so the mix's bits add up to the rate.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine.client import Engine, LoadedStream, Port, Tx
+from .errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
+from .patterns import MaxRate, Pattern, parse_pattern
+from .results import RunResult, StreamResult
+from .units import Duration, Rate, as_duration, as_rate, frame_bits
+
+DEFAULT_TOLERANCE = 0.005  # achieved TX may fall 0.5 % short of offered before a warning
+
+
+class RateShortfallWarning(NetloadWarning):
+    """The port sent slower than the rate asked for: the offered load was not offered."""
+
+
+@dataclass(frozen=True)
+class OfferedStream:
+    """What one stream was asked to offer, and what it did."""
+
+    result: StreamResult
+    weight: float
+    offered_pps: float | None  # None: maximum rate (or a ramp: see the phases)
+    mean_frame_size: float
+
+    @property
+    def achieved_tx_pps(self) -> float:
+        return self.result.tx_pps
+
+    @property
+    def achieved_rx_pps(self) -> float:
+        return self.result.rx_pps
+
+    @property
+    def tx_error_ratio(self) -> float | None:
+        """(achieved - offered) / offered at TX; None when no rate was set."""
+        if not self.offered_pps:
+            return None
+        return self.result.tx_pps / self.offered_pps - 1.0
+
+
+@dataclass(frozen=True)
+class RateResult:
+    """A paced run: the engine's RunResult plus what each stream was offered."""
+
+    run: RunResult
+    streams: tuple[OfferedStream, ...]
+    rate: Rate | None
+    pattern: str
+    pacing: str  # "software", "hardware" or "none" (maximum rate)
+    warnings: tuple[str, ...] = field(default=())
+
+    def __getitem__(self, name: str) -> OfferedStream:
+        for s in self.streams:
+            if s.result.name == name:
+                return s
+        raise KeyError(f"no stream named {name!r}; streams: {[s.result.name for s in self.streams]}")
+
+    @property
+    def offered_pps(self) -> float | None:
+        rates = [s.offered_pps for s in self.streams]
+        return None if any(r is None for r in rates) else sum(r for r in rates if r)
+
+    def summary_line(self, layer: str = "l2") -> str:
+        offered = f"offered {self.offered_pps:,.0f} pps " if self.offered_pps else ""
+        return f"{self.pattern} {offered}({self.pacing} pacing) | {self.run.summary_line(layer)}"
+
+
+def _weighted(streams: Any) -> list[tuple[Any, float]]:
+    if isinstance(streams, (LoadedStream,)) or hasattr(streams, "compile"):
+        return [(streams, 1.0)]
+    out: list[tuple[Any, float]] = []
+    for entry in streams:
+        stream, weight = (entry, 1.0) if not isinstance(entry, tuple) else entry
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or \
+                not math.isfinite(weight) or weight <= 0:
+            raise NetloadConfigError(
+                f"stream weight {weight!r}: give a positive number (a share of the packets)"
+            )
+        out.append((stream, float(weight)))
+    if not out:
+        raise NetloadConfigError("streams: the list is empty; give at least one stream")
+    return out
+
+
+class RateController:
+    """Paced traffic from one port. `rate_controller` fixtures wrap this."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        port: Port,
+        *,
+        line_rate_bps: float | None = None,
+        rx: Sequence[Port] = (),
+        hardware: bool = False,
+        tolerance: float = DEFAULT_TOLERANCE,
+    ) -> None:
+        if hardware and not port.info.get("has_queue_rate_limit"):
+            raise NetloadEnvironmentError(
+                f"port {port.device!r} (driver {port.driver}) has no hardware queue rate "
+                "limiting; use software pacing (hardware=False)"
+            )
+        if not 0 <= tolerance < 1:
+            raise NetloadConfigError(f"tolerance {tolerance!r}: give a share in [0, 1), e.g. 0.005")
+        self.engine = engine
+        self.port = port
+        self.line_rate_bps = line_rate_bps
+        self.rx = list(rx)
+        self.hardware = hardware
+        self.tolerance = tolerance
+
+    def run(
+        self,
+        streams: Any,
+        rate: Rate | str | float | None = None,
+        *,
+        pattern: Pattern | str | Any = "cbr",
+        duration: Duration | str | float | None = None,
+        count: int = 0,
+        rx: Sequence[Port] | None = None,
+        seed: int = 1,
+        timing_samples: int = 0,
+        drain: Duration | str | float = "100ms",
+    ) -> RateResult:
+        """Offer `rate` with `pattern` for `duration` (or `count` packets per stream).
+
+        `streams` is one stream, a list of streams, or a list of
+        `(stream, weight)`; streams may be `traffic.Stream`s (loaded here and
+        freed afterwards) or already loaded ones.
+        """
+        pat = MaxRate() if rate is None and pattern == "cbr" else parse_pattern(pattern)
+        the_rate = None if rate is None else as_rate(rate, what="rate")
+        if getattr(pat, "uses_rate", False) and the_rate is None:
+            raise NetloadConfigError(
+                f"pattern {pat.name!r} paces at a rate: give rate=, e.g. '100kpps' or '1Gbit/s'"
+            )
+        run_s = 0.0 if duration is None else as_duration(duration, what="duration").seconds
+        if count < 0:
+            raise NetloadConfigError(f"count={count}: give a number of packets >= 0")
+        weighted = _weighted(streams)
+        loaded, temporary = [], []
+        try:
+            for stream, weight in weighted:
+                if not isinstance(stream, LoadedStream):
+                    stream = self.engine.load(self.port, stream)
+                    temporary.append(stream)
+                loaded.append((stream, weight))
+            return self._run(loaded, the_rate, pat, run_s, count, rx, seed, timing_samples,
+                             as_duration(drain, what="drain").seconds)
+        finally:
+            for stream in temporary:
+                stream.free()
+
+    # ---- the parts -----------------------------------------------------------------
+
+    def _total_pps(self, rate: Rate, loaded: list[tuple[LoadedStream, float]]) -> float:
+        """Packets per second of the whole mix for `rate` (bits spread by weight)."""
+        total_w = sum(w for _, w in loaded)
+        if rate.kind == "pps":
+            return float(rate.value)
+        layer = rate.layer or "l1"
+        bits = sum(w / total_w * frame_bits(s.mean_frame_size, layer) for s, w in loaded)
+        bps = rate.bps(loaded[0][0].mean_frame_size, layer=layer,
+                       line_rate_bps=self.line_rate_bps)
+        return bps / bits
+
+    def _run(self, loaded: list[tuple[LoadedStream, float]], rate: Rate | None, pat: Any,
+             run_s: float, count: int, rx: Sequence[Port] | None, seed: int,
+             timing_samples: int, drain_s: float) -> RateResult:
+        total_w = sum(w for _, w in loaded)
+        pacing = "none" if isinstance(pat, MaxRate) else "software"
+        entries, offered = [], []
+        if self.hardware:
+            pacing = self._hardware_limit(loaded, rate, pat)
+        for i, (stream, weight) in enumerate(loaded):
+            share = weight / total_w
+
+            def to_pps(r: Rate, share: float = share) -> float:
+                return self._total_pps(as_rate(r), loaded) * share
+
+            if pacing == "software":
+                phases = tuple(pat.phases(to_pps, rate, seed=seed + i))
+            else:
+                phases = ()
+            entries.append(Tx(stream, count, phases))
+            offered.append(to_pps(rate) if rate is not None else None)
+        try:
+            result = self.engine.run(entries, self.rx if rx is None else rx, duration_s=run_s,
+                                     timing_samples=timing_samples, drain_s=drain_s)
+        finally:
+            if pacing == "hardware":
+                self.port.set_queue_rate(0)
+        streams = tuple(
+            OfferedStream(result.streams[i], w, offered[i], s.mean_frame_size)
+            for i, (s, w) in enumerate(loaded)
+        )
+        notes = self._shortfalls(streams)
+        return RateResult(result, streams, rate, getattr(pat, "name", str(pat)), pacing, notes)
+
+    def _hardware_limit(self, loaded: list[tuple[LoadedStream, float]], rate: Rate | None,
+                        pat: Any) -> str:
+        if rate is None or getattr(pat, "name", "") != "cbr" or len(loaded) != 1:
+            raise NetloadConfigError(
+                "hardware rate limiting paces one stream at a constant rate: give one stream, "
+                "a rate and pattern='cbr'"
+            )
+        stream = loaded[0][0]
+        l1_bps = self._total_pps(rate, loaded) * frame_bits(stream.mean_frame_size, "l1")
+        mbps = max(1, round(l1_bps / 1e6))
+        self.port.set_queue_rate(mbps)
+        return "hardware"
+
+    def _shortfalls(self, streams: tuple[OfferedStream, ...]) -> tuple[str, ...]:
+        notes = []
+        for s in streams:
+            err = s.tx_error_ratio
+            if err is not None and err < -self.tolerance and s.result.tx_packets:
+                note = (
+                    f"stream {s.result.name!r}: offered {s.offered_pps:,.0f} pps but the port "
+                    f"achieved {s.achieved_tx_pps:,.0f} pps ({err:+.2%}); the rate is above what "
+                    f"this port and generator can send: lower it or add TX cores"
+                )
+                warnings.warn(note, RateShortfallWarning, stacklevel=3)
+                notes.append(note)
+        return tuple(notes)
