@@ -148,7 +148,8 @@ class RateController:
         `(stream, weight)`; streams may be `traffic.Stream`s (loaded here and
         freed afterwards) or already loaded ones.
         """
-        pat = MaxRate() if rate is None and pattern == "cbr" else parse_pattern(pattern)
+        default = isinstance(pattern, str) and pattern == "cbr"
+        pat = MaxRate() if rate is None and default else parse_pattern(pattern)
         the_rate = None if rate is None else as_rate(rate, what="rate")
         if getattr(pat, "uses_rate", False) and the_rate is None:
             raise NetloadConfigError(
@@ -214,7 +215,7 @@ class RateController:
             OfferedStream(result.streams[i], w, offered[i], s.mean_frame_size)
             for i, (s, w) in enumerate(loaded)
         )
-        notes = self._shortfalls(streams)
+        notes = self._shortfalls(streams, run_s if count == 0 else 0.0)
         return RateResult(result, streams, rate, getattr(pat, "name", str(pat)), pacing, notes)
 
     def _hardware_limit(self, loaded: list[tuple[LoadedStream, float]], rate: Rate | None,
@@ -230,16 +231,25 @@ class RateController:
         self.port.set_queue_rate(mbps)
         return "hardware"
 
-    def _shortfalls(self, streams: tuple[OfferedStream, ...]) -> tuple[str, ...]:
+    def _shortfalls(self, streams: tuple[OfferedStream, ...],
+                    duration_s: float) -> tuple[str, ...]:
+        """Warn where a stream sent slower than offered, or fewer packets than scheduled."""
         notes = []
         for s in streams:
             err = s.tx_error_ratio
+            scheduled = s.offered_pps * duration_s if s.offered_pps else 0.0
             if err is not None and err < -self.tolerance and s.result.tx_packets:
-                note = (
+                notes.append(
                     f"stream {s.result.name!r}: offered {s.offered_pps:,.0f} pps but the port "
                     f"achieved {s.achieved_tx_pps:,.0f} pps ({err:+.2%}); the rate is above what "
                     f"this port and generator can send: lower it or add TX cores"
                 )
-                warnings.warn(note, RateShortfallWarning, stacklevel=3)
-                notes.append(note)
+            elif scheduled and s.result.tx_packets < scheduled * (1 - self.tolerance) - 1:
+                notes.append(
+                    f"stream {s.result.name!r}: sent {s.result.tx_packets} packets where its "
+                    f"schedule had {scheduled:,.0f} in {duration_s:g} s; the generator stalled "
+                    f"(worst lag {s.result.tx_max_lag_ns / 1e3:,.0f} us): run it on a quieter CPU"
+                )
+        for note in notes:
+            warnings.warn(note, RateShortfallWarning, stacklevel=4)
         return tuple(notes)

@@ -20,7 +20,16 @@ from .units import LAYER_TEXT, layer_overhead_bytes
 
 
 def _rate(count: int, span_ns: int) -> float:
-    return count * 1e9 / span_ns if span_ns > 0 and count > 0 else 0.0
+    """Events per second between the first and the last of `count` events.
+
+    `count` events span `count - 1` intervals: counting all of them over the
+    span would overstate a paced rate by 1/count (0.05 % for 2000 frames).
+    """
+    return (count - 1) * 1e9 / span_ns if span_ns > 0 and count > 1 else 0.0
+
+
+def _bit_rate(pps: float, frames: int, frame_bytes: int, overhead: int) -> float:
+    return pps * 8 * (frame_bytes / frames + overhead) if frames else 0.0
 
 
 @dataclass(frozen=True)
@@ -78,8 +87,8 @@ class StreamResult:
         return _rate(self.tx_packets, self.tx_span_ns)
 
     def tx_bps(self, layer: str = "l2") -> float:
-        bits = 8 * (self.tx_bytes + layer_overhead_bytes(layer) * self.tx_packets)
-        return _rate(bits, self.tx_span_ns)
+        return _bit_rate(self.tx_pps, self.tx_packets, self.tx_bytes,
+                         layer_overhead_bytes(layer))
 
     @property
     def rx_span_ns(self) -> int:
@@ -90,8 +99,8 @@ class StreamResult:
         return _rate(self.rx_packets, self.rx_span_ns)
 
     def rx_bps(self, layer: str = "l2") -> float:
-        bits = 8 * (self.rx_bytes + layer_overhead_bytes(layer) * self.rx_packets)
-        return _rate(bits, self.rx_span_ns)
+        return _bit_rate(self.rx_pps, self.rx_packets, self.rx_bytes,
+                         layer_overhead_bytes(layer))
 
     @property
     def inter_departure_ns(self) -> np.ndarray:
@@ -178,9 +187,8 @@ class RunResult:
         return _rate(self.tx_packets, self.tx_span_ns)
 
     def tx_bps(self, layer: str = "l2") -> float:
-        overhead = layer_overhead_bytes(layer)
-        bits = 8 * sum(s.tx_bytes + overhead * s.tx_packets for s in self.streams)
-        return _rate(bits, self.tx_span_ns)
+        return _bit_rate(self.tx_pps, self.tx_packets, sum(s.tx_bytes for s in self.streams),
+                         layer_overhead_bytes(layer))
 
     def summary_line(self, layer: str = "l2") -> str:
         """One line in the manner of Linux pktgen's result."""

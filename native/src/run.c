@@ -68,7 +68,7 @@ due(struct tx_task *t, uint64_t now_fp, uint16_t want)
  * the burst is topped up with new ones, so the PMD always sees full bursts
  * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
  */
-static inline void
+static inline uint16_t
 tx_step(struct netload_run *run, struct tx_task *t)
 {
 	struct netload_stream *s = t->stream;
@@ -81,11 +81,14 @@ tx_step(struct netload_run *run, struct tx_task *t)
 		want = (uint16_t)(t->count - t->next_seq);
 	if (want == 0 && old == 0) {
 		t->done = 1;
-		return;
+		return 0;
 	}
 	if (t->n_phases && want) {
 		uint64_t now = rte_rdtsc(), now_fp, first_fp = t->next_fp;
 
+		/* Past the end (the worker was descheduled across it): send nothing more. */
+		if (run->end_tsc && now >= run->end_tsc)
+			return 0;
 		now_fp = (now > run->start_tsc ? now - run->start_tsc : 0) << NETLOAD_FP_SHIFT;
 		want = due(t, now_fp, want);
 		if (want && now_fp > first_fp) {
@@ -97,7 +100,7 @@ tx_step(struct netload_run *run, struct tx_task *t)
 				t->lagged_bursts++;
 		}
 		if (t->done || (want == 0 && old == 0))
-			return;
+			return 0;
 	}
 	if (old)
 		memcpy(bufs, t->pending, sizeof(bufs[0]) * old);
@@ -120,7 +123,7 @@ tx_step(struct netload_run *run, struct tx_task *t)
 		}
 	}
 	if (old + want == 0)
-		return;
+		return 0;
 	tsc = rte_rdtsc();
 	if (want) {
 		netload_stream_fill(s, bufs + old, want, t->next_seq, tsc, &bytes);
@@ -142,6 +145,7 @@ tx_step(struct netload_run *run, struct tx_task *t)
 			t->first_tsc = tsc;
 		t->last_tsc = rte_rdtsc();
 	}
+	return old + want;
 }
 
 static void
@@ -180,13 +184,21 @@ worker_main(void *arg)
 			break;
 		if (sending) {
 			uint32_t active = 0;
-			int over = run->stop || (run->end_tsc && now >= run->end_tsc);
+			int over;
+
+			/* A fresh clock: the RX poll of the last turn may have been long. */
+			now = rte_rdtsc();
+			over = run->stop || (run->end_tsc && now >= run->end_tsc);
 
 			for (i = 0; i < w->n_tx; i++) {
 				struct tx_task *t = &run->tx[w->tx[i]];
 
 				if (t->done)
 					continue;
+				/* Each stream checks the end on its own clock reading, so a
+				 * stall in the middle of a turn ends every stream alike. */
+				if (!over && run->end_tsc && rte_rdtsc() >= run->end_tsc)
+					over = 1;
 				if (!over)
 					tx_step(run, t);
 				if (over || t->done)
