@@ -52,7 +52,6 @@ struct rx_stream_state {
 	uint64_t lat_min;
 	uint64_t lat_max;
 	uint64_t lat_sum;
-	uint64_t prev_rx_tsc;     /* for inter-arrival times */
 	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
 	uint64_t *gap_hist;       /* NETLOAD_HIST_BUCKETS inter-arrival counts, in ns */
 	uint32_t n_samples;
@@ -89,7 +88,7 @@ struct netload_run {
 	uint16_t burst;
 	uint32_t timing_samples;
 	uint64_t hz;
-	double ns_per_cycle;
+	uint64_t ns_mult;         /* ns = cycles * ns_mult >> 32 */
 	uint64_t start_tsc;
 	uint64_t end_tsc;         /* 0: no duration bound */
 	uint64_t drain_tsc;

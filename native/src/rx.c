@@ -45,7 +45,16 @@ extend_seq(uint64_t next, uint32_t seq32)
 static inline void
 track(struct rx_stream_state *st, uint32_t seq32)
 {
-	uint64_t seq = extend_seq(st->next, seq32), k;
+	uint64_t seq, k;
+
+	if (likely(seq32 == (uint32_t)st->next)) {
+		/* In order, the common case: mark it seen and move on. */
+		k = st->next & WINDOW_MASK;
+		st->seen[k >> 6] |= UINT64_C(1) << (k & 63);
+		st->next++;
+		return;
+	}
+	seq = extend_seq(st->next, seq32);
 
 	if (seq >= st->next) {
 		/* Forget what the window held for the numbers skipped over. */
@@ -86,7 +95,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	uint16_t n, i;
-	uint64_t now;
+	uint64_t now, bytes = 0;
 
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
 	if (n == 0)
@@ -108,7 +117,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		if (i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + 4], char *,
 					bufs[i + 4]->pkt_len - NETLOAD_SIGNATURE_BYTES));
-		t->bytes += m->pkt_len;
+		bytes += m->pkt_len;
 		sig = trailer(m, &copy);
 		if (unlikely(sig == NULL || sig->magic != NETLOAD_SIGNATURE_MAGIC ||
 				sig->stream_id >= NETLOAD_MAX_STREAMS ||
@@ -127,12 +136,15 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		}
 		st->packets++;
 		st->bytes += m->pkt_len;
-		if (st->first_tsc == 0)
+		if (unlikely(st->first_tsc == 0)) {
 			st->first_tsc = now;
-		else
-			st->gap_hist[netload_hist_index_inline((uint64_t)
-					((double)(now - st->prev_rx_tsc) * run->ns_per_cycle))]++;
-		st->prev_rx_tsc = now;
+		} else {
+			/* Frames of one burst share its time: their gap is 0. */
+			uint64_t gap = now - st->last_tsc;
+
+			st->gap_hist[gap == 0 ? 0 : netload_hist_index_inline((uint64_t)
+					(((unsigned __int128)gap * run->ns_mult) >> 32))]++;
+		}
 		st->last_tsc = now;
 		lat = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
 		if (lat < st->lat_min)
@@ -143,5 +155,6 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		track(st, sig->seq);
 	}
 	t->packets += n;
+	t->bytes += bytes;
 	rte_pktmbuf_free_bulk(bufs, n);
 }
