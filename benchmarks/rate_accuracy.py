@@ -28,7 +28,11 @@ SWEEP_S = 2.0
 
 
 def path_max_pps(rc: RateController) -> float:
-    return rc.run(udp_stream(64, fields=0), pattern="max", duration="1s").run.streams[0].tx_pps
+    """The path's maximum: the median of three 1 s runs at maximum rate."""
+    return float(np.median([
+        rc.run(udp_stream(64, fields=0), pattern="max", duration="1s").run.streams[0].tx_pps
+        for _ in range(3)
+    ]))
 
 
 def cbr_sweep(rc: RateController, label: str) -> tuple[list[tuple[str, ...]], float]:

@@ -86,13 +86,17 @@ tx_step(struct netload_run *run, struct tx_task *t)
 		return 0;
 	}
 	if (t->n_phases && want) {
-		uint64_t now = rte_rdtsc(), now_fp, first_fp = t->next_fp;
+		uint64_t now = rte_rdtsc(), now_fp, horizon_fp, first_fp = t->next_fp;
 
 		/* Past the end (the worker was descheduled across it): send nothing more. */
 		if (run->end_tsc && now >= run->end_tsc)
 			return 0;
 		now_fp = (now > run->start_tsc ? now - run->start_tsc : 0) << NETLOAD_FP_SHIFT;
-		want = due(t, now_fp, now_fp + (t->send_cost << NETLOAD_FP_SHIFT), want);
+		/* Batch only where packets come faster than one send call takes. */
+		horizon_fp = now_fp;
+		if (t->phases[t->phase].mean_gap_fp < t->send_cost << NETLOAD_FP_SHIFT)
+			horizon_fp += t->send_cost << NETLOAD_FP_SHIFT;
+		want = due(t, now_fp, horizon_fp, want);
 		if (want && now_fp > first_fp) {
 			uint64_t lag = (now_fp - first_fp) >> NETLOAD_FP_SHIFT;
 
@@ -147,10 +151,16 @@ tx_step(struct netload_run *run, struct tx_task *t)
 			t->first_tsc = tsc;
 		t->last_tsc = rte_rdtsc();
 		if (t->n_phases) {
-			/* What a fill and send cost on this port, averaged over 8 calls. */
-			uint64_t cost = t->last_tsc - tsc, cap = run->hz / 50000;
+			/* What a fill and send cost on this port: the least of 64 calls
+			 * (a stall inflates one call, never the least). */
+			uint64_t cost = t->last_tsc - tsc;
 
-			t->send_cost += ((int64_t)RTE_MIN(cost, cap) - (int64_t)t->send_cost) / 8;
+			if (cost < t->cost_window)
+				t->cost_window = cost;
+			if ((++t->cost_calls & 63) == 0) {
+				t->send_cost = t->cost_window;
+				t->cost_window = UINT64_MAX;
+			}
 		}
 	}
 	return old + want;
@@ -323,6 +333,8 @@ load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_
 		if (ph->gaps_fp == NULL)
 			return netload_fail(NETLOAD_ENOMEM, "run: gap table of %u entries", pc->n_gaps);
 		for (k = 0; k < pc->n_gaps; k++) {
+			ph->mean_gap_fp += (uint64_t)((double)pc->gaps_ps[k] * fp_per_ps /
+					pc->n_gaps);
 			if (pc->gaps_ps[k] == 0)
 				return netload_fail(NETLOAD_EINVAL,
 						"run: TX entry %u phase %u gap %u is 0 ps; gaps must be "
@@ -495,6 +507,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->queue = c->tx[i].queue;
 		t->count = c->tx[i].count;
 		t->done = c->tx[i].expect_only != 0;
+		t->cost_window = UINT64_MAX;
 		ret = load_phases(run, t, &c->tx[i], i);
 		if (ret < 0)
 			goto fail;

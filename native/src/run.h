@@ -11,6 +11,7 @@ struct tx_phase {
 	uint64_t *gaps_fp;
 	uint32_t n_gaps;          /* 0: as fast as the port takes them */
 	uint64_t end_fp;          /* 0: until the run ends */
+	uint64_t mean_gap_fp;     /* 0 for maximum rate */
 };
 
 #define NETLOAD_FP_SHIFT 16
@@ -30,6 +31,8 @@ struct tx_task {
 	uint64_t next_fp;         /* deadline of the next packet */
 	uint64_t max_lag;         /* cycles */
 	uint64_t send_cost;       /* cycles a fill and send take here (paced streams) */
+	uint64_t cost_window;     /* least cost of the current 64 calls */
+	uint64_t cost_calls;
 	uint64_t lagged_bursts;
 	uint16_t n_pending;       /* refused by the PMD, sent first next time */
 	struct rte_mbuf *pending[NETLOAD_MAX_BURST];
