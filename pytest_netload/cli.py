@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -57,11 +58,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if built.dut is not None:
             print(f"DUT {topo.name} counters: {json.dumps(built.dut.counters())}")
         if args.json:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump({"topology": topo.name, "backend": args.backend,
-                           "size": args.size, **result.as_dict()}, f, indent=2)
-            print(f"results written to {args.json}")
+            _write_json(args.json, {"topology": topo.name, "backend": args.backend,
+                                    "size": args.size, **result.as_dict()})
     return 0 if result.lost == 0 or args.allow_loss else 1
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    """Write results; a path that cannot be written is an error naming it (the
+    results were printed already, so nothing measured is lost)."""
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+    except OSError as exc:
+        raise NetloadError(f"--json {path!r} cannot be written ({exc.strerror}); "
+                           "give a writable path") from None
+    print(f"results written to {path}")
 
 
 def _methods_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:

@@ -1,0 +1,65 @@
+"""The `netload` command as README runs it: demo, methods, ports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the engine needs root (run as root or in CI)"),
+]
+
+
+def netload(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_netload", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_demo_counts_through_the_router_and_writes_json(tmp_path: Path) -> None:
+    out = netload("demo", "--count", "20000", "--json", "results/demo.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "p0->p1" in out.stdout and "p1->p0" in out.stdout
+    assert "result: tx 40000 pkts" in out.stdout and "lost 0 (0.0000%)" in out.stdout
+    data = json.loads((tmp_path / "results" / "demo.json").read_text())
+    assert data["topology"] == "netns-router"
+    assert [s["tx_packets"] for s in data["streams"]] == [20000, 20000]
+    assert [s["lost"] for s in data["streams"]] == [0, 0]
+
+
+def test_demo_names_an_unwritable_json_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = netload("demo", "--count", "100", "--json", str(blocker / "demo.json"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert "result: tx 200 pkts" in out.stdout  # measured and shown before the error
+    assert f"--json '{blocker / 'demo.json'}' cannot be written" in out.stderr
+
+
+def test_methods_prints_a_row_per_backend(tmp_path: Path) -> None:
+    out = netload("methods", "--duration", "0.3", "--backends", "af_packet", "tap",
+                  cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("af_packet") and "lost 0" in line for line in lines), lines
+    assert any(line.startswith("tap") and "n/a" in line for line in lines), lines
+    assert "L2: frame incl. FCS" in out.stdout
+
+
+def test_ports_prints_capabilities(tmp_path: Path) -> None:
+    out = netload("ports", "net_null0", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    info = json.loads(out.stdout)
+    assert info["driver"] == "net_null" and "tx_csum_offload" in info
+
+
+def test_unknown_device_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    out = netload("ports", "net_bogus0", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "netload ports: error:" in out.stderr and "net_bogus0" in out.stderr
+    assert "Traceback" not in out.stderr
