@@ -53,10 +53,16 @@ class StreamResult:
     latency_min_ns: int
     latency_max_ns: int
     latency_sum_ns: int
+    latency_samples: int = 0
+    jitter_ns: int = 0
+    ipdv_pairs: int = 0
     tx_max_lag_ns: int = 0
     tx_lagged_bursts: int = 0
     expected_only: bool = False
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
+    latency: LogHistogram | None = field(default=None, compare=False, repr=False)
+    ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
+    ipdv_decrease: LogHistogram | None = field(default=None, compare=False, repr=False)
     sample_tx_ns: np.ndarray | None = field(default=None, compare=False, repr=False)
     sample_rx_ns: np.ndarray | None = field(default=None, compare=False, repr=False)
 
@@ -118,7 +124,7 @@ class StreamResult:
 
     @property
     def latency_mean_ns(self) -> float | None:
-        return self.latency_sum_ns / self.rx_packets if self.rx_packets else None
+        return self.latency_sum_ns / self.latency_samples if self.latency_samples else None
 
 
 @dataclass(frozen=True)
@@ -231,8 +237,12 @@ def build_run_result(
 ) -> RunResult:
     tx, rx = arrays["tx"], arrays["rx"]
     lower = np.asarray(hist_lower_ns, dtype=np.uint64) if hist_lower_ns else None
-    gaps = arrays.get("rx_gap_hist")
     counts = arrays.get("sample_count")
+
+    def hist(key: str, i: int) -> LogHistogram | None:
+        if key not in arrays or lower is None:
+            return None
+        return LogHistogram(arrays[key][i], lower)
 
     def samples(key: str, i: int) -> np.ndarray | None:
         if counts is None:
@@ -258,11 +268,16 @@ def build_run_result(
             latency_min_ns=int(rx["latency_min_ns"][i]),
             latency_max_ns=int(rx["latency_max_ns"][i]),
             latency_sum_ns=int(rx["latency_sum_ns"][i]),
+            latency_samples=int(rx["latency_samples"][i]),
+            jitter_ns=int(rx["jitter_ns"][i]),
+            ipdv_pairs=int(rx["ipdv_pairs"][i]),
             expected_only=i >= len(names) - expected_only,
             tx_max_lag_ns=int(tx["max_lag_ns"][i]),
             tx_lagged_bursts=int(tx["lagged_bursts"][i]),
-            rx_gaps=LogHistogram(gaps[i], lower) if gaps is not None and lower is not None
-            else None,
+            rx_gaps=hist("rx_gap_hist", i),
+            latency=hist("rx_latency_hist", i),
+            ipdv_increase=hist("rx_ipdv_pos_hist", i),
+            ipdv_decrease=hist("rx_ipdv_neg_hist", i),
             sample_tx_ns=samples("sample_tx_ns", i),
             sample_rx_ns=samples("sample_rx_ns", i),
         )

@@ -116,12 +116,13 @@ class Stream:
     fields: tuple[FieldOp, ...]
     name: str | None
     seed: int | None
+    stamp_every: int
     _frame_sizes: tuple[int, ...] = _dc_field(init=False, repr=False, compare=False)
     _sequence: tuple[int, ...] = _dc_field(init=False, repr=False, compare=False)
 
     def __init__(self, template: Template | Layer | LayerStack | Any, size: SizeSpec = 64,
                  fields: Sequence[FieldOp] = (), name: str | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, stamp_every: int = 1) -> None:
         tpl = _as_template(template)
         spec, sizes, sequence = _plan(size)
         for frame_size in sizes:
@@ -142,13 +143,18 @@ class Stream:
             raise NetloadConfigError(f"stream name {name!r} is invalid; use a printable string")
         if seed is not None and (not _is_size(seed) or not 0 <= seed < 1 << 64):
             raise NetloadConfigError(f"stream seed {seed!r} is invalid; use an int in 0..2**64-1")
+        if not _is_size(stamp_every) or not 1 <= stamp_every < 1 << 32:
+            raise NetloadConfigError(
+                f"stamp_every={stamp_every!r}: give 1 (a TX timestamp in every packet) or N "
+                "(every Nth packet; the others carry none and cost RX no latency work)")
         for key, value in (("template", tpl), ("size", spec), ("fields", ops), ("name", name),
-                           ("seed", seed), ("_frame_sizes", sizes), ("_sequence", sequence)):
+                           ("seed", seed), ("stamp_every", stamp_every),
+                           ("_frame_sizes", sizes), ("_sequence", sequence)):
             object.__setattr__(self, key, value)
 
     def __hash__(self) -> int:
         return hash((self.template, self._frame_sizes, self._sequence, self.fields, self.name,
-                     self.seed))
+                     self.seed, self.stamp_every))
 
     @property
     def frame_sizes(self) -> tuple[int, ...]:
@@ -200,6 +206,7 @@ class Stream:
             "l4_proto": t.l4_proto,
             "fields": [op.as_spec() for op in self.fields],
             "seed": seed,
+            "stamp_every": self.stamp_every,
         }
 
 

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 2,
+	NETLOAD_ABI_VERSION = 3,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -158,6 +158,7 @@ struct netload_stream_conf {
 	const struct netload_field_conf *fields;
 	uint32_t pool_mbufs;      /* per frame template; 0: default */
 	uint64_t seed;            /* for random fields */
+	uint32_t stamp_every;     /* TX timestamp in every Nth packet (0, 1: all); others carry 0 */
 };
 
 struct netload_stream;
@@ -234,7 +235,10 @@ struct netload_rx_stream_stats {
 	uint64_t last_ns;
 	uint64_t latency_min_ns;
 	uint64_t latency_max_ns;
-	uint64_t latency_sum_ns;  /* over `packets` arrivals */
+	uint64_t latency_sum_ns;  /* over latency_samples arrivals */
+	uint64_t latency_samples; /* arrivals that carried a TX timestamp */
+	uint64_t jitter_ns;       /* RFC 3550 interarrival jitter at the last arrival */
+	uint64_t ipdv_pairs;      /* consecutive sequence numbers both timestamped (RFC 5481) */
 };
 
 struct netload_rx_queue_stats {
@@ -253,5 +257,7 @@ int netload_run_tx_stats(const struct netload_run *run, uint32_t tx_index, struc
 int netload_run_rx_stream_stats(const struct netload_run *run, uint32_t tx_index, struct netload_rx_stream_stats *stats);
 int netload_run_rx_queue_stats(const struct netload_run *run, uint32_t rx_index, struct netload_rx_queue_stats *stats);
 int netload_run_rx_gap_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *counts, uint32_t n);
+int netload_run_rx_latency_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *counts, uint32_t n);
+int netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *positive, uint64_t *negative, uint32_t n);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);

@@ -77,6 +77,8 @@ struct netload_stream {
 	uint64_t seed;
 	uint64_t rng;
 	uint32_t in_run;
+	uint32_t stamp_every;     /* 1: every packet */
+	uint32_t stamp_left;      /* packets until the next stamped one */
 };
 
 /* Streams by id, for the RX classifier's sanity and for id allocation. */

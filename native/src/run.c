@@ -4,6 +4,7 @@
  * the results read back after every worker has returned.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -275,6 +276,9 @@ netload_run_free(struct netload_run *run)
 		for (j = 0; j < run->n_tx; j++) {
 			rte_free(run->rx[i].streams[j].seen);
 			rte_free(run->rx[i].streams[j].gap_hist);
+			rte_free(run->rx[i].streams[j].lat_hist);
+			rte_free(run->rx[i].streams[j].ipdv_pos);
+			rte_free(run->rx[i].streams[j].ipdv_neg);
 			rte_free(run->rx[i].streams[j].sample_tx);
 			rte_free(run->rx[i].streams[j].sample_rx);
 		}
@@ -535,13 +539,20 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 					RTE_CACHE_LINE_SIZE);
 			st->gap_hist = rte_zmalloc("netload_gaps",
 					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+			st->lat_hist = rte_zmalloc("netload_lat",
+					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+			st->ipdv_pos = rte_zmalloc("netload_ipdv",
+					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+			st->ipdv_neg = rte_zmalloc("netload_ipdv",
+					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
 			if (c->timing_samples) {
 				st->sample_tx = rte_malloc("netload_samples",
 						sizeof(uint64_t) * c->timing_samples, 0);
 				st->sample_rx = rte_malloc("netload_samples",
 						sizeof(uint64_t) * c->timing_samples, 0);
 			}
-			if (st->seen == NULL || st->gap_hist == NULL || (c->timing_samples &&
+			if (st->seen == NULL || st->gap_hist == NULL || st->lat_hist == NULL ||
+					st->ipdv_pos == NULL || st->ipdv_neg == NULL || (c->timing_samples &&
 					(st->sample_tx == NULL || st->sample_rx == NULL))) {
 				ret = netload_fail(NETLOAD_ENOMEM,
 						"run: sequence window for %u streams", c->n_tx);
@@ -676,22 +687,55 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	return 0;
 }
 
-int
-netload_run_rx_gap_hist(const struct netload_run *run, uint32_t i, uint64_t *counts, uint32_t n)
+static int
+merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
+		uint32_t n, const char *what)
 {
 	uint32_t q, k;
-	int ret = check_done(run, "rx_gap_hist");
+	int ret = check_done(run, what);
 
 	if (ret < 0)
 		return ret;
-	if (i >= run->n_tx || n > NETLOAD_HIST_BUCKETS)
-		return netload_fail(NETLOAD_EINVAL, "rx_gap_hist: entry %u of %u, %u buckets",
-				i, run->n_tx, n);
+	if (i >= run->n_tx || counts == NULL || n > NETLOAD_HIST_BUCKETS)
+		return netload_fail(NETLOAD_EINVAL, "%s: entry %u of %u, %u buckets",
+				what, i, run->n_tx, n);
 	memset(counts, 0, sizeof(*counts) * n);
-	for (q = 0; q < run->n_rx; q++)
+	for (q = 0; q < run->n_rx; q++) {
+		const uint64_t *h = *(uint64_t *const *)((const char *)&run->rx[q].streams[i] +
+				field);
+
 		for (k = 0; k < n; k++)
-			counts[k] += run->rx[q].streams[i].gap_hist[k];
+			counts[k] += h[k];
+	}
 	return 0;
+}
+
+int
+netload_run_rx_gap_hist(const struct netload_run *run, uint32_t i, uint64_t *counts, uint32_t n)
+{
+	return merge_hist(run, i, offsetof(struct rx_stream_state, gap_hist), counts, n,
+			"rx_gap_hist");
+}
+
+int
+netload_run_rx_latency_hist(const struct netload_run *run, uint32_t i, uint64_t *counts,
+		uint32_t n)
+{
+	return merge_hist(run, i, offsetof(struct rx_stream_state, lat_hist), counts, n,
+			"rx_latency_hist");
+}
+
+int
+netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t i, uint64_t *positive,
+		uint64_t *negative, uint32_t n)
+{
+	int ret = merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_pos), positive, n,
+			"rx_ipdv_hist");
+
+	if (ret < 0)
+		return ret;
+	return merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_neg), negative, n,
+			"rx_ipdv_hist");
 }
 
 int
@@ -721,7 +765,7 @@ int
 netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 		struct netload_rx_stream_stats *out)
 {
-	uint64_t first = UINT64_MAX, last = 0, lmin = UINT64_MAX, lmax = 0;
+	uint64_t first = UINT64_MAX, last = 0, lmin = UINT64_MAX, lmax = 0, best = 0;
 	uint32_t q;
 	int ret = check_done(run, "rx_stream_stats");
 
@@ -740,7 +784,12 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 		out->duplicates += st->duplicates;
 		out->reordered += st->reordered;
 		out->max_seq = RTE_MAX(out->max_seq, st->next);
-		out->latency_sum_ns += tsc_to_ns(run, st->lat_sum);
+		out->latency_sum_ns += st->lat_sum;
+		out->latency_samples += st->lat_samples;
+		out->ipdv_pairs += st->ipdv_pairs;
+		/* One stream normally arrives on one queue: report that queue's J. */
+		if (st->lat_samples > best)
+			best = st->lat_samples, out->jitter_ns = (st->jitter16 + 8) >> 4;
 		first = RTE_MIN(first, st->first_tsc);
 		last = RTE_MAX(last, st->last_tsc);
 		lmin = RTE_MIN(lmin, st->lat_min);
@@ -749,8 +798,10 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 	if (out->packets) {
 		out->first_ns = since_start(run, first);
 		out->last_ns = since_start(run, last);
-		out->latency_min_ns = tsc_to_ns(run, lmin);
-		out->latency_max_ns = tsc_to_ns(run, lmax);
+	}
+	if (out->latency_samples) {
+		out->latency_min_ns = lmin;
+		out->latency_max_ns = lmax;
 	}
 	return 0;
 }

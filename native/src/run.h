@@ -53,9 +53,17 @@ struct rx_stream_state {
 	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */
 	uint64_t first_tsc;
 	uint64_t last_tsc;
-	uint64_t lat_min;
+	uint64_t lat_min;         /* ns */
 	uint64_t lat_max;
 	uint64_t lat_sum;
+	uint64_t lat_samples;
+	uint64_t jitter16;        /* RFC 3550 J, ns, scaled by 16 */
+	uint64_t prev_transit;    /* ns; 0: none yet */
+	uint64_t prev_seq;        /* sequence number of prev_transit */
+	uint64_t ipdv_pairs;
+	uint64_t *lat_hist;       /* NETLOAD_HIST_BUCKETS latency counts, ns */
+	uint64_t *ipdv_pos;       /* |IPDV| of increases, ns */
+	uint64_t *ipdv_neg;       /* |IPDV| of decreases */
 	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
 	uint64_t *gap_hist;       /* NETLOAD_HIST_BUCKETS inter-arrival counts, in ns */
 	uint32_t n_samples;

@@ -79,6 +79,47 @@ track(struct rx_stream_state *st, uint32_t seq32)
 	st->reordered++;
 }
 
+static inline void
+hist_add(uint64_t *hist, uint64_t ns)
+{
+	hist[netload_hist_index_inline(ns)]++;
+}
+
+/*
+ * One timestamped arrival: latency (histogram, min/max/sum), RFC 3550
+ * interarrival jitter over arrival order, and RFC 5481 IPDV between
+ * consecutive sequence numbers.
+ */
+static inline void
+latency(const struct netload_run *run, struct rx_stream_state *st,
+		const struct netload_signature *sig, uint64_t now)
+{
+	uint64_t cycles = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
+	uint64_t ns = (uint64_t)(((unsigned __int128)cycles * run->ns_mult) >> 32);
+	uint64_t seq = extend_seq(st->next, sig->seq);
+
+	if (ns < st->lat_min)
+		st->lat_min = ns;
+	if (ns > st->lat_max)
+		st->lat_max = ns;
+	st->lat_sum += ns;
+	st->lat_samples++;
+	hist_add(st->lat_hist, ns);
+	if (st->prev_transit != 0) {
+		uint64_t d = ns > st->prev_transit ? ns - st->prev_transit :
+			st->prev_transit - ns;
+
+		/* J += (|D| - J) / 16, with J kept scaled by 16 (RFC 3550 A.8). */
+		st->jitter16 += d - ((st->jitter16 + 8) >> 4);
+		if (seq == st->prev_seq + 1) {
+			hist_add(ns >= st->prev_transit ? st->ipdv_pos : st->ipdv_neg, d);
+			st->ipdv_pairs++;
+		}
+	}
+	st->prev_transit = ns ? ns : 1;
+	st->prev_seq = seq;
+}
+
 static inline const struct netload_signature *
 trailer(struct rte_mbuf *m, struct netload_signature *copy)
 {
@@ -112,7 +153,6 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		const struct netload_signature *sig;
 		struct rx_stream_state *st;
 		uint16_t slot;
-		uint64_t lat;
 
 		if (i + 4 < n)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + 4], char *,
@@ -146,12 +186,8 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 					(((unsigned __int128)gap * run->ns_mult) >> 32))]++;
 		}
 		st->last_tsc = now;
-		lat = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
-		if (lat < st->lat_min)
-			st->lat_min = lat;
-		if (lat > st->lat_max)
-			st->lat_max = lat;
-		st->lat_sum += lat;
+		if (likely(sig->tx_tsc != 0))
+			latency(run, st, sig, now);
 		track(st, sig->seq);
 	}
 	t->packets += n;

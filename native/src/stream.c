@@ -404,6 +404,7 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 	s->l4_proto = c->l4_proto;
 	s->fix_l4_csum = c->fix_l4_csum;
 	s->seed = c->seed ? c->seed : rte_rdtsc() | 1;
+	s->stamp_every = c->stamp_every ? c->stamp_every : 1;
 	if (s->fix_l4_csum)
 		s->l4_csum_off = (uint16_t)(c->l4_offset + (c->l4_proto == 6 ? 16 : 6));
 	port_csum = netload_port_tx_csum(c->port_id);
@@ -513,6 +514,7 @@ netload_stream_reset(struct netload_stream *s)
 	uint32_t i;
 
 	s->rng = s->seed;
+	s->stamp_left = 0;
 	for (i = 0; i < s->n_fields; i++) {
 		struct netload_field_state *fs = &s->fields[i];
 
@@ -634,10 +636,18 @@ netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n
 		sig.magic = NETLOAD_SIGNATURE_MAGIC;
 		sig.stream_id = s->id;
 		sig.seq = seq;
-		sig.tx_tsc = tsc;
+		if (likely(s->stamp_left == 0)) {
+			sig.tx_tsc = tsc;
+			s->stamp_left = s->stamp_every - 1;
+			sig_sum = tsc_words;
+		} else {
+			sig.tx_tsc = 0;     /* unstamped: RX skips its latency */
+			s->stamp_left--;
+			sig_sum = 0;
+		}
 		memcpy(pkts[i] + fr->sig_off, &sig, sizeof(sig));
 		/* The trailer is stored little-endian: its words sum as they are. */
-		sig_sum = fr->sig_const + tsc_words + (seq & 0xffff) + (seq >> 16);
+		sig_sum += fr->sig_const + (seq & 0xffff) + (seq >> 16);
 		l4[i] = fr->l4_base + (unlikely(fr->sig_odd) ? swap16(fold32(sig_sum)) : sig_sum);
 		ip[i] = fr->ip_base;
 	}

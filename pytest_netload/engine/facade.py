@@ -398,6 +398,7 @@ def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> Na
             "fields": cfields,
             "pool_mbufs": pool_mbufs,
             "seed": spec.get("seed", 0) or 0,
+            "stamp_every": int(spec.get("stamp_every", 1) or 1),
         },
     )
     out = ffi.new("struct netload_stream **")
@@ -498,14 +499,27 @@ class Run:
             _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
         buckets = int(lib.NETLOAD_HIST_BUCKETS)
         gap_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
+        lat_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
+        ipdv_pos = np.zeros((n_tx, buckets), dtype=np.uint64)
+        ipdv_neg = np.zeros((n_tx, buckets), dtype=np.uint64)
         for i in range(n_tx):
-            counts = ffi.from_buffer("uint64_t[]", gap_hist[i])
-            _check(lib.netload_run_rx_gap_hist(self.ptr, i, counts, buckets), "rx gap histogram")
+            def buf(a: np.ndarray) -> Any:
+                return ffi.from_buffer("uint64_t[]", a[i])
+
+            _check(lib.netload_run_rx_gap_hist(self.ptr, i, buf(gap_hist), buckets),
+                   "rx gap histogram")
+            _check(lib.netload_run_rx_latency_hist(self.ptr, i, buf(lat_hist), buckets),
+                   "rx latency histogram")
+            _check(lib.netload_run_rx_ipdv_hist(self.ptr, i, buf(ipdv_pos), buf(ipdv_neg),
+                                                buckets), "rx IPDV histograms")
         out = {
             "tx": _records("struct netload_tx_stats", txs, n_tx),
             "rx": _records("struct netload_rx_stream_stats", rxs, n_tx),
             "rx_queues": _records("struct netload_rx_queue_stats", rxq, n_rx),
             "rx_gap_hist": gap_hist,
+            "rx_latency_hist": lat_hist,
+            "rx_ipdv_pos_hist": ipdv_pos,
+            "rx_ipdv_neg_hist": ipdv_neg,
         }
         if self.timing_samples:
             n = self.timing_samples

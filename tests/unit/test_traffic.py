@@ -24,7 +24,7 @@ from pytest_netload.traffic import (
 
 T4 = (Eth() / IPv4() / UDP()).build()
 SPEC_KEYS = {"name", "frames", "sizes", "sequence", "l3_offset", "l4_offset", "l3_proto",
-             "l4_proto", "fields", "seed"}
+             "l4_proto", "fields", "seed", "stamp_every"}
 
 
 def raises(match: str) -> Any:
@@ -227,3 +227,12 @@ def test_max_sizes_are_accepted() -> None:
     s = Stream(T4, size={64: MAX_SEQUENCE - 1, 1518: 1})
     assert len(s.sequence) == MAX_SEQUENCE
     assert longest_cyclic_run(s.sequence, 1) == 1
+
+
+def test_stamp_every_is_validated_and_compiled() -> None:
+    t = (Eth() / IPv4() / UDP()).build()
+    assert Stream(t).compile(16)["stamp_every"] == 1
+    assert Stream(t, stamp_every=100).compile(16)["stamp_every"] == 100
+    for bad in (0, -1, 1.5, "10", 1 << 32):
+        with pytest.raises(NetloadConfigError, match="stamp_every"):
+            Stream(t, stamp_every=bad)  # type: ignore[arg-type]

@@ -1,0 +1,73 @@
+"""Per-packet latency in C: histogram, RFC 3550 jitter, RFC 5481 IPDV, every-Nth stamping."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from pytest_netload import UDP, Engine, Eth, IPv4, Stream
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the engine needs root (run as root or in CI)"),
+]
+
+TMPL = (Eth() / IPv4() / UDP()).build()
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    with Engine() as e:
+        yield e  # type: ignore[misc]
+
+
+def test_every_packet_stamped_fills_the_histogram(engine: Engine) -> None:
+    port = engine.port("net_ring_lat0")
+    try:
+        stream = engine.load(port, Stream(TMPL, size=64, name="all"))
+        s = engine.run([stream], [port], count=50_000).streams[0]
+    finally:
+        port.close()
+    assert s.rx_packets == s.latency_samples == 50_000
+    assert s.latency is not None and s.latency.total == 50_000
+    assert s.latency.min_ns <= s.latency_min_ns <= s.latency_max_ns <= s.latency.max_ns
+    assert s.latency_min_ns <= s.latency_mean_ns <= s.latency_max_ns  # type: ignore[operator]
+    assert abs(s.latency.mean_ns - s.latency_mean_ns) <= s.latency_mean_ns / 32  # type: ignore[operator]
+    # In order and nothing lost: every arrival but the first pairs with its predecessor.
+    assert s.ipdv_pairs == 49_999
+    assert s.ipdv_increase is not None and s.ipdv_decrease is not None
+    assert s.ipdv_increase.total + s.ipdv_decrease.total == 49_999
+    assert 0 <= s.jitter_ns <= s.latency_max_ns
+
+
+def test_every_nth_stamp_measures_only_those(engine: Engine) -> None:
+    port = engine.port("net_ring_lat1")
+    try:
+        stream = engine.load(port, Stream(TMPL, size=64, name="tenth", stamp_every=10))
+        s = engine.run([stream], [port], count=10_001).streams[0]
+    finally:
+        port.close()
+    assert s.rx_packets == 10_001 and s.lost == 0
+    assert s.latency_samples == math.ceil(10_001 / 10)
+    assert s.latency is not None and s.latency.total == s.latency_samples
+    assert s.ipdv_pairs == 0  # consecutive sequence numbers are never both stamped
+
+
+def test_histogram_quantiles_agree_with_timing_samples(engine: Engine) -> None:
+    port = engine.port("net_ring_lat2")
+    try:
+        stream = engine.load(port, Stream(TMPL, size=64, name="sampled"))
+        r = engine.run([stream], [port], count=20_000, timing_samples=20_000)
+    finally:
+        port.close()
+    s = r.streams[0]
+    assert s.sample_tx_ns is not None and s.sample_rx_ns is not None
+    raw = (s.sample_rx_ns.astype(np.int64) - s.sample_tx_ns.astype(np.int64)).astype(float)
+    assert s.latency is not None
+    for q in (0.5, 0.9, 0.99):
+        exact = float(np.quantile(raw, q, method="inverted_cdf"))
+        # Bucket width <= 1/64 of the value; the TSC to ns rounding adds a few ns.
+        assert abs(s.latency.quantile_ns(q) - exact) <= exact / 64 + 4, (q, exact)
