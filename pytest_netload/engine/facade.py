@@ -502,15 +502,15 @@ class Run:
         lat_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
         ipdv_pos = np.zeros((n_tx, buckets), dtype=np.uint64)
         ipdv_neg = np.zeros((n_tx, buckets), dtype=np.uint64)
-        for i in range(n_tx):
-            def buf(a: np.ndarray) -> Any:
-                return ffi.from_buffer("uint64_t[]", a[i])
+        def row(a: np.ndarray, i: int) -> Any:
+            return ffi.from_buffer("uint64_t[]", a[i])
 
-            _check(lib.netload_run_rx_gap_hist(self.ptr, i, buf(gap_hist), buckets),
+        for i in range(n_tx):
+            _check(lib.netload_run_rx_gap_hist(self.ptr, i, row(gap_hist, i), buckets),
                    "rx gap histogram")
-            _check(lib.netload_run_rx_latency_hist(self.ptr, i, buf(lat_hist), buckets),
+            _check(lib.netload_run_rx_latency_hist(self.ptr, i, row(lat_hist, i), buckets),
                    "rx latency histogram")
-            _check(lib.netload_run_rx_ipdv_hist(self.ptr, i, buf(ipdv_pos), buf(ipdv_neg),
+            _check(lib.netload_run_rx_ipdv_hist(self.ptr, i, row(ipdv_pos, i), row(ipdv_neg, i),
                                                 buckets), "rx IPDV histograms")
         out = {
             "tx": _records("struct netload_tx_stats", txs, n_tx),
