@@ -148,6 +148,14 @@ class RunResult:
         return sum(s.tx_packets for s in self.streams)
 
     @property
+    def forwarders(self) -> list[dict[str, int]]:
+        """Per delay line (reference DUT): received, forwarded, dropped, overflow, max_held."""
+        fw = self.arrays.get("forwarders")
+        if fw is None:
+            return []
+        return [{name: int(fw[name][i]) for name in fw.dtype.names or ()} for i in range(len(fw))]
+
+    @property
     def sent_streams(self) -> tuple[StreamResult, ...]:
         return tuple(s for s in self.streams if not s.expected_only)
 

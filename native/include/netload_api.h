@@ -26,7 +26,8 @@ enum netload_constants {
 	NETLOAD_HIST_BUCKETS = 2560,     /* values from 0 to 2^44 ns (4.9 h) */
 	NETLOAD_MAX_BURST = 128,         /* net_af_xdp (22.11) strands TX frames at 256 */
 	NETLOAD_MAX_PHASES = 1024,
-	NETLOAD_MAX_GAPS = 1048576
+	NETLOAD_MAX_GAPS = 1048576,
+	NETLOAD_FWD_SLOTS = 65536        /* frames a delay line holds at once */
 };
 
 enum netload_status {
@@ -195,6 +196,32 @@ struct netload_rx_conf {
 	uint16_t queue;
 };
 
+/*
+ * A delay line in the worker loop: the reference DUT. Frames polled from
+ * (rx_port, rx_queue) leave on (tx_port, tx_queue) delay_ns after they were
+ * polled, plus the next entry of the jitter table; loss_ppm of them are
+ * dropped. Release times never decrease, so the line never reorders.
+ */
+struct netload_fwd_conf {
+	uint16_t rx_port;
+	uint16_t rx_queue;
+	uint16_t tx_port;
+	uint16_t tx_queue;
+	uint64_t delay_ns;
+	const uint64_t *jitter_ps;
+	uint32_t n_jitter;
+	uint32_t loss_ppm;        /* dropped per million frames, at random */
+	uint64_t seed;
+};
+
+struct netload_fwd_stats {
+	uint64_t received;
+	uint64_t forwarded;
+	uint64_t dropped;         /* by loss_ppm */
+	uint64_t overflow;        /* the line was full */
+	uint64_t max_held;        /* frames held at once, at most */
+};
+
 struct netload_run_conf {
 	uint32_t n_tx;
 	const struct netload_tx_conf *tx;
@@ -205,6 +232,8 @@ struct netload_run_conf {
 	uint64_t drain_ns;        /* RX keeps polling this long after TX ends */
 	uint16_t burst;           /* packets per burst; 0: default 32 */
 	uint32_t timing_samples;  /* per stream: TX and RX times of the first N arrivals */
+	uint32_t n_fwd;
+	const struct netload_fwd_conf *fwd;
 };
 
 struct netload_run_status {
@@ -259,5 +288,6 @@ int netload_run_rx_queue_stats(const struct netload_run *run, uint32_t rx_index,
 int netload_run_rx_gap_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *counts, uint32_t n);
 int netload_run_rx_latency_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *counts, uint32_t n);
 int netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *positive, uint64_t *negative, uint32_t n);
+int netload_run_fwd_stats(const struct netload_run *run, uint32_t fwd_index, struct netload_fwd_stats *stats);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);

@@ -233,6 +233,8 @@ worker_main(void *arg)
 							__ATOMIC_RELEASE);
 			}
 		}
+		for (i = 0; i < w->n_fwd; i++)
+			netload_fwd_step(run, &run->fwd[w->fwd[i]]);
 		for (i = 0; i < w->n_rx; i++)
 			netload_rx_burst(run, &run->rx[w->rx[i]], 1);
 		/* Reading the TSC costs ~40 cycles in a VM: the drain end is
@@ -240,7 +242,7 @@ worker_main(void *arg)
 		if (!sending && (++turns & 15) == 0) {
 			uint64_t end = __atomic_load_n(&run->drain_end_tsc, __ATOMIC_ACQUIRE);
 
-			if (end != 0 && (w->n_rx == 0 || rte_rdtsc() >= end))
+			if (end != 0 && ((w->n_rx == 0 && w->n_fwd == 0) || rte_rdtsc() >= end))
 				break;
 		}
 	}
@@ -284,9 +286,18 @@ netload_run_free(struct netload_run *run)
 		}
 		rte_free(run->rx[i].streams);
 	}
+	for (i = 0; i < run->n_fwd; i++) {
+		if (run->fwd[i].slots != NULL)
+			netload_fwd_release_all(&run->fwd[i]);
+		rte_free(run->fwd[i].slots);
+		rte_free(run->fwd[i].release);
+		rte_free(run->fwd[i].jitter);
+	}
+	rte_free(run->fwd);
 	for (i = 0; i < run->n_workers; i++) {
 		rte_free(run->workers[i].tx);
 		rte_free(run->workers[i].rx);
+		rte_free(run->workers[i].fwd);
 	}
 	rte_free(run->workers);
 	rte_free(run->tx);
@@ -294,6 +305,67 @@ netload_run_free(struct netload_run *run)
 	if (active_run == run)
 		active_run = NULL;
 	rte_free(run);
+}
+
+/* Delay lines: FIFOs, jitter in cycles, the loss threshold on a 64-bit random. */
+static int
+load_forwarders(struct netload_run *run, const struct netload_run_conf *c)
+{
+	uint32_t i, k;
+
+	if (c->n_fwd == 0)
+		return 0;
+	if (c->fwd == NULL)
+		return netload_fail(NETLOAD_EINVAL, "run: %u forwarders but no table", c->n_fwd);
+	run->fwd = rte_zmalloc("netload_fwd", sizeof(*run->fwd) * c->n_fwd, RTE_CACHE_LINE_SIZE);
+	if (run->fwd == NULL)
+		return netload_fail(NETLOAD_ENOMEM, "run: forwarders");
+	run->n_fwd = c->n_fwd;
+	for (i = 0; i < c->n_fwd; i++) {
+		const struct netload_fwd_conf *fc = &c->fwd[i];
+		struct fwd_task *f = &run->fwd[i];
+
+		if (!netload_port_is_open(fc->rx_port) || !netload_port_is_open(fc->tx_port))
+			return netload_fail(NETLOAD_ENODEV, "run: forwarder %u: port %u or %u is not open",
+					i, fc->rx_port, fc->tx_port);
+		for (k = 0; k < c->n_rx; k++)
+			if (c->rx[k].port_id == fc->rx_port && c->rx[k].queue == fc->rx_queue)
+				return netload_fail(NETLOAD_EINVAL,
+						"run: port %u queue %u is both an RX queue and forwarder "
+						"%u's input; a queue has one reader", fc->rx_port,
+						fc->rx_queue, i);
+		if (fc->loss_ppm > 1000000)
+			return netload_fail(NETLOAD_EINVAL,
+					"run: forwarder %u: loss %u ppm; give 0 to 1000000", i,
+					fc->loss_ppm);
+		if (fc->n_jitter > NETLOAD_MAX_GAPS || (fc->n_jitter && fc->jitter_ps == NULL))
+			return netload_fail(NETLOAD_EINVAL, "run: forwarder %u: %u jitter entries",
+					i, fc->n_jitter);
+		f->rx_port = fc->rx_port;
+		f->rx_queue = fc->rx_queue;
+		f->tx_port = fc->tx_port;
+		f->tx_queue = fc->tx_queue;
+		f->delay = (uint64_t)((double)fc->delay_ns * (double)run->hz / 1e9 + 0.5);
+		f->loss_threshold = fc->loss_ppm == 1000000 ? UINT64_MAX :
+			(uint64_t)((double)fc->loss_ppm / 1e6 * 18446744073709551616.0);
+		f->rng = fc->seed ? fc->seed : rte_rdtsc() | 1;
+		f->slots = rte_zmalloc("netload_fwd_slots",
+				sizeof(*f->slots) * NETLOAD_FWD_SLOTS, RTE_CACHE_LINE_SIZE);
+		f->release = rte_malloc("netload_fwd_release",
+				sizeof(*f->release) * NETLOAD_FWD_SLOTS, RTE_CACHE_LINE_SIZE);
+		if (f->slots == NULL || f->release == NULL)
+			return netload_fail(NETLOAD_ENOMEM, "run: forwarder %u line", i);
+		if (fc->n_jitter) {
+			f->jitter = rte_malloc("netload_fwd_jitter", sizeof(uint64_t) * fc->n_jitter, 0);
+			if (f->jitter == NULL)
+				return netload_fail(NETLOAD_ENOMEM, "run: forwarder %u jitter", i);
+			for (k = 0; k < fc->n_jitter; k++)
+				f->jitter[k] = (uint64_t)((double)fc->jitter_ps[k] * (double)run->hz /
+						1e12 + 0.5);
+			f->n_jitter = fc->n_jitter;
+		}
+	}
+	return 0;
 }
 
 /* Gap tables in picoseconds -> TSC cycles << 16, phase ends relative to the start. */
@@ -357,8 +429,8 @@ check_run_conf(const struct netload_run_conf *c)
 {
 	uint32_t i, j;
 
-	if (c->n_tx == 0 && c->n_rx == 0)
-		return netload_fail(NETLOAD_EINVAL, "run: no TX stream and no RX queue");
+	if (c->n_tx == 0 && c->n_rx == 0 && c->n_fwd == 0)
+		return netload_fail(NETLOAD_EINVAL, "run: no TX stream, RX queue or forwarder");
 	if (c->burst > NETLOAD_MAX_BURST)
 		return netload_fail(NETLOAD_EINVAL, "run: burst %u; at most %d",
 				c->burst, NETLOAD_MAX_BURST);
@@ -421,7 +493,7 @@ assign(struct netload_run *run, unsigned int n_lcores)
 				break;
 		tx_worker[i] = j < i ? tx_worker[j] : n_tasks++;
 	}
-	n_tasks += run->n_rx;
+	n_tasks += run->n_rx + run->n_fwd;
 	run->n_workers = RTE_MIN(n_lcores, n_tasks);
 	run->workers = rte_zmalloc("netload_workers", sizeof(struct worker) * run->n_workers,
 			RTE_CACHE_LINE_SIZE);
@@ -436,7 +508,9 @@ assign(struct netload_run *run, unsigned int n_lcores)
 		run->workers[i].lcore = lcore;
 		run->workers[i].tx = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_tx + 1), 0);
 		run->workers[i].rx = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_rx + 1), 0);
-		if (run->workers[i].tx == NULL || run->workers[i].rx == NULL) {
+		run->workers[i].fwd = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_fwd + 1), 0);
+		if (run->workers[i].tx == NULL || run->workers[i].rx == NULL ||
+				run->workers[i].fwd == NULL) {
 			free(tx_worker);
 			return netload_fail(NETLOAD_ENOMEM, "run: worker task lists");
 		}
@@ -454,6 +528,11 @@ assign(struct netload_run *run, unsigned int n_lcores)
 		struct worker *w = &run->workers[(k + i) % run->n_workers];
 
 		w->rx[w->n_rx++] = i;
+	}
+	for (i = 0; i < run->n_fwd; i++) {
+		struct worker *w = &run->workers[(k + run->n_rx + i) % run->n_workers];
+
+		w->fwd[w->n_fwd++] = i;
 	}
 	for (i = 0; i < run->n_workers; i++)
 		if (run->workers[i].n_tx)
@@ -560,6 +639,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 			}
 		}
 	}
+	ret = load_forwarders(run, c);
+	if (ret < 0)
+		goto fail;
 	ret = assign(run, n_lcores);
 	if (ret < 0)
 		goto fail;
@@ -736,6 +818,19 @@ netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t i, uint64_t *po
 		return ret;
 	return merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_neg), negative, n,
 			"rx_ipdv_hist");
+}
+
+int
+netload_run_fwd_stats(const struct netload_run *run, uint32_t i, struct netload_fwd_stats *out)
+{
+	int ret = check_done(run, "fwd_stats");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_fwd)
+		return netload_fail(NETLOAD_EINVAL, "fwd_stats: forwarder %u of %u", i, run->n_fwd);
+	*out = run->fwd[i].stats;
+	return 0;
 }
 
 int

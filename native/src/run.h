@@ -81,12 +81,34 @@ struct rx_task {
 	struct rx_stream_state *streams;  /* one per TX entry of the run */
 } __rte_cache_aligned;
 
+/* A delay line (the reference DUT): a FIFO of frames and their release times. */
+struct fwd_task {
+	uint16_t rx_port;
+	uint16_t rx_queue;
+	uint16_t tx_port;
+	uint16_t tx_queue;
+	uint64_t delay;           /* cycles */
+	uint64_t *jitter;         /* cycles */
+	uint32_t n_jitter;
+	uint32_t jitter_idx;
+	uint64_t loss_threshold;  /* random < threshold: drop */
+	uint64_t rng;
+	uint64_t last_release;
+	struct rte_mbuf **slots;  /* NETLOAD_FWD_SLOTS */
+	uint64_t *release;
+	uint32_t head;
+	uint32_t held;
+	struct netload_fwd_stats stats;
+} __rte_cache_aligned;
+
 struct worker {
 	unsigned int lcore;
 	uint32_t n_tx;
 	uint32_t *tx;             /* indices into run->tx */
 	uint32_t n_rx;
 	uint32_t *rx;
+	uint32_t n_fwd;
+	uint32_t *fwd;
 } __rte_cache_aligned;
 
 struct netload_run {
@@ -94,6 +116,8 @@ struct netload_run {
 	struct tx_task *tx;
 	uint32_t n_rx;
 	struct rx_task *rx;
+	uint32_t n_fwd;
+	struct fwd_task *fwd;
 	uint32_t n_workers;
 	struct worker *workers;
 	uint16_t slot_of[NETLOAD_MAX_STREAMS];   /* stream id -> TX entry */
@@ -113,5 +137,7 @@ struct netload_run {
 };
 
 void netload_rx_burst(struct netload_run *run, struct rx_task *t, int count);
+void netload_fwd_step(struct netload_run *run, struct fwd_task *f);
+void netload_fwd_release_all(struct fwd_task *f);
 
 #endif /* NETLOAD_RUN_H */

@@ -347,13 +347,15 @@ class Engine:
         start_delay_s: float = 0.01,
         burst: int = 0,
         timing_samples: int = 0,
+        forward: Iterable[Any] = (),
         progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> RunResult:
         """Send until every stream sent `count` packets or `duration_s` passed.
 
         `tx` entries are loaded streams (sending `count` each) or
         `(stream, count)` pairs or `Tx` entries (with pacing phases).
-        `timing_samples` keeps the TX and RX times of the first N frames of
+        `forward` holds delay lines run in the same worker loop (the
+        reference DUT, see `reference.ReferenceDut`). `timing_samples` keeps the TX and RX times of the first N frames of
         each stream (`StreamResult.sample_tx_ns`, `sample_rx_ns`). `expect` streams are not sent but counted
         on RX (another generator sends them). RX ports are polled until
         `drain_s` after the last frame left. Ctrl-C stops TX, keeps what was measured (as
@@ -392,6 +394,7 @@ class Engine:
             start_delay_ns=int(start_delay_s * 1e9),
             burst=burst,
             timing_samples=int(timing_samples),
+            forwarders=[f if isinstance(f, dict) else f.spec() for f in forward],
         )
         interrupted = False
         try:

@@ -427,9 +427,11 @@ class Run:
         drain_ns: int = 0,
         burst: int = 0,
         timing_samples: int = 0,
+        forwarders: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.tx = list(tx)
         self.rx = list(rx)
+        self.forwarders = list(forwarders)
         self.timing_samples = timing_samples
         keep: list[Any] = []  # the structs only point at these: they must outlive the call
         entries = []
@@ -453,6 +455,22 @@ class Run:
                 "phases": cphases,
             })
         ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
+        cfwd = ffi.new("struct netload_fwd_conf[]", max(len(self.forwarders), 1))
+        for i, fw in enumerate(self.forwarders):
+            n_jitter = int(fw.get("n_jitter", 0))
+            jitter = ffi.new("uint64_t[]", max(n_jitter, 1))
+            if n_jitter:
+                ffi.memmove(jitter, fw["jitter_ps"], 8 * n_jitter)
+            keep.append(jitter)
+            cfwd[i].rx_port = int(fw["rx_port"])
+            cfwd[i].rx_queue = int(fw.get("rx_queue", 0))
+            cfwd[i].tx_port = int(fw["tx_port"])
+            cfwd[i].tx_queue = int(fw.get("tx_queue", 0))
+            cfwd[i].delay_ns = int(fw["delay_ns"])
+            cfwd[i].jitter_ps = jitter
+            cfwd[i].n_jitter = n_jitter
+            cfwd[i].loss_ppm = int(fw.get("loss_ppm", 0))
+            cfwd[i].seed = int(fw.get("seed", 0))
         crx = ffi.new(
             "struct netload_rx_conf[]", [{"port_id": p, "queue": q} for p, q in self.rx] or 1
         )
@@ -468,6 +486,8 @@ class Run:
                 "drain_ns": drain_ns,
                 "burst": burst,
                 "timing_samples": timing_samples,
+                "n_fwd": len(self.forwarders),
+                "fwd": cfwd,
             },
         )
         out = ffi.new("struct netload_run **")
@@ -521,6 +541,11 @@ class Run:
             "rx_ipdv_pos_hist": ipdv_pos,
             "rx_ipdv_neg_hist": ipdv_neg,
         }
+        if self.forwarders:
+            fws = ffi.new("struct netload_fwd_stats[]", len(self.forwarders))
+            for i in range(len(self.forwarders)):
+                _check(lib.netload_run_fwd_stats(self.ptr, i, fws + i), "forwarder stats")
+            out["forwarders"] = _records("struct netload_fwd_stats", fws, len(self.forwarders))
         if self.timing_samples:
             n = self.timing_samples
             tx_ns = np.zeros((n_tx, n), dtype=np.uint64)

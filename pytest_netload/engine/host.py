@@ -119,14 +119,16 @@ class Host:
     # ---- runs -----------------------------------------------------------------
 
     def op_run_start(self, tx: list[dict[str, Any]], rx: list[tuple[int, int]],
-                     **timing: int) -> int:
+                     **timing: Any) -> int:
         try:
             natives = [{**e, "stream": self.streams[e["handle"]]} for e in tx]
         except KeyError as exc:
             raise errors.NetloadConfigError(
                 f"stream handle {exc} is not loaded in this engine; load it again"
             ) from None
-        ports = sorted({e["stream"].port_id for e in natives} | {p for p, _ in rx})
+        fwd_ports = {int(p) for fw in timing.get("forwarders", ()) for p in
+                     (fw["rx_port"], fw["tx_port"])}
+        ports = sorted({e["stream"].port_id for e in natives} | {p for p, _ in rx} | fwd_ports)
         for p in ports:
             if p not in self.ports:
                 raise errors.NetloadConfigError(

@@ -279,7 +279,7 @@ BAD_INPUT: list[tuple[str, BadInput, type[Exception], str]] = [
     ("rx-port-twice", lambda e, p, s: e.run([s], [p, p], count=10),
      errors.NetloadConfigError, r"RX port \d+ queue 0 is listed twice"),
     ("nothing-to-do", lambda e, p, s: e.run([], []),
-     errors.NetloadConfigError, r"no TX stream and no RX queue"),
+     errors.NetloadConfigError, r"no TX stream, RX queue or forwarder"),
     ("port-already-open", lambda e, p, s: e.port(p.device),
      errors.NetloadError, r"'net_ring\d+' \(port \d+\) is already open"),
 ]
