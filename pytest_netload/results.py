@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import NetloadConfigError
 from .histogram import LogHistogram
+from .latency import LatencyResult
 from .units import LAYER_TEXT, layer_overhead_bytes
 
 
@@ -59,6 +60,7 @@ class StreamResult:
     tx_max_lag_ns: int = 0
     tx_lagged_bursts: int = 0
     expected_only: bool = False
+    tsc_resolution_ns: float | None = None
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
@@ -107,6 +109,26 @@ class StreamResult:
     def rx_bps(self, layer: str = "l2") -> float:
         return _bit_rate(self.rx_pps, self.rx_packets, self.rx_bytes,
                          layer_overhead_bytes(layer))
+
+    def latency_result(self) -> LatencyResult:
+        """This stream's latency as a `LatencyResult`: histogram, percentiles with CIs,
+        RFC 3550 jitter, and raw delays for RFC 5481 IPDV when timing samples were kept.
+
+        The clock is the TSC read in software: TX just before its burst is
+        written, RX just after the receive burst returns (per frame with
+        timing samples); its resolution is one TSC tick.
+        """
+        if self.latency is None:
+            raise NetloadConfigError(f"stream {self.name!r} has no latency histogram")
+        delays = None
+        if self.sample_tx_ns is not None and self.sample_rx_ns is not None:
+            delays = (self.sample_rx_ns.astype(np.int64)
+                      - self.sample_tx_ns.astype(np.int64)).astype(np.float64)
+        return LatencyResult(self.latency, clock="tsc-software",
+                             resolution_ns=self.tsc_resolution_ns,
+                             samples=self.latency_samples, duplicates=self.duplicates,
+                             reordered=self.reordered, jitter_ns=float(self.jitter_ns),
+                             delays_ns=delays)
 
     @property
     def inter_departure_ns(self) -> np.ndarray:
@@ -242,6 +264,7 @@ def build_run_result(
     interrupted: bool = False,
     hist_lower_ns: list[int] | None = None,
     expected_only: int = 0,
+    tsc_hz: int | None = None,
 ) -> RunResult:
     tx, rx = arrays["tx"], arrays["rx"]
     lower = np.asarray(hist_lower_ns, dtype=np.uint64) if hist_lower_ns else None
@@ -280,6 +303,7 @@ def build_run_result(
             jitter_ns=int(rx["jitter_ns"][i]),
             ipdv_pairs=int(rx["ipdv_pairs"][i]),
             expected_only=i >= len(names) - expected_only,
+            tsc_resolution_ns=1e9 / tsc_hz if tsc_hz else None,
             tx_max_lag_ns=int(tx["max_lag_ns"][i]),
             tx_lagged_bursts=int(tx["lagged_bursts"][i]),
             rx_gaps=hist("rx_gap_hist", i),

@@ -130,6 +130,7 @@ int netload_port_set_queue_rate(uint16_t port_id, uint16_t queue, uint32_t mbps)
 
 int netload_hist_index(uint64_t value);
 int netload_hist_lower_bounds(uint64_t *lower, uint32_t n);
+uint64_t netload_hist_bench(uint64_t n, uint64_t seed);
 
 /* ---- streams ------------------------------------------------------------- */
 

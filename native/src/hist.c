@@ -4,6 +4,10 @@
  * 2^(SUB_BITS-1) equal buckets, so a bucket is never wider than 1/64 of the
  * values it holds.
  */
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+
 #include "internal.h"
 
 #define SUB (1u << NETLOAD_HIST_SUB_BITS)
@@ -33,4 +37,38 @@ netload_hist_lower_bounds(uint64_t *lower, uint32_t n)
 		}
 	}
 	return 0;
+}
+
+/*
+ * TSC cycles to record n latencies (spread over 1 us .. 1 ms, as a loaded
+ * path gives them) into a histogram as the RX loop does: the benchmark of
+ * what the histogram costs per packet. The values are drawn before timing.
+ */
+uint64_t
+netload_hist_bench(uint64_t n, uint64_t seed)
+{
+	uint64_t *hist = calloc(NETLOAD_HIST_BUCKETS, sizeof(uint64_t));
+	uint64_t *values = malloc(sizeof(uint64_t) * (n ? n : 1));
+	uint64_t i, x = seed | 1, start, cycles, sink = 0;
+
+	if (hist == NULL || values == NULL) {
+		free(hist);
+		free(values);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		values[i] = 1000 + x % 999000;
+	}
+	start = rte_rdtsc();
+	for (i = 0; i < n; i++)
+		hist[netload_hist_index_inline(values[i])]++;
+	cycles = rte_rdtsc() - start;
+	for (i = 0; i < NETLOAD_HIST_BUCKETS; i++)
+		sink += hist[i];
+	free(hist);
+	free(values);
+	return sink == n ? cycles : 0;
 }

@@ -420,11 +420,16 @@ class Engine:
             interrupted,
             hist_lower_ns=self.hello.get("hist_lower_ns"),
             expected_only=len(expected),
+            tsc_hz=self.hello.get("tsc_hz"),
         )
         self.last_result = result
         if interrupted:
             raise KeyboardInterrupt
         return result
+
+    def histogram_record_cycles(self, n: int) -> int:
+        """TSC cycles the native histogram takes to record n values (benchmarks)."""
+        return int(self._call("hist_bench", n=int(n)))
 
     def crash_for_test(self) -> None:
         """Make the native core dereference NULL (tests of crash handling)."""

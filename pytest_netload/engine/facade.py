@@ -312,6 +312,11 @@ def port_set_queue_rate(port_id: int, queue: int, mbps: int) -> None:
            f"port {port_id} queue {queue} rate limit {mbps} Mbit/s")
 
 
+def hist_bench_cycles(n: int) -> int:
+    """TSC cycles the C histogram takes to record n values (a benchmark)."""
+    return int(lib.netload_hist_bench(n, 12345))
+
+
 def hist_lower_bounds_ns() -> np.ndarray:
     """Lower bound of each histogram bucket, in ns (the layout lives in C)."""
     n = int(lib.NETLOAD_HIST_BUCKETS)

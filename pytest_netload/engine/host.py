@@ -64,6 +64,9 @@ class Host:
         self.ports.clear()
         self.facade.Eal.stop()
 
+    def op_hist_bench(self, n: int) -> int:
+        return self.facade.hist_bench_cycles(n)
+
     def op_crash(self) -> None:
         """Test hook: dereference NULL in native code, as a real bug would."""
         self.facade.crash()

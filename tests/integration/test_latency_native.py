@@ -71,3 +71,18 @@ def test_histogram_quantiles_agree_with_timing_samples(engine: Engine) -> None:
         exact = float(np.quantile(raw, q, method="inverted_cdf"))
         # Bucket width <= 1/64 of the value; the TSC to ns rounding adds a few ns.
         assert abs(s.latency.quantile_ns(q) - exact) <= exact / 64 + 4, (q, exact)
+
+
+def test_latency_result_reports_percentiles_with_cis(engine: Engine) -> None:
+    port = engine.port("net_ring_lat3")
+    try:
+        stream = engine.load(port, Stream(TMPL, size=64, name="pct"))
+        r = engine.run([stream], [port], count=20_000, timing_samples=20_000)
+    finally:
+        port.close()
+    lat = r.streams[0].latency_result()
+    assert lat.clock == "tsc-software" and lat.resolution_ns is not None and lat.count == 20_000
+    p50, p99 = lat.percentile(50), lat.percentile(99)
+    assert p50.ci_low_ns <= p50.value_ns <= p50.ci_high_ns <= p99.ci_high_ns
+    assert "p50" in str(lat) and "tsc-software" in str(lat)
+    assert len(lat.ipdv_values_ns()) == 19_999
