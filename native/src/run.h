@@ -59,7 +59,7 @@ struct rx_stream_state {
 	uint64_t lat_samples;
 	uint64_t jitter16;        /* RFC 3550 J, ns, scaled by 16 */
 	uint64_t prev_transit;    /* ns; 0: none yet */
-	uint64_t prev_seq;        /* sequence number of prev_transit */
+	uint64_t prev_seq;        /* wire sequence number (32 bits) of prev_transit */
 	uint64_t ipdv_pairs;
 	uint64_t *lat_hist;       /* NETLOAD_HIST_BUCKETS latency counts, ns */
 	uint64_t *ipdv_pos;       /* |IPDV| of increases, ns */

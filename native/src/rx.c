@@ -96,7 +96,6 @@ latency(const struct netload_run *run, struct rx_stream_state *st,
 {
 	uint64_t cycles = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
 	uint64_t ns = (uint64_t)(((unsigned __int128)cycles * run->ns_mult) >> 32);
-	uint64_t seq = extend_seq(st->next, sig->seq);
 
 	if (ns < st->lat_min)
 		st->lat_min = ns;
@@ -111,13 +110,13 @@ latency(const struct netload_run *run, struct rx_stream_state *st,
 
 		/* J += (|D| - J) / 16, with J kept scaled by 16 (RFC 3550 A.8). */
 		st->jitter16 += d - ((st->jitter16 + 8) >> 4);
-		if (seq == st->prev_seq + 1) {
+		if (sig->seq == (uint32_t)(st->prev_seq + 1)) {
 			hist_add(ns >= st->prev_transit ? st->ipdv_pos : st->ipdv_neg, d);
 			st->ipdv_pairs++;
 		}
 	}
 	st->prev_transit = ns ? ns : 1;
-	st->prev_seq = seq;
+	st->prev_seq = sig->seq;
 }
 
 static inline const struct netload_signature *
