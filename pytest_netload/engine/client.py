@@ -313,8 +313,15 @@ class Engine:
         info = self._call("port_open", device=device, **options)
         return Port(self, int(info["port_id"]), device, info, self._generation)
 
-    def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0) -> LoadedStream:
-        """Compile a `traffic.Stream` (or an engine spec dict) onto a port."""
+    def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,
+             clock: str = "tsc") -> LoadedStream:
+        """Compile a `traffic.Stream` (or an engine spec dict) onto a port.
+
+        `clock` is the timestamp source the stream's latency is measured
+        with: "tsc" (software, every port) or "hardware" (IEEE 1588 / RX
+        timestamp offload, only where the port has it).
+        """
+        check_clock(clock, port)
         spec = stream if isinstance(stream, dict) else stream.compile(
             self.constants["signature_bytes"]
         )
@@ -434,6 +441,25 @@ class Engine:
     def crash_for_test(self) -> None:
         """Make the native core dereference NULL (tests of crash handling)."""
         self._call("crash", timeout_s=30)
+
+
+CLOCKS = ("tsc", "hardware")
+
+
+def check_clock(clock: str, port: Port) -> None:
+    """Refuse a timestamp source the port cannot give, naming what it can."""
+    if clock not in CLOCKS:
+        raise errors.NetloadConfigError(f"clock {clock!r}: use one of {list(CLOCKS)}")
+    if clock == "hardware":
+        can = [name for name, key in (("IEEE 1588 timesync", "has_timesync"),
+                                      ("RX timestamp offload", "has_rx_timestamp"))
+               if port.info.get(key)]
+        raise errors.NetloadEnvironmentError(
+            f"clock 'hardware' on port {port.device!r} (driver {port.driver}): "
+            + (f"the port has {' and '.join(can)}, but this engine does not use hardware "
+               "timestamps yet; " if can else "the port has no hardware timestamping; ")
+            + "use clock='tsc' (software TSC timestamps)"
+        )
 
 
 def check_frames_fit(spec: dict[str, Any], port: Port) -> None:

@@ -86,3 +86,38 @@ def test_latency_result_reports_percentiles_with_cis(engine: Engine) -> None:
     assert p50.ci_low_ns <= p50.value_ns <= p50.ci_high_ns <= p99.ci_high_ns
     assert "p50" in str(lat) and "tsc-software" in str(lat)
     assert len(lat.ipdv_values_ns()) == 19_999
+
+
+def test_hardware_clock_on_a_vdev_is_refused_naming_the_port(engine: Engine) -> None:
+    from pytest_netload import NetloadConfigError, NetloadEnvironmentError
+
+    port = engine.port("net_ring_lat4")
+    try:
+        with pytest.raises(NetloadEnvironmentError, match="no hardware timestamping.*clock='tsc'"):
+            engine.load(port, Stream(TMPL), clock="hardware")
+        with pytest.raises(NetloadConfigError, match="clock 'sundial'"):
+            engine.load(port, Stream(TMPL), clock="sundial")
+        assert engine.load(port, Stream(TMPL), clock="tsc").stream_id >= 0
+    finally:
+        port.close()
+
+
+def test_latency_over_a_veth_loopback(engine: Engine) -> None:
+    from pytest_netload import flow_stream
+    from pytest_netload.topology.builtin import build
+
+    with build("loopback", backend="af_packet") as built:
+        flow = built.topology.flows()[0]
+        tx = engine.port(str(flow.tx.device))
+        rx = engine.port(str(flow.rx.device))
+        try:
+            stream = engine.load(tx, flow_stream(flow, size=128))
+            r = engine.run([stream], [rx], count=5000)
+        finally:
+            tx.close()
+            rx.close()
+    s = r.streams[0]
+    assert s.lost == 0 and s.latency_samples == 5000
+    lat = s.latency_result()
+    assert 0 < lat.percentile(50).value_ns < lat.percentile(99.9).ci_high_ns
+    assert s.jitter_ns > 0 and s.ipdv_pairs == 4999
