@@ -271,9 +271,11 @@ def build_run_result(
     counts = arrays.get("sample_count")
 
     def hist(key: str, i: int) -> LogHistogram | None:
-        if key not in arrays or lower is None:
+        own = arrays.get(key.replace("_hist", "_lower_ns"))
+        bounds = np.asarray(own, dtype=np.uint64) if own is not None else lower
+        if key not in arrays or bounds is None:
             return None
-        return LogHistogram(arrays[key][i], lower)
+        return LogHistogram(arrays[key][i], bounds)
 
     def samples(key: str, i: int) -> np.ndarray | None:
         if counts is None:

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 3,
+	NETLOAD_ABI_VERSION = 4,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -23,7 +23,10 @@ enum netload_constants {
 	NETLOAD_NAME_BYTES = 64,
 	NETLOAD_SEQ_WINDOW = 65536,
 	NETLOAD_HIST_SUB_BITS = 7,       /* 128 sub-buckets: relative error < 1/64 */
-	NETLOAD_HIST_BUCKETS = 2560,     /* values from 0 to 2^44 ns (4.9 h) */
+	NETLOAD_HIST_BUCKETS = 2560,     /* values from 0 to 2^45 ns (9.8 h) */
+	NETLOAD_HIST_MIN_SUB_BITS = 5,   /* latency histograms: 2^bits sub-buckets, */
+	NETLOAD_HIST_MAX_SUB_BITS = 11,  /* a bucket at most 2^-(bits-1) of its value */
+	NETLOAD_LATENCY_SUB_BITS = 8,    /* default: 2 significant digits (< 0.8 %) */
 	NETLOAD_MAX_BURST = 128,         /* net_af_xdp (22.11) strands TX frames at 256 */
 	NETLOAD_MAX_PHASES = 1024,
 	NETLOAD_MAX_GAPS = 1048576,
@@ -131,6 +134,8 @@ int netload_port_set_queue_rate(uint16_t port_id, uint16_t queue, uint32_t mbps)
 int netload_hist_index(uint64_t value);
 int netload_hist_lower_bounds(uint64_t *lower, uint32_t n);
 uint64_t netload_hist_bench(uint64_t n, uint64_t seed);
+uint32_t netload_hist_buckets(uint32_t sub_bits);
+int netload_hist_lower_bounds_bits(uint32_t sub_bits, uint64_t *lower, uint32_t n);
 
 /* ---- streams ------------------------------------------------------------- */
 
@@ -235,6 +240,7 @@ struct netload_run_conf {
 	uint32_t timing_samples;  /* per stream: TX and RX times of the first N arrivals */
 	uint32_t n_fwd;
 	const struct netload_fwd_conf *fwd;
+	uint32_t latency_sub_bits; /* latency histogram precision; 0: NETLOAD_LATENCY_SUB_BITS */
 };
 
 struct netload_run_status {

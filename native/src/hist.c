@@ -10,33 +10,49 @@
 
 #include "internal.h"
 
-#define SUB (1u << NETLOAD_HIST_SUB_BITS)
-#define HALF (SUB / 2)
-
 int
 netload_hist_index(uint64_t v)
 {
 	return netload_hist_index_inline(v);
 }
 
-int
-netload_hist_lower_bounds(uint64_t *lower, uint32_t n)
+uint32_t
+netload_hist_buckets(uint32_t bits)
 {
-	uint32_t i;
+	if (bits < NETLOAD_HIST_MIN_SUB_BITS || bits > NETLOAD_HIST_MAX_SUB_BITS)
+		return 0;
+	/* Values up to 2^45 ns: the powers of two past 2^bits, 2^(bits-1) buckets each. */
+	return (1u << bits) + (45 - bits) * (1u << (bits - 1));
+}
 
-	if (lower == NULL || n > NETLOAD_HIST_BUCKETS)
-		return netload_fail(NETLOAD_EINVAL, "histogram: %u buckets asked, %d exist",
-				n, NETLOAD_HIST_BUCKETS);
+int
+netload_hist_lower_bounds_bits(uint32_t bits, uint64_t *lower, uint32_t n)
+{
+	uint32_t i, sub = 1u << bits, half = sub / 2;
+
+	if (netload_hist_buckets(bits) == 0)
+		return netload_fail(NETLOAD_EINVAL,
+				"histogram: %u sub-bucket bits; give %d to %d", bits,
+				NETLOAD_HIST_MIN_SUB_BITS, NETLOAD_HIST_MAX_SUB_BITS);
+	if (lower == NULL || n > netload_hist_buckets(bits))
+		return netload_fail(NETLOAD_EINVAL, "histogram: %u buckets asked, %u exist",
+				n, netload_hist_buckets(bits));
 	for (i = 0; i < n; i++) {
-		if (i < SUB) {
+		if (i < sub) {
 			lower[i] = i;
 		} else {
-			uint32_t b = (i - SUB) / HALF + 1, sub = (i - SUB) % HALF + HALF;
+			uint32_t b = (i - sub) / half + 1, s = (i - sub) % half + half;
 
-			lower[i] = (uint64_t)sub << b;
+			lower[i] = (uint64_t)s << b;
 		}
 	}
 	return 0;
+}
+
+int
+netload_hist_lower_bounds(uint64_t *lower, uint32_t n)
+{
+	return netload_hist_lower_bounds_bits(NETLOAD_HIST_SUB_BITS, lower, n);
 }
 
 /*

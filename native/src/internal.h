@@ -87,19 +87,28 @@ void netload_stream_reset(struct netload_stream *s);
 uint16_t netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs,
 		uint16_t n, uint64_t first_seq, uint64_t tsc, uint64_t *bytes);
 
-/* Histogram bucket of a value (see hist.c); values past the range clamp. */
+/*
+ * Histogram bucket of a value with 2^bits sub-buckets (see hist.c): below
+ * 2^bits one bucket per value, then 2^(bits-1) per power of two. Values
+ * past the last of the n buckets clamp into it.
+ */
 static inline uint32_t
-netload_hist_index_inline(uint64_t v)
+netload_hist_index_bits(uint64_t v, uint32_t bits, uint32_t n)
 {
 	uint32_t b, idx;
 
-	if (v < (1u << NETLOAD_HIST_SUB_BITS))
+	if (v < (UINT64_C(1) << bits))
 		return (uint32_t)v;
-	b = 63 - __builtin_clzll(v) - (NETLOAD_HIST_SUB_BITS - 1);
-	idx = (1u << NETLOAD_HIST_SUB_BITS) +
-		(b - 1) * (1u << (NETLOAD_HIST_SUB_BITS - 1)) +
-		(uint32_t)((v >> b) - (1u << (NETLOAD_HIST_SUB_BITS - 1)));
-	return idx < NETLOAD_HIST_BUCKETS ? idx : NETLOAD_HIST_BUCKETS - 1;
+	b = 63 - __builtin_clzll(v) - (bits - 1);
+	idx = (1u << bits) + (b - 1) * (1u << (bits - 1)) +
+		(uint32_t)((v >> b) - (1u << (bits - 1)));
+	return idx < n ? idx : n - 1;
+}
+
+static inline uint32_t
+netload_hist_index_inline(uint64_t v)
+{
+	return netload_hist_index_bits(v, NETLOAD_HIST_SUB_BITS, NETLOAD_HIST_BUCKETS);
 }
 
 /* Ports: the TX checksum offloads a stream may use. */

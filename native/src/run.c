@@ -571,6 +571,14 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	run->hz = rte_get_tsc_hz();
 	run->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)run->hz);
 	run->timing_samples = c->timing_samples;
+	run->lat_bits = c->latency_sub_bits ? c->latency_sub_bits : NETLOAD_LATENCY_SUB_BITS;
+	run->lat_buckets = netload_hist_buckets(run->lat_bits);
+	if (run->lat_buckets == 0) {
+		ret = netload_fail(NETLOAD_EINVAL,
+				"run: latency histogram with %u sub-bucket bits; give %d to %d",
+				run->lat_bits, NETLOAD_HIST_MIN_SUB_BITS, NETLOAD_HIST_MAX_SUB_BITS);
+		goto fail;
+	}
 	run->burst = c->burst ? c->burst : NETLOAD_DEFAULT_BURST;
 	run->n_tx = c->n_tx;
 	run->n_rx = c->n_rx;
@@ -619,7 +627,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 			st->gap_hist = rte_zmalloc("netload_gaps",
 					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
 			st->lat_hist = rte_zmalloc("netload_lat",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+					sizeof(uint64_t) * run->lat_buckets, RTE_CACHE_LINE_SIZE);
 			st->ipdv_pos = rte_zmalloc("netload_ipdv",
 					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
 			st->ipdv_neg = rte_zmalloc("netload_ipdv",
@@ -773,12 +781,13 @@ static int
 merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
 		uint32_t n, const char *what)
 {
-	uint32_t q, k;
+	uint32_t q, k, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
+		run->lat_buckets : NETLOAD_HIST_BUCKETS;
 	int ret = check_done(run, what);
 
 	if (ret < 0)
 		return ret;
-	if (i >= run->n_tx || counts == NULL || n > NETLOAD_HIST_BUCKETS)
+	if (i >= run->n_tx || counts == NULL || n > limit)
 		return netload_fail(NETLOAD_EINVAL, "%s: entry %u of %u, %u buckets",
 				what, i, run->n_tx, n);
 	memset(counts, 0, sizeof(*counts) * n);

@@ -123,6 +123,8 @@ struct netload_run {
 	uint16_t slot_of[NETLOAD_MAX_STREAMS];   /* stream id -> TX entry */
 	uint16_t burst;
 	uint32_t timing_samples;
+	uint32_t lat_bits;        /* latency histogram sub-bucket bits */
+	uint32_t lat_buckets;
 	uint64_t hz;
 	uint64_t ns_mult;         /* ns = cycles * ns_mult >> 32 */
 	uint64_t start_tsc;

@@ -103,7 +103,7 @@ latency(const struct netload_run *run, struct rx_stream_state *st,
 		st->lat_max = ns;
 	st->lat_sum += ns;
 	st->lat_samples++;
-	hist_add(st->lat_hist, ns);
+	st->lat_hist[netload_hist_index_bits(ns, run->lat_bits, run->lat_buckets)]++;
 	if (st->prev_transit != 0) {
 		uint64_t d = ns > st->prev_transit ? ns - st->prev_transit :
 			st->prev_transit - ns;

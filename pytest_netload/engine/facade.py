@@ -317,11 +317,17 @@ def hist_bench_cycles(n: int) -> int:
     return int(lib.netload_hist_bench(n, 12345))
 
 
-def hist_lower_bounds_ns() -> np.ndarray:
+def hist_lower_bounds_ns(sub_bits: int = 0) -> np.ndarray:
     """Lower bound of each histogram bucket, in ns (the layout lives in C)."""
-    n = int(lib.NETLOAD_HIST_BUCKETS)
+    bits = sub_bits or int(lib.NETLOAD_HIST_SUB_BITS)
+    n = int(lib.netload_hist_buckets(bits))
+    if n == 0:
+        raise NetloadConfigError(
+            f"histogram sub-bucket bits {bits}: give {lib.NETLOAD_HIST_MIN_SUB_BITS} to "
+            f"{lib.NETLOAD_HIST_MAX_SUB_BITS}")
     lower = np.zeros(n, dtype=np.uint64)
-    _check(lib.netload_hist_lower_bounds(ffi.from_buffer("uint64_t[]", lower), n), "histogram")
+    _check(lib.netload_hist_lower_bounds_bits(bits, ffi.from_buffer("uint64_t[]", lower), n),
+           "histogram")
     return lower
 
 
@@ -433,10 +439,12 @@ class Run:
         burst: int = 0,
         timing_samples: int = 0,
         forwarders: Sequence[dict[str, Any]] = (),
+        latency_sub_bits: int = 0,
     ) -> None:
         self.tx = list(tx)
         self.rx = list(rx)
         self.forwarders = list(forwarders)
+        self.latency_sub_bits = latency_sub_bits or int(lib.NETLOAD_LATENCY_SUB_BITS)
         self.timing_samples = timing_samples
         keep: list[Any] = []  # the structs only point at these: they must outlive the call
         entries = []
@@ -493,6 +501,7 @@ class Run:
                 "timing_samples": timing_samples,
                 "n_fwd": len(self.forwarders),
                 "fwd": cfwd,
+                "latency_sub_bits": self.latency_sub_bits,
             },
         )
         out = ffi.new("struct netload_run **")
@@ -524,7 +533,8 @@ class Run:
             _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
         buckets = int(lib.NETLOAD_HIST_BUCKETS)
         gap_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
-        lat_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
+        lat_buckets = int(lib.netload_hist_buckets(self.latency_sub_bits))
+        lat_hist = np.zeros((n_tx, lat_buckets), dtype=np.uint64)
         ipdv_pos = np.zeros((n_tx, buckets), dtype=np.uint64)
         ipdv_neg = np.zeros((n_tx, buckets), dtype=np.uint64)
         def row(a: np.ndarray, i: int) -> Any:
@@ -533,7 +543,7 @@ class Run:
         for i in range(n_tx):
             _check(lib.netload_run_rx_gap_hist(self.ptr, i, row(gap_hist, i), buckets),
                    "rx gap histogram")
-            _check(lib.netload_run_rx_latency_hist(self.ptr, i, row(lat_hist, i), buckets),
+            _check(lib.netload_run_rx_latency_hist(self.ptr, i, row(lat_hist, i), lat_buckets),
                    "rx latency histogram")
             _check(lib.netload_run_rx_ipdv_hist(self.ptr, i, row(ipdv_pos, i), row(ipdv_neg, i),
                                                 buckets), "rx IPDV histograms")
@@ -543,6 +553,7 @@ class Run:
             "rx_queues": _records("struct netload_rx_queue_stats", rxq, n_rx),
             "rx_gap_hist": gap_hist,
             "rx_latency_hist": lat_hist,
+            "rx_latency_lower_ns": hist_lower_bounds_ns(self.latency_sub_bits),
             "rx_ipdv_pos_hist": ipdv_pos,
             "rx_ipdv_neg_hist": ipdv_neg,
         }

@@ -121,3 +121,34 @@ def test_latency_over_a_veth_loopback(engine: Engine) -> None:
     lat = s.latency_result()
     assert 0 < lat.percentile(50).value_ns < lat.percentile(99.9).ci_high_ns
     assert s.jitter_ns > 0 and s.ipdv_pairs == 4999
+
+
+@pytest.mark.parametrize("digits, width", [(1, 1 / 16), (2, 1 / 128), (3, 1 / 1024)])
+def test_latency_digits_set_the_histogram_precision(engine: Engine, digits: int,
+                                                    width: float) -> None:
+    port = engine.port(f"net_ring_dig{digits}")
+    try:
+        stream = engine.load(port, Stream(TMPL, size=64, name=f"d{digits}"))
+        r = engine.run([stream], [port], count=10_000, timing_samples=10_000,
+                       latency_digits=digits)
+    finally:
+        port.close()
+    s = r.streams[0]
+    assert s.latency is not None and s.latency.total == 10_000
+    exact = (s.sample_rx_ns.astype(np.int64) - s.sample_tx_ns.astype(np.int64)).astype(float)  # type: ignore[union-attr]
+    for q in (0.5, 0.99):
+        true = float(np.quantile(exact, q, method="inverted_cdf"))
+        assert abs(s.latency.quantile_ns(q) - true) <= true * width + 2, (digits, q)
+
+
+def test_bad_latency_digits_are_refused(engine: Engine) -> None:
+    from pytest_netload import NetloadConfigError
+
+    port = engine.port("net_ring_dig_bad")
+    try:
+        stream = engine.load(port, Stream(TMPL))
+        for bad in (0, 4, 2.5):
+            with pytest.raises(NetloadConfigError, match="latency_digits"):
+                engine.run([stream], [port], count=10, latency_digits=bad)  # type: ignore[arg-type]
+    finally:
+        port.close()

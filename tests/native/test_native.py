@@ -272,3 +272,21 @@ def test_histogram_layout_is_log_linear_with_bounded_error() -> None:
     for value in [0, 1, 127, 128, 129, 255, 256, 1000, 10**6, 10**9, 10**12]:
         i = lib.netload_hist_index(value)
         assert bounds[i] <= value and (i == n - 1 or value < bounds[i + 1]), value
+
+
+@pytest.mark.parametrize("bits", range(lib.NETLOAD_HIST_MIN_SUB_BITS, lib.NETLOAD_HIST_MAX_SUB_BITS + 1))
+def test_latency_histogram_precision_is_configurable(bits: int) -> None:
+    n = lib.netload_hist_buckets(bits)
+    lower = ffi.new("uint64_t[]", n)
+    assert lib.netload_hist_lower_bounds_bits(bits, lower, n) == 0
+    bounds = [int(lower[i]) for i in range(n)]
+    assert bounds == sorted(set(bounds)) and bounds[-1] < 2**45 <= bounds[-1] * 2
+    for i in range(1, n - 1):
+        assert bounds[i + 1] - bounds[i] <= max(1, bounds[i] >> (bits - 1)), (bits, i)
+
+
+def test_histogram_precision_outside_the_range_is_refused() -> None:
+    assert lib.netload_hist_buckets(lib.NETLOAD_HIST_MIN_SUB_BITS - 1) == 0
+    assert lib.netload_hist_buckets(lib.NETLOAD_HIST_MAX_SUB_BITS + 1) == 0
+    lower = ffi.new("uint64_t[]", 1)
+    assert lib.netload_hist_lower_bounds_bits(lib.NETLOAD_HIST_MAX_SUB_BITS + 1, lower, 1) < 0
