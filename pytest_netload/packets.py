@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as _dc_field
@@ -61,7 +62,7 @@ def _ip(what: str, value: object, version: int) -> bytes:
     return addr.packed
 
 
-class Layer:
+class Layer(ABC):
     """One header; compose with ``/`` and finish with ``.build()``."""
 
     def __truediv__(self, other: Layer | LayerStack) -> LayerStack:
@@ -70,9 +71,9 @@ class Layer:
     def build(self) -> Template:
         return LayerStack((self,)).build()
 
+    @abstractmethod
     def encode(self, following: tuple[Layer, ...]) -> bytes:
         """The header bytes, given the layers that follow it (lengths and checksums zero)."""
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
