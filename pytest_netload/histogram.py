@@ -29,6 +29,15 @@ class LogHistogram:
                 f"histogram: {self.counts.shape} counts for {self.lower_ns.shape} buckets"
             )
 
+    def merge(self, other: LogHistogram) -> LogHistogram:
+        """The histogram of both samples (e.g. one stream over several ports or runs)."""
+        if not np.array_equal(self.lower_ns, other.lower_ns):
+            raise NetloadConfigError(
+                "histograms with different bucket layouts cannot merge: record both with "
+                "the same latency_digits"
+            )
+        return LogHistogram(self.counts + other.counts, self.lower_ns)
+
     @property
     def upper_ns(self) -> np.ndarray:
         upper = np.empty_like(self.lower_ns)

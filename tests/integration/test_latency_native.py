@@ -152,3 +152,22 @@ def test_bad_latency_digits_are_refused(engine: Engine) -> None:
                 engine.run([stream], [port], count=10, latency_digits=bad)  # type: ignore[arg-type]
     finally:
         port.close()
+
+
+def test_histograms_merge_across_runs(engine: Engine) -> None:
+    from pytest_netload import NetloadConfigError
+
+    port = engine.port("net_ring_merge")
+    try:
+        stream = engine.load(port, Stream(TMPL, size=64, name="m"))
+        a = engine.run([stream], [port], count=3000).streams[0].latency
+        b = engine.run([stream], [port], count=2000).streams[0].latency
+        c = engine.run([stream], [port], count=10, latency_digits=3).streams[0].latency
+    finally:
+        port.close()
+    assert a is not None and b is not None and c is not None
+    both = a.merge(b)
+    assert both.total == 5000
+    assert min(a.min_ns, b.min_ns) == both.min_ns and max(a.max_ns, b.max_ns) == both.max_ns
+    with pytest.raises(NetloadConfigError, match="same latency_digits"):
+        a.merge(c)
