@@ -14,7 +14,9 @@ Usage: python benchmarks/latency_crosscheck.py
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -52,6 +54,7 @@ def trailer_times(pcap: str) -> dict[int, float]:
 
 def main() -> None:
     tmp = tempfile.mkdtemp(prefix="netload-xcheck-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     with build("netns-router", backend="af_xdp") as built, Engine() as engine:
         assert built.dut is not None
         ns = built.dut.namespace

@@ -13,7 +13,9 @@ Usage: python benchmarks/rx_vs_testpmd.py [seconds per round]
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -39,6 +41,7 @@ def write_pcap(path: str, empty: str) -> None:
 def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
     tmp = tempfile.mkdtemp(prefix="netload-rxbench-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     pcap, empty = os.path.join(tmp, "signed.pcap"), os.path.join(tmp, "empty.pcap")
     write_pcap(pcap, empty)
     vdev = f"net_pcap0,rx_pcap={pcap},infinite_rx=1"
