@@ -21,12 +21,11 @@ from typing import Any, Self
 
 from .. import errors
 from ..results import RunResult, build_run_result
-from .host import unpack_array
+from .host import remove_runtime_dir, unpack_array
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLL_SLICE_MS = 100
 PCI_ADDRESS = re.compile(r"([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
-DPDK_RUNTIME_DIR = "/var/run/dpdk"
 LOG_TAIL_LINES = 40
 _BOOT = (
     "import sys; sys.path.insert(0, {path!r}); "
@@ -244,10 +243,8 @@ class Engine:
         self._channel = None
         self._unanswered = 0
         # A host that died skipped its EAL cleanup: remove its runtime files here.
-        args = self.hello.get("eal_args") or []
-        if "--file-prefix" in args and self.gateway_spec.startswith("popen"):
-            prefix = args[args.index("--file-prefix") + 1]
-            shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
+        if self.gateway_spec.startswith("popen"):
+            remove_runtime_dir(list(self.hello.get("eal_args") or []))
 
     def _check_generation(self, generation: int, what: str) -> None:
         if generation != self._generation or not self.alive:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import os
 import secrets
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +19,8 @@ import numpy as np
 
 from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
 from ._netload_native import ffi, lib  # type: ignore[import-not-found]
+from .host import remove_runtime_dir
 
-RUNTIME_DIR = "/var/run/dpdk"
 FIELD_OPS = {
     "set": lib.NETLOAD_FIELD_SET,
     "inc": lib.NETLOAD_FIELD_INC,
@@ -212,14 +211,6 @@ def keep_off_workers(main_cpu: int, worker_cpus: Sequence[int]) -> None:
             os.sched_setaffinity(int(tid), {main_cpu})
         except OSError:
             continue  # the thread ended meanwhile
-
-
-def remove_runtime_dir(args: Sequence[str]) -> None:
-    """Remove /var/run/dpdk/<file-prefix> that the EAL left behind."""
-    args = list(args)
-    if "--file-prefix" in args:
-        prefix = args[args.index("--file-prefix") + 1]
-        shutil.rmtree(os.path.join(RUNTIME_DIR, prefix), ignore_errors=True)
 
 
 # ---- ports -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import faulthandler
 import itertools
 import os
+import shutil
 import traceback
 from typing import Any
 
@@ -157,6 +158,16 @@ class Host:
         after = {p: self.stats(p) for p in ports}
         deltas = {p: {k: after[p][k] - before[p][k] for k in after[p]} for p in ports}
         return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas}
+
+
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
+
+
+def remove_runtime_dir(args: list[str]) -> None:
+    """Remove /var/run/dpdk/<file-prefix> that an engine's EAL left behind."""
+    if "--file-prefix" in args:
+        prefix = args[args.index("--file-prefix") + 1]
+        shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
 
 
 def interface_of(device: str) -> str | None:

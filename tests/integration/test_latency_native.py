@@ -18,12 +18,6 @@ pytestmark = [
 TMPL = (Eth() / IPv4() / UDP()).build()
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    with Engine() as e:
-        yield e  # type: ignore[misc]
-
-
 def test_every_packet_stamped_fills_the_histogram(engine: Engine) -> None:
     port = engine.port("net_ring_lat0")
     try:

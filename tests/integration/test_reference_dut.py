@@ -21,12 +21,6 @@ pytestmark = [
 TMPL = (Eth() / IPv4() / UDP()).build()
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    with Engine() as e:
-        yield e  # type: ignore[misc]
-
-
 def paced(stream, pps: float) -> Tx:  # type: ignore[no-untyped-def]
     return Tx(stream, 0, tuple(CBR().phases(lambda r: pps, Rate(pps, "pps"), seed=1)))
 
