@@ -61,6 +61,9 @@ class StreamResult:
     tx_lagged_bursts: int = 0
     expected_only: bool = False
     tsc_resolution_ns: float | None = None
+    clock: str = "tsc-software"   # latency timestamps: "tsc-software" or "nic-hardware"
+    clock_resolution_ns: float | None = None  # one tick of that clock
+    hw_stamp_missing: int = 0     # nic-hardware: stamped frames that came without an RX timestamp
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
@@ -114,9 +117,11 @@ class StreamResult:
         """This stream's latency as a `LatencyResult`: histogram, percentiles with CIs,
         RFC 3550 jitter, and raw delays for RFC 5481 IPDV when timing samples were kept.
 
-        The clock is the TSC read in software: TX just before its burst is
-        written, RX just after the receive burst returns (per frame with
-        timing samples); its resolution is one TSC tick.
+        With the "tsc-software" clock, TX reads the TSC just before its burst
+        is written, RX just after the receive burst returns (per frame with
+        timing samples); its resolution is one TSC tick. With "nic-hardware",
+        RX is the NIC's own arrival timestamp and TX the TX port's NIC clock
+        read as the burst is built; the resolution is one NIC clock tick.
         """
         if self.latency is None:
             raise NetloadConfigError(f"stream {self.name!r} has no latency histogram")
@@ -124,8 +129,8 @@ class StreamResult:
         if self.sample_tx_ns is not None and self.sample_rx_ns is not None:
             delays = (self.sample_rx_ns.astype(np.int64)
                       - self.sample_tx_ns.astype(np.int64)).astype(np.float64)
-        return LatencyResult(self.latency, clock="tsc-software",
-                             resolution_ns=self.tsc_resolution_ns,
+        return LatencyResult(self.latency, clock=self.clock,
+                             resolution_ns=self.clock_resolution_ns or self.tsc_resolution_ns,
                              samples=self.latency_samples, duplicates=self.duplicates,
                              reordered=self.reordered, jitter_ns=float(self.jitter_ns),
                              delays_ns=delays)
@@ -256,6 +261,12 @@ class RunResult:
         }
 
 
+def clock_fields(clock: tuple[str, float] | None, tsc_hz: int | None) -> dict[str, Any]:
+    if clock is None:
+        return {"clock": "tsc-software", "clock_resolution_ns": 1e9 / tsc_hz if tsc_hz else None}
+    return {"clock": clock[0], "clock_resolution_ns": float(clock[1])}
+
+
 def build_run_result(
     names: list[str],
     stream_ids: list[int],
@@ -265,7 +276,10 @@ def build_run_result(
     hist_lower_ns: list[int] | None = None,
     expected_only: int = 0,
     tsc_hz: int | None = None,
+    clocks: list[tuple[str, float] | None] | None = None,
 ) -> RunResult:
+    """Per-stream results from the engine's arrays. `clocks` gives, per stream,
+    (name, resolution in ns) of a latency clock other than the TSC, or None."""
     tx, rx = arrays["tx"], arrays["rx"]
     lower = np.asarray(hist_lower_ns, dtype=np.uint64) if hist_lower_ns else None
     counts = arrays.get("sample_count")
@@ -306,6 +320,9 @@ def build_run_result(
             ipdv_pairs=int(rx["ipdv_pairs"][i]),
             expected_only=i >= len(names) - expected_only,
             tsc_resolution_ns=1e9 / tsc_hz if tsc_hz else None,
+            **clock_fields(clocks[i] if clocks and i < len(clocks) else None, tsc_hz),
+            hw_stamp_missing=int(rx["hw_stamp_missing"][i]) if "hw_stamp_missing" in
+            rx.dtype.names else 0,
             tx_max_lag_ns=int(tx["max_lag_ns"][i]),
             tx_lagged_bursts=int(tx["lagged_bursts"][i]),
             rx_gaps=hist("rx_gap_hist", i),

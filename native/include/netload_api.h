@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 4,
+	NETLOAD_ABI_VERSION = 5,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -85,6 +85,14 @@ struct netload_port_conf {
 	uint32_t mtu;             /* 0: leave the device default */
 	uint32_t rx_mbufs;        /* mbufs in the port's RX pool */
 	int promiscuous;
+	int hw_timestamps;        /* enum netload_hw_timestamps */
+};
+
+/* RX hardware timestamps at port open (RX timestamp offload + NIC clock). */
+enum netload_hw_timestamps {
+	NETLOAD_HW_TS_OFF = 0,
+	NETLOAD_HW_TS_ON = 1,     /* required: opening fails where the port cannot */
+	NETLOAD_HW_TS_AUTO = 2    /* enabled where the port can */
 };
 
 struct netload_port_info {
@@ -109,6 +117,9 @@ struct netload_port_info {
 	uint32_t link_speed_mbps;
 	int link_full_duplex;
 	uint64_t tx_csum_offload;  /* bit 0 IPv4 header, bit 1 UDP, bit 2 TCP: used by streams */
+	int has_read_clock;        /* rte_eth_read_clock works: the NIC clock can be read */
+	int hw_timestamps;         /* RX timestamp offload enabled at open */
+	uint64_t nic_clock_hz;     /* NIC clock ticks per second (estimated); 0: none */
 };
 
 struct netload_port_stats {
@@ -195,6 +206,9 @@ struct netload_tx_conf {
 	int expect_only;          /* send nothing: RX only expects the stream (sent elsewhere) */
 	uint32_t n_phases;        /* 0: one phase at maximum rate */
 	const struct netload_phase_conf *phases;
+	int hw_clock;             /* latency on NIC clocks: TX stamps read the stream
+	                           * port's clock, RX uses the frame's hardware
+	                           * timestamp; every port involved needs hw_timestamps */
 };
 
 struct netload_rx_conf {
@@ -275,6 +289,7 @@ struct netload_rx_stream_stats {
 	uint64_t latency_samples; /* arrivals that carried a TX timestamp */
 	uint64_t jitter_ns;       /* RFC 3550 interarrival jitter at the last arrival */
 	uint64_t ipdv_pairs;      /* consecutive sequence numbers both timestamped (RFC 5481) */
+	uint64_t hw_stamp_missing; /* hw_clock: stamped frames the NIC gave no RX timestamp */
 };
 
 struct netload_rx_queue_stats {

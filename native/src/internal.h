@@ -111,6 +111,39 @@ netload_hist_index_inline(uint64_t v)
 	return netload_hist_index_bits(v, NETLOAD_HIST_SUB_BITS, NETLOAD_HIST_BUCKETS);
 }
 
+/*
+ * A port's NIC clock (ports opened with hw_timestamps), mapped onto the TSC's
+ * ns timeline: netload_port_clock_anchor reads both clocks together at run
+ * start, so NIC times of different ports compare in one run.
+ */
+struct netload_nic_clock {
+	int enabled;
+	uint64_t hz;              /* ticks per second, estimated against the TSC */
+	uint64_t open_ticks;      /* a reading at open, for the rate estimate */
+	uint64_t open_tsc;
+	uint64_t anchor_ticks;
+	uint64_t anchor_ns;       /* TSC time of anchor_ticks, ns */
+	uint64_t ns_mult;         /* ns = ticks * ns_mult >> 32 */
+};
+
+extern struct netload_nic_clock netload_nic_clocks[RTE_MAX_ETHPORTS];
+extern int netload_rx_ts_offset;        /* mbuf dynfield of RX timestamps; -1: none */
+extern uint64_t netload_rx_ts_flag;     /* ol_flags bit: the field is valid */
+
+int netload_port_clock_anchor(uint16_t port_id, uint64_t tsc_hz, uint64_t tsc_ns_mult);
+
+/* NIC ticks of port_id as ns on the TSC timeline (after an anchor). */
+static inline uint64_t
+netload_nic_ns(uint16_t port_id, uint64_t ticks)
+{
+	const struct netload_nic_clock *c = &netload_nic_clocks[port_id];
+	uint64_t d = ticks - c->anchor_ticks;
+
+	if ((int64_t)d >= 0)
+		return c->anchor_ns + (uint64_t)(((unsigned __int128)d * c->ns_mult) >> 32);
+	return c->anchor_ns - (uint64_t)(((unsigned __int128)(-d) * c->ns_mult) >> 32);
+}
+
 /* Ports: the TX checksum offloads a stream may use. */
 uint64_t netload_port_tx_csum(uint16_t port_id);
 int netload_port_is_open(uint16_t port_id);

@@ -6,7 +6,9 @@
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mbuf_dyn.h>
 
 #include "internal.h"
 
@@ -24,6 +26,118 @@ struct port_state {
 };
 
 static struct port_state ports[RTE_MAX_ETHPORTS];
+
+struct netload_nic_clock netload_nic_clocks[RTE_MAX_ETHPORTS];
+int netload_rx_ts_offset = -1;
+uint64_t netload_rx_ts_flag;
+
+/* The NIC clock rate is measured against the TSC over this long at open. */
+#define NIC_CLOCK_PROBE_US 20000
+
+/* Read the NIC clock between two TSC reads; the TSC midpoint goes to *tsc. */
+static int
+read_clock_pair(uint16_t port_id, uint64_t *ticks, uint64_t *tsc)
+{
+	uint64_t before = rte_rdtsc();
+	int ret = rte_eth_read_clock(port_id, ticks);
+
+	*tsc = before + (rte_rdtsc() - before) / 2;
+	return ret;
+}
+
+/*
+ * Start the port's NIC clock: a first reading, and the tick rate measured
+ * against the TSC (refined at each anchor, over a longer span).
+ */
+static int
+nic_clock_open(uint16_t port_id)
+{
+	struct netload_nic_clock *c = &netload_nic_clocks[port_id];
+	uint64_t t1, c1;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = rte_eth_timesync_enable(port_id);
+	if (ret != 0 && ret != -ENOTSUP)
+		NETLOAD_LOG(WARNING, "port %u: timesync enable: %s\n", port_id,
+				rte_strerror(-ret));
+	ret = read_clock_pair(port_id, &c->open_ticks, &c->open_tsc);
+	if (ret != 0)
+		return ret;
+	rte_delay_us_sleep(NIC_CLOCK_PROBE_US);
+	ret = read_clock_pair(port_id, &t1, &c1);
+	if (ret != 0)
+		return ret;
+	if (t1 <= c->open_ticks || c1 <= c->open_tsc)
+		return -EIO;
+	c->hz = (uint64_t)((double)(t1 - c->open_ticks) * (double)rte_get_tsc_hz() /
+			(double)(c1 - c->open_tsc));
+	if (c->hz == 0)
+		return -EIO;
+	c->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)c->hz);
+	c->enabled = 1;
+	return 0;
+}
+
+int
+netload_port_clock_anchor(uint16_t port_id, uint64_t tsc_hz, uint64_t tsc_ns_mult)
+{
+	struct netload_nic_clock *c = &netload_nic_clocks[port_id];
+	uint64_t ticks, tsc;
+	int ret;
+
+	if (!netload_port_is_open(port_id) || !c->enabled)
+		return netload_fail(NETLOAD_EINVAL, "port %u has no hardware timestamps; "
+				"open it with hw_timestamps", port_id);
+	ret = read_clock_pair(port_id, &ticks, &tsc);
+	if (ret != 0)
+		return netload_fail(NETLOAD_EPORT, "port %u: reading the NIC clock: %s",
+				port_id, rte_strerror(-ret));
+	/* A longer span than at open: a better rate, once 100 ms have passed. */
+	if (tsc - c->open_tsc > tsc_hz / 10 && ticks > c->open_ticks) {
+		c->hz = (uint64_t)((double)(ticks - c->open_ticks) * (double)tsc_hz /
+				(double)(tsc - c->open_tsc));
+		c->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)c->hz);
+	}
+	c->anchor_ticks = ticks;
+	c->anchor_ns = (uint64_t)(((unsigned __int128)tsc * tsc_ns_mult) >> 32);
+	return 0;
+}
+
+/*
+ * RX timestamp offload for a port being opened: the mbuf field once per
+ * process, the offload bit in the port's RX configuration. Returns 1 when
+ * enabled, 0 when the port cannot (and hw_timestamps allows that), < 0 on error.
+ */
+static int
+rx_timestamps_configure(const struct netload_port_conf *conf,
+		const struct rte_eth_dev_info *info, struct rte_eth_conf *eth_conf)
+{
+	int ret;
+
+	if (conf->hw_timestamps == NETLOAD_HW_TS_OFF)
+		return 0;
+	if (conf->hw_timestamps != NETLOAD_HW_TS_ON && conf->hw_timestamps != NETLOAD_HW_TS_AUTO)
+		return netload_fail(NETLOAD_EINVAL, "port '%s': hw_timestamps=%d; give 0 "
+				"(off), 1 (required) or 2 (where the port can)",
+				conf->device, conf->hw_timestamps);
+	if (!(info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP)) {
+		if (conf->hw_timestamps == NETLOAD_HW_TS_AUTO)
+			return 0;
+		return netload_fail(NETLOAD_ENOTSUP, "port '%s' (driver %s) has no RX "
+				"timestamp offload; open it without hw_timestamps and measure "
+				"latency with the TSC clock", conf->device, info->driver_name);
+	}
+	if (netload_rx_ts_offset < 0) {
+		ret = rte_mbuf_dyn_rx_timestamp_register(&netload_rx_ts_offset,
+				&netload_rx_ts_flag);
+		if (ret != 0)
+			return netload_fail(NETLOAD_ENOMEM, "port '%s': registering the mbuf "
+					"timestamp field: %s", conf->device, rte_strerror(rte_errno));
+	}
+	eth_conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	return 1;
+}
 
 int
 netload_port_is_open(uint16_t port_id)
@@ -90,6 +204,7 @@ release(uint16_t port_id)
 		rte_dev_remove(info.device);
 	rte_mempool_free(ps->rx_pool);
 	memset(ps, 0, sizeof(*ps));
+	memset(&netload_nic_clocks[port_id], 0, sizeof(netload_nic_clocks[port_id]));
 }
 
 int
@@ -102,7 +217,7 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	char pool_name[RTE_MEMPOOL_NAMESIZE];
 	uint16_t pid, q, nb_rxd, nb_txd;
 	uint32_t data_room, mbufs;
-	int probed, ret, socket;
+	int probed, ret, socket, hw_ts;
 
 	if (conf == NULL || conf->device == NULL || conf->device[0] == '\0')
 		return netload_fail(NETLOAD_EINVAL, "port device string is empty");
@@ -147,6 +262,11 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	eth_conf.txmode.offloads = ps->tx_offloads;
 	if (conf->mtu != 0)
 		eth_conf.rxmode.mtu = conf->mtu;
+	hw_ts = rx_timestamps_configure(conf, &info, &eth_conf);
+	if (hw_ts < 0) {
+		release(pid);
+		return hw_ts;
+	}
 
 	ret = rte_eth_dev_configure(pid, conf->rx_queues, conf->tx_queues, &eth_conf);
 	if (ret != 0) {
@@ -210,6 +330,19 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 			NETLOAD_LOG(WARNING, "port '%s': promiscuous mode: %s\n",
 					conf->device, rte_strerror(-ret));
 	}
+	if (hw_ts) {
+		ret = nic_clock_open(pid);
+		if (ret != 0 && conf->hw_timestamps == NETLOAD_HW_TS_ON) {
+			release(pid);
+			return netload_fail(NETLOAD_ENOTSUP, "port '%s' (driver %s) has RX "
+					"timestamp offload but its clock cannot be read (%s), so "
+					"TX and RX times cannot be compared; open it without "
+					"hw_timestamps", conf->device, info.driver_name,
+					rte_strerror(-ret));
+		}
+		if (ret != 0)
+			memset(&netload_nic_clocks[pid], 0, sizeof(netload_nic_clocks[pid]));
+	}
 	rte_eth_stats_reset(pid);
 	ps->open = 1;
 	*port_id = pid;
@@ -256,6 +389,13 @@ netload_port_info(uint16_t port_id, struct netload_port_info *out)
 	out->has_rx_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
 	ret = rte_eth_timesync_read_time(port_id, &ts);
 	out->has_timesync = ret != -ENOTSUP && ret != -ENODEV && ret != -EIO;
+	{
+		uint64_t ticks;
+
+		out->has_read_clock = rte_eth_read_clock(port_id, &ticks) == 0;
+	}
+	out->hw_timestamps = netload_nic_clocks[port_id].enabled;
+	out->nic_clock_hz = netload_nic_clocks[port_id].hz;
 	out->has_queue_rate_limit = 0;
 	if (info.max_tx_queues > 0) {
 		/* Rate 0 means "no limit" where the PMD supports limits at all. */

@@ -133,7 +133,15 @@ tx_step(struct netload_run *run, struct tx_task *t)
 		return 0;
 	tsc = rte_rdtsc();
 	if (want) {
-		netload_stream_fill(s, bufs + old, want, t->next_seq, tsc, &bytes);
+		uint64_t stamp = tsc;
+
+		if (unlikely(t->hw_clock)) {
+			uint64_t ticks;
+
+			stamp = rte_eth_read_clock(t->port_id, &ticks) == 0 ?
+				netload_nic_ns(t->port_id, ticks) : 0;
+		}
+		netload_stream_fill(s, bufs + old, want, t->next_seq, stamp, &bytes);
 		t->next_seq += want;
 	}
 	sent = rte_eth_tx_burst(t->port_id, t->queue, bufs, old + want);
@@ -541,6 +549,53 @@ assign(struct netload_run *run, unsigned int n_lcores)
 	return 0;
 }
 
+/*
+ * Streams timed on NIC clocks: every port they leave and every RX port of
+ * the run needs hardware timestamps; each of those clocks is anchored to
+ * the TSC now, so their times compare.
+ */
+static int
+anchor_nic_clocks(struct netload_run *run)
+{
+	uint8_t anchored[RTE_MAX_ETHPORTS] = { 0 };
+	uint32_t i, any = 0;
+	int ret;
+
+	for (i = 0; i < run->n_tx; i++) {
+		uint16_t p = run->tx[i].port_id;
+
+		if (!run->tx[i].hw_clock)
+			continue;
+		any = 1;
+		if (!netload_nic_clocks[p].enabled)
+			return netload_fail(NETLOAD_ENOTSUP, "run: stream %u asks for hardware "
+					"timestamps, but its TX port %u was opened without them; "
+					"open the port with hw_timestamps or use the TSC clock",
+					run->tx[i].stream->id, p);
+	}
+	if (!any)
+		return 0;
+	for (i = 0; i < run->n_rx; i++) {
+		uint16_t p = run->rx[i].port_id;
+
+		if (!netload_nic_clocks[p].enabled)
+			return netload_fail(NETLOAD_ENOTSUP, "run: a stream asks for hardware "
+					"timestamps, but RX port %u was opened without them; open "
+					"it with hw_timestamps or use the TSC clock", p);
+	}
+	for (i = 0; i < run->n_tx + run->n_rx; i++) {
+		uint16_t p = i < run->n_tx ? run->tx[i].port_id : run->rx[i - run->n_tx].port_id;
+
+		if (anchored[p] || !netload_nic_clocks[p].enabled)
+			continue;
+		ret = netload_port_clock_anchor(p, run->hz, run->ns_mult);
+		if (ret < 0)
+			return ret;
+		anchored[p] = 1;
+	}
+	return 0;
+}
+
 int
 netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 {
@@ -598,6 +653,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->queue = c->tx[i].queue;
 		t->count = c->tx[i].count;
 		t->done = c->tx[i].expect_only != 0;
+		t->hw_clock = c->tx[i].hw_clock != 0;
 		t->cost_window = UINT64_MAX;
 		ret = load_phases(run, t, &c->tx[i], i);
 		if (ret < 0)
@@ -622,6 +678,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 			struct rx_stream_state *st = &t->streams[j];
 
 			st->lat_min = UINT64_MAX;
+			st->hw_clock = (uint32_t)run->tx[j].hw_clock;
 			st->seen = rte_zmalloc("netload_seen", NETLOAD_SEQ_WINDOW / 8,
 					RTE_CACHE_LINE_SIZE);
 			st->gap_hist = rte_zmalloc("netload_gaps",
@@ -647,6 +704,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 			}
 		}
 	}
+	ret = anchor_nic_clocks(run);
+	if (ret < 0)
+		goto fail;
 	ret = load_forwarders(run, c);
 	if (ret < 0)
 		goto fail;
@@ -858,8 +918,16 @@ netload_run_timing_samples(const struct netload_run *run, uint32_t i, uint64_t *
 		const struct rx_stream_state *st = &run->rx[q].streams[i];
 
 		for (k = 0; k < st->n_samples && got < n; k++, got++) {
-			tx_ns[got] = since_start(run, st->sample_tx[k]);
-			rx_ns[got] = since_start(run, st->sample_rx[k]);
+			if (st->hw_clock) {
+				uint64_t start_ns = (uint64_t)(((unsigned __int128)
+						run->start_tsc * run->ns_mult) >> 32);
+
+				tx_ns[got] = st->sample_tx[k] - start_ns;
+				rx_ns[got] = st->sample_rx[k] - start_ns;
+			} else {
+				tx_ns[got] = since_start(run, st->sample_tx[k]);
+				rx_ns[got] = since_start(run, st->sample_rx[k]);
+			}
 		}
 	}
 	return (int)got;
@@ -890,6 +958,7 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 		out->max_seq = RTE_MAX(out->max_seq, st->next);
 		out->latency_sum_ns += st->lat_sum;
 		out->latency_samples += st->lat_samples;
+		out->hw_stamp_missing += st->hw_missing;
 		out->ipdv_pairs += st->ipdv_pairs;
 		/* One stream normally arrives on one queue: report that queue's J. */
 		if (st->lat_samples > best)

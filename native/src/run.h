@@ -24,6 +24,7 @@ struct tx_task {
 	uint64_t count;
 	uint64_t next_seq;        /* packets built so far */
 	int done;
+	int hw_clock;             /* stamps read the port's NIC clock (ns timeline) */
 	uint32_t n_phases;        /* 0: unpaced */
 	struct tx_phase *phases;
 	uint32_t phase;
@@ -66,8 +67,11 @@ struct rx_stream_state {
 	uint64_t *ipdv_neg;       /* |IPDV| of decreases */
 	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
 	uint64_t *gap_hist;       /* NETLOAD_HIST_BUCKETS inter-arrival counts, in ns */
+	uint32_t hw_clock;        /* latency on NIC clocks: stamps and arrivals in ns */
+	uint64_t hw_missing;      /* stamped arrivals without an RX hardware timestamp */
 	uint32_t n_samples;
-	uint64_t *sample_tx;      /* TX and RX TSC of the first timing_samples arrivals */
+	uint64_t *sample_tx;      /* TX and RX times of the first timing_samples arrivals:
+	                           * TSC cycles, or ns on NIC clocks (hw_clock) */
 	uint64_t *sample_rx;
 } __rte_cache_aligned;
 

@@ -86,16 +86,27 @@ hist_add(uint64_t *hist, uint64_t ns)
 }
 
 /*
+ * A frame's arrival on the NIC clock of its port, in ns on the run's
+ * timeline; 0 when the NIC gave the frame no timestamp.
+ */
+static inline uint64_t
+hw_arrival_ns(uint16_t port_id, const struct rte_mbuf *m)
+{
+	if (!(m->ol_flags & netload_rx_ts_flag))
+		return 0;
+	return netload_nic_ns(port_id, *RTE_MBUF_DYNFIELD(m, netload_rx_ts_offset,
+			const rte_mbuf_timestamp_t *));
+}
+
+/*
  * One timestamped arrival: latency (histogram, min/max/sum), RFC 3550
  * interarrival jitter over arrival order, and RFC 5481 IPDV between
  * consecutive sequence numbers.
  */
 static inline void
 latency(const struct netload_run *run, struct rx_stream_state *st,
-		const struct netload_signature *sig, uint64_t now)
+		const struct netload_signature *sig, uint64_t ns)
 {
-	uint64_t cycles = now > sig->tx_tsc ? now - sig->tx_tsc : 0;
-	uint64_t ns = (uint64_t)(((unsigned __int128)cycles * run->ns_mult) >> 32);
 
 	if (ns < st->lat_min)
 		st->lat_min = ns;
@@ -128,6 +139,49 @@ trailer(struct rte_mbuf *m, struct netload_signature *copy)
 		return NULL;
 	return rte_pktmbuf_read(m, len - NETLOAD_SIGNATURE_BYTES,
 			NETLOAD_SIGNATURE_BYTES, copy);
+}
+
+/* Inter-arrival gap histogram: frames of one burst share its time (gap 0). */
+static inline void
+gap(const struct netload_run *run, struct rx_stream_state *st, uint64_t now)
+{
+	if (unlikely(st->first_tsc == 0)) {
+		st->first_tsc = now;
+	} else {
+		uint64_t g = now - st->last_tsc;
+
+		st->gap_hist[g == 0 ? 0 : netload_hist_index_inline((uint64_t)
+				(((unsigned __int128)g * run->ns_mult) >> 32))]++;
+	}
+	st->last_tsc = now;
+}
+
+/*
+ * A frame of a stream timed on NIC clocks: its latency is the NIC's RX
+ * timestamp minus the TX port's clock reading, both on the run's timeline.
+ * Gaps and first/last arrival stay on the TSC, like every other stream's.
+ */
+static void
+arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		struct rte_mbuf *m, const struct netload_signature *sig)
+{
+	uint64_t rx_ns = hw_arrival_ns(t->port_id, m);
+
+	st->packets++;
+	st->bytes += m->pkt_len;
+	gap(run, st, rte_rdtsc());
+	if (sig->tx_tsc != 0) {
+		if (rx_ns == 0) {
+			st->hw_missing++;
+		} else {
+			if (st->n_samples < run->timing_samples) {
+				st->sample_tx[st->n_samples] = sig->tx_tsc;
+				st->sample_rx[st->n_samples++] = rx_ns;
+			}
+			latency(run, st, sig, rx_ns > sig->tx_tsc ? rx_ns - sig->tx_tsc : 0);
+		}
+	}
+	track(st, sig->seq);
 }
 
 void
@@ -165,6 +219,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			continue;
 		}
 		st = &t->streams[slot];
+		if (unlikely(st->hw_clock)) {
+			arrival(run, t, st, m, sig);
+			continue;
+		}
 		if (unlikely(run->timing_samples != 0)) {
 			/* Pattern checks want each frame's own arrival time. */
 			now = rte_rdtsc();
@@ -175,18 +233,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		}
 		st->packets++;
 		st->bytes += m->pkt_len;
-		if (unlikely(st->first_tsc == 0)) {
-			st->first_tsc = now;
-		} else {
-			/* Frames of one burst share its time: their gap is 0. */
-			uint64_t gap = now - st->last_tsc;
-
-			st->gap_hist[gap == 0 ? 0 : netload_hist_index_inline((uint64_t)
-					(((unsigned __int128)gap * run->ns_mult) >> 32))]++;
-		}
-		st->last_tsc = now;
+		gap(run, st, now);
 		if (likely(sig->tx_tsc != 0))
-			latency(run, st, sig, now);
+			latency(run, st, sig, (uint64_t)(((unsigned __int128)
+					(now > sig->tx_tsc ? now - sig->tx_tsc : 0) * run->ns_mult) >> 32));
 		track(st, sig->seq);
 	}
 	t->packets += n;

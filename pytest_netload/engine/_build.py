@@ -38,6 +38,9 @@ ffibuilder.set_source(
     '#include "netload.h"',
     sources=SOURCES,
     include_dirs=[str(NATIVE / "include")],
+    # rte_eth_read_clock (the NIC clock behind hardware timestamps) is
+    # experimental in DPDK 22.11.
+    define_macros=[("ALLOW_EXPERIMENTAL_API", None)],
     extra_compile_args=["-O3", "-Wall", "-Wno-address-of-packed-member", *_pkg_config("--cflags")],
     extra_link_args=_pkg_config("--libs"),
 )

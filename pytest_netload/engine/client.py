@@ -109,6 +109,7 @@ class LoadedStream:
     csum_offloaded: bool
     generation: int
     mean_frame_size: float = 64.0  # bytes with FCS, over the packet sequence
+    clock: str = "auto"  # "tsc", "hardware" or "auto" (see Engine.load)
 
     def free(self) -> None:
         if self.engine._generation == self.generation and self.engine.alive:
@@ -312,12 +313,14 @@ class Engine:
         return Port(self, int(info["port_id"]), device, info, self._generation)
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,
-             clock: str = "tsc") -> LoadedStream:
+             clock: str = "auto") -> LoadedStream:
         """Compile a `traffic.Stream` (or an engine spec dict) onto a port.
 
         `clock` is the timestamp source the stream's latency is measured
-        with: "tsc" (software, every port) or "hardware" (IEEE 1588 / RX
-        timestamp offload, only where the port has it).
+        with: "tsc" (software TSC reads, every port), "hardware" (the NICs'
+        clocks: RX timestamp offload on the RX port, the TX port's clock read
+        as the burst is built; both ports opened with hardware timestamps) or
+        "auto": hardware where every port of the run has it, else TSC.
         """
         check_clock(clock, port)
         spec = stream if isinstance(stream, dict) else stream.compile(
@@ -336,7 +339,7 @@ class Engine:
         return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
                             str(spec.get("name") or f"stream{reply['stream_id']}"),
                             bool(reply["csum_offloaded"]), self._generation,
-                            sum(sizes[i] for i in sequence) / len(sequence))
+                            sum(sizes[i] for i in sequence) / len(sequence), clock)
 
     # ---- runs ---------------------------------------------------------------------
 
@@ -392,10 +395,13 @@ class Engine:
         rx_ports = list(rx)
         for p in rx_ports:
             self._check_generation(p.generation, f"port {p.device!r}")
+        streams = [e.stream for e in entries] + expected
+        hw = [hardware_clock(s, rx_ports) for s in streams]
         run_id = self._call(
             "run_start",
-            tx=[e.spec() for e in entries]
-            + [{"handle": s.handle, "queue": 0, "count": 0, "expect_only": True} for s in expected],
+            tx=[dict(e.spec(), hw_clock=h) for e, h in zip(entries, hw)]
+            + [{"handle": s.handle, "queue": 0, "count": 0, "expect_only": True,
+                "hw_clock": h} for s, h in zip(expected, hw[len(entries):])],
             rx=[(p.port_id, 0) for p in rx_ports],
             duration_ns=int(duration_s * 1e9),
             drain_ns=int(drain_s * 1e9),
@@ -419,7 +425,6 @@ class Engine:
             while self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)["state"] != "done":
                 pass
         raw = self._call("run_results", run_id=run_id)
-        streams = [e.stream for e in entries] + expected
         by_id = {p.port_id: p.device for p in [s.port for s in streams] + rx_ports}
         result = build_run_result(
             [s.name for s in streams],
@@ -430,6 +435,8 @@ class Engine:
             hist_lower_ns=self.hello.get("hist_lower_ns"),
             expected_only=len(expected),
             tsc_hz=self.hello.get("tsc_hz"),
+            clocks=[("nic-hardware", 1e9 / min(p.info["nic_clock_hz"] for p in [s.port, *rx_ports]))
+                    if h else None for s, h in zip(streams, hw)],
         )
         self.last_result = result
         if interrupted:
@@ -445,7 +452,7 @@ class Engine:
         self._call("crash", timeout_s=30)
 
 
-CLOCKS = ("tsc", "hardware")
+CLOCKS = ("auto", "tsc", "hardware")
 
 
 def latency_sub_bits(digits: int) -> int:
@@ -461,16 +468,35 @@ def check_clock(clock: str, port: Port) -> None:
     """Refuse a timestamp source the port cannot give, naming what it can."""
     if clock not in CLOCKS:
         raise errors.NetloadConfigError(f"clock {clock!r}: use one of {list(CLOCKS)}")
-    if clock == "hardware":
-        can = [name for name, key in (("IEEE 1588 timesync", "has_timesync"),
-                                      ("RX timestamp offload", "has_rx_timestamp"))
+    if clock == "hardware" and not port.info.get("hw_timestamps"):
+        has = [name for name, key in (("IEEE 1588 timesync", "has_timesync"),
+                                      ("RX timestamp offload", "has_rx_timestamp"),
+                                      ("a readable NIC clock", "has_read_clock"))
                if port.info.get(key)]
         raise errors.NetloadEnvironmentError(
-            f"clock 'hardware' on port {port.device!r} (driver {port.driver}): "
-            + (f"the port has {' and '.join(can)}, but this engine does not use hardware "
-               "timestamps yet; " if can else "the port has no hardware timestamping; ")
-            + "use clock='tsc' (software TSC timestamps)"
+            f"clock 'hardware' on port {port.device!r} (driver {port.driver}): hardware "
+            "latency needs RX timestamp offload and a readable NIC clock (mlx5 has both); "
+            + (f"this port has only {' and '.join(has)}" if has else
+               "this port has no hardware timestamping")
+            + (", and it was opened without hw_timestamps" if port.info.get("has_rx_timestamp")
+               else "")
+            + "; use clock='tsc' (software TSC timestamps) or 'auto'"
         )
+
+
+def hardware_clock(stream: LoadedStream, rx_ports: list[Port]) -> bool:
+    """Whether a stream is timed on NIC clocks in a run with these RX ports."""
+    ports = [stream.port, *rx_ports]
+    if stream.clock == "hardware":
+        lacking = [p.device for p in ports if not p.info.get("hw_timestamps")]
+        if lacking:
+            raise errors.NetloadEnvironmentError(
+                f"stream {stream.name!r} is timed on hardware clocks, but port(s) "
+                f"{lacking} have no hardware timestamps; RX on ports opened with "
+                "hw_timestamps, or load the stream with clock='tsc' or 'auto'")
+        return True
+    return stream.clock == "auto" and bool(rx_ports) and all(
+        p.info.get("hw_timestamps") for p in ports)
 
 
 def check_frames_fit(spec: dict[str, Any], port: Port) -> None:

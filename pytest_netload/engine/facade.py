@@ -226,6 +226,7 @@ def port_open(
     mtu: int = 0,
     rx_mbufs: int = 0,
     promiscuous: bool = True,
+    hw_timestamps: bool | str = "auto",
 ) -> int:
     if not isinstance(device, str) or not device.strip():
         raise NetloadConfigError(
@@ -244,11 +245,25 @@ def port_open(
             "mtu": mtu,
             "rx_mbufs": rx_mbufs,
             "promiscuous": int(promiscuous),
+            "hw_timestamps": hw_timestamps_mode(hw_timestamps),
         },
     )
     out = ffi.new("uint16_t *")
     _check(lib.netload_port_open(conf, out), f"port '{device}'")
     return int(out[0])
+
+
+HW_TIMESTAMPS = {False: "NETLOAD_HW_TS_OFF", True: "NETLOAD_HW_TS_ON", "auto": "NETLOAD_HW_TS_AUTO"}
+
+
+def hw_timestamps_mode(value: bool | str) -> int:
+    """The C mode of a port's `hw_timestamps` option: False, True (required) or "auto"."""
+    for key, name in HW_TIMESTAMPS.items():
+        if value is key or (isinstance(key, str) and value == key):
+            return int(getattr(lib, name))
+    raise NetloadConfigError(
+        f"hw_timestamps={value!r}: give False (TSC only), True (required: the port "
+        "must have RX timestamp offload) or 'auto' (where the port has it)")
 
 
 def port_info(port_id: int) -> dict[str, Any]:
@@ -276,6 +291,9 @@ def port_info(port_id: int) -> dict[str, Any]:
         },
         "has_timesync": bool(info.has_timesync),
         "has_rx_timestamp": bool(info.has_rx_timestamp),
+        "has_read_clock": bool(info.has_read_clock),
+        "hw_timestamps": bool(info.hw_timestamps),
+        "nic_clock_hz": int(info.nic_clock_hz),
         "has_queue_rate_limit": bool(info.has_queue_rate_limit),
         "link_up": bool(info.link_up),
         "link_speed_mbps": info.link_speed_mbps,
@@ -457,6 +475,7 @@ class Run:
                 "expect_only": int(bool(e.get("expect_only"))),
                 "n_phases": len(phases),
                 "phases": cphases,
+                "hw_clock": int(bool(e.get("hw_clock"))),
             })
         ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
         cfwd = ffi.new("struct netload_fwd_conf[]", max(len(self.forwarders), 1))

@@ -96,6 +96,31 @@ def test_hardware_clock_on_a_vdev_is_refused_naming_the_port(engine: Engine) -> 
         port.close()
 
 
+def test_hardware_timestamps_are_detected_and_auto_falls_back_to_tsc(engine: Engine) -> None:
+    """No software PMD has RX timestamp offload: "auto" (the default) must open
+    the port without it, time the stream on the TSC and say so in the result;
+    asking for it outright fails naming the port and the way out."""
+    from pytest_netload import NetloadConfigError, NetloadEnvironmentError
+
+    with pytest.raises(NetloadEnvironmentError, match="net_ring_lat5.*no RX timestamp offload.*TSC"):
+        engine.port("net_ring_lat5", hw_timestamps=True)
+    with pytest.raises(NetloadConfigError, match="hw_timestamps='yes'.*'auto'"):
+        engine.port("net_ring_lat5", hw_timestamps="yes")
+    port = engine.port("net_ring_lat5")
+    try:
+        assert port.info["hw_timestamps"] is False and port.info["nic_clock_hz"] == 0
+        assert port.info["has_read_clock"] is False
+        stream = engine.load(port, Stream(TMPL))
+        assert stream.clock == "auto"
+        r = engine.run([stream], rx=[port], count=1000)
+        s = r.streams[0]
+        assert s.clock == "tsc-software" and s.hw_stamp_missing == 0
+        assert s.latency_result().clock == "tsc-software"
+        assert s.clock_resolution_ns == pytest.approx(s.tsc_resolution_ns)
+    finally:
+        port.close()
+
+
 def test_latency_over_a_veth_loopback(engine: Engine) -> None:
     from pytest_netload import flow_stream
     from pytest_netload.topology.builtin import build
