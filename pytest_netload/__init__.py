@@ -4,6 +4,7 @@ Importing this package never loads the native extension or DPDK: the engine
 runs in its own host process, started by `Engine`.
 """
 
+from .assertions import assert_latency, assert_loss, assert_throughput
 from .engine.client import Engine, LoadedStream, Port
 from .errors import (
     EngineCrashed,
@@ -18,7 +19,7 @@ from .packets import TCP, UDP, Eth, IPv4, IPv6, Template, Vlan, field, from_byte
 from .patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
 from .ratecontrol import RateController, RateResult, RateShortfallWarning
 from .results import RunResult, StreamResult
-from .traffic import Stream, flow_stream
+from .traffic import Stream, UdpSpec, flow_stream, udp
 from .units import Duration, Rate, Size
 
 __all__ = [
@@ -53,9 +54,14 @@ __all__ = [
     "Stream",
     "StreamResult",
     "Template",
+    "UdpSpec",
     "Vlan",
+    "assert_latency",
+    "assert_loss",
+    "assert_throughput",
     "field",
     "flow_stream",
     "from_bytes",
     "from_scapy",
+    "udp",
 ]

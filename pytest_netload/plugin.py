@@ -1,63 +1,91 @@
-"""pytest-netload's pytest plugin: options, header and the engine fixture.
+"""pytest-netload's pytest plugin: options, markers, fixtures, records, terminal output.
 
 Thin on purpose: importing this module never loads the cffi extension or
-DPDK; the engine host process starts only when a test asks for it.
+DPDK; the engine host process starts only when a test asks for it. The
+fixtures live in fixtures.py, the settings in options.py, the markers in
+markers.py and the terminal output in terminal.py.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from .engine.client import Engine
+from . import options
 
-# Help texts: start with a capital letter; a single phrase has no final period.
-ENGINE_DESC = "Where the engine host runs: 'popen' (local, default) or an execnet spec such as 'ssh=gen-host//python=python3'"
-ENGINE_MEMORY_DESC = "Memory for the engine's EAL, in MiB"
+RECORD_KEY = "netload"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("netload", "network device conformance testing (pytest-netload)")
-    group.addoption("--netload-engine", dest="netload_engine", default=None, help=ENGINE_DESC)
-    group.addoption("--netload-engine-memory", dest="netload_engine_memory", type=int,
-                    default=None, help=ENGINE_MEMORY_DESC)
-    parser.addini("netload_engine", ENGINE_DESC, default="popen")
-    parser.addini("netload_engine_memory", ENGINE_MEMORY_DESC, default="1024")
+    options.add_options(parser)
 
 
-def _setting(config: pytest.Config, name: str) -> str:
-    """Precedence: CLI > env (PYTEST_NETLOAD_<NAME>) > ini > default."""
-    cli = config.getoption(name)
-    if cli is not None:
-        return str(cli)
-    env = os.environ.get(f"PYTEST_{name.upper()}")
-    if env:
-        return env
-    return str(config.getini(name))
+def pytest_configure(config: pytest.Config) -> None:
+    from . import fixtures, markers
+
+    config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
+    config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
+    settings = options.resolve(config)
+    config.stash[fixtures.SETTINGS_KEY] = settings
+    if not config.pluginmanager.has_plugin("netload-fixtures"):
+        config.pluginmanager.register(fixtures, "netload-fixtures")
+    if not hasattr(config, "workerinput"):  # the xdist controller or a plain run
+        from .terminal import Summary
+
+        config.pluginmanager.register(Summary(), "netload-summary")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"netload: engine {_setting(config, 'netload_engine')}"
+    from .fixtures import SETTINGS_KEY
+
+    return config.stash[SETTINGS_KEY].header()
 
 
-@pytest.fixture(scope="session")
-def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
-    """The session's traffic engine (its host process starts on first use)."""
-    from .engine.client import Engine
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    from .markers import check_markers, parametrize_frame_sizes
 
-    memory = _setting(pytestconfig, "netload_engine_memory")
-    try:
-        memory_mb = int(memory)
-    except ValueError:
-        raise pytest.UsageError(
-            f"netload_engine_memory {memory!r} is not a whole number of MiB"
-        ) from None
-    engine = Engine(_setting(pytestconfig, "netload_engine"), memory_mb=memory_mb)
-    try:
-        yield engine.start()
-    finally:
-        engine.close()
+    check_markers(metafunc)
+    parametrize_frame_sizes(metafunc)
+
+
+def _attach(item: pytest.Item, record: Any) -> None:
+    """The test's record as user_properties: the whole record (JSON-able) under
+    "netload", and its key figures flat, for JUnit properties."""
+    if not (record.measurements or record.verdicts):
+        return
+    data = json.loads(json.dumps(record.as_dict(), default=str))
+    item.user_properties.append((RECORD_KEY, data))
+    for m in data["measurements"]:
+        if m["kind"] == "throughput":
+            size = m["frame_size"]
+            label = f"{size}B" if isinstance(size, int) else size
+            item.user_properties.append((f"netload.throughput_pps.{label}", m["throughput_pps"]))
+        elif m["kind"] == "latency":
+            for p in ("p50", "p99"):
+                value = (m["latency"]["percentiles"] or {}).get(p)
+                if value:
+                    item.user_properties.append((f"netload.latency_{p}_ns.{m['stream']}",
+                                                 value["value_ns"]))
+            item.user_properties.append((f"netload.lost.{m['stream']}", m["lost"]))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    from . import progress
+    from .recording import recording
+    from .terminal import TerminalProgress
+
+    reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+    show = TerminalProgress(reporter, item.config.get_verbosity()) \
+        if reporter is not None and not hasattr(item.config, "workerinput") else None
+    with recording(item.nodeid) as record:
+        try:
+            if show is not None:
+                with progress.sink(show):
+                    return (yield)
+            return (yield)
+        finally:
+            _attach(item, record)

@@ -210,6 +210,63 @@ class Stream:
         }
 
 
+@dataclass(frozen=True)
+class UdpSpec:
+    """A UDP stream not yet bound to a wire: `udp(...)` makes one.
+
+    The fixtures (`rate_controller`, `latency_meter`, `rfc2544`) bind it to
+    the wire it is sent on with `for_flow`: MACs always come from the
+    topology, IPs too unless given here.
+    """
+
+    src: str | None = None
+    dst: str | None = None
+    size: SizeSpec = 64
+    flows: int = 1
+    sport: int = 1024
+    dport: int = 9
+    name: str | None = None
+    stamp_every: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.flows, int) or isinstance(self.flows, bool) or \
+                not 1 <= self.flows <= 65536 - self.sport:
+            raise NetloadConfigError(
+                f"flows={self.flows!r}: give a whole number from 1 to {65536 - self.sport} "
+                f"(UDP source ports from {self.sport})")
+        for key in ("sport", "dport"):
+            port = getattr(self, key)
+            if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+                raise NetloadConfigError(f"{key}={port!r}: give a UDP port from 0 to 65535")
+        _plan(self.size)  # validates the size now, not at send time
+
+    def for_flow(self, flow: Any) -> Stream:
+        """This stream's frames for one wire of a topology (a `topology.model.Flow`)."""
+        from pytest_netload.packets import UDP, Eth, IPv4, IPv6, field
+
+        src_ip = self.src or flow.src_ip or "198.18.0.2"
+        dst_ip = self.dst or flow.dst_ip or "198.19.0.2"
+        ip_layer = IPv6 if ":" in src_ip else IPv4
+        template = (Eth(dst=flow.dst_mac, src=flow.src_mac) / ip_layer(src=src_ip, dst=dst_ip)
+                    / UDP(sport=self.sport, dport=self.dport)).build()
+        mods = [field(template, "udp.sport", "inc", min=self.sport,
+                      max=self.sport + self.flows - 1)] if self.flows > 1 else []
+        return Stream(template, size=self.size, fields=mods, stamp_every=self.stamp_every,
+                      name=self.name or f"{flow.tx.name}->{flow.rx.name}")
+
+
+def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec = 64,
+        flows: int = 1, sport: int = 1024, dport: int = 9, name: str | None = None,
+        stamp_every: int = 1) -> UdpSpec:
+    """A UDP stream for whichever wire it is sent on (see `UdpSpec`).
+
+    `flows` > 1 varies the UDP source port over that many values, so a DUT
+    that hashes on the 5-tuple sees that many flows. `size` is a frame size
+    with FCS, a list, `{size: weight}` or "imix".
+    """
+    return UdpSpec(src, dst, size, flows, sport, dport, name, stamp_every)
+
+
 def flow_stream(flow: Any, *, size: SizeSpec = 64, flows: int = 1, name: str | None = None,
                 dport: int = 9) -> Stream:
     """A UDP stream for one wire of a topology (a `topology.model.Flow`).
@@ -218,14 +275,4 @@ def flow_stream(flow: Any, *, size: SizeSpec = 64, flows: int = 1, name: str | N
     `flows` > 1 varies the UDP source port over that many values (inc), so
     a DUT that hashes on the 5-tuple sees that many flows.
     """
-    from pytest_netload.packets import UDP, Eth, IPv4, field
-
-    if not isinstance(flows, int) or not 1 <= flows <= 64512:
-        raise NetloadConfigError(f"flows={flows!r}: give a whole number from 1 to 64512")
-    src_ip = flow.src_ip or "198.18.0.2"
-    dst_ip = flow.dst_ip or "198.19.0.2"
-    template = (Eth(dst=flow.dst_mac, src=flow.src_mac) / IPv4(src=src_ip, dst=dst_ip)
-                / UDP(sport=1024, dport=dport)).build()
-    mods = [field(template, "udp.sport", "inc", min=1024, max=1024 + flows - 1)] if flows > 1 else []
-    return Stream(template, size=size, fields=mods,
-                  name=name or f"{flow.tx.name}->{flow.rx.name}")
+    return UdpSpec(size=size, flows=flows, name=name, dport=dport).for_flow(flow)

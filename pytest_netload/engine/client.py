@@ -143,6 +143,8 @@ class Engine:
         self.call_timeout_s = call_timeout_s
         self.isolate_workers = isolate_workers
         self._saved_affinity: dict[int, set[int]] = {}
+        # Called with every RunResult (the plugin's latency meters listen here).
+        self.observers: list[Callable[[RunResult], None]] = []
         self._group: Any = None
         self._channel: Any = None
         self._unanswered = 0
@@ -439,6 +441,8 @@ class Engine:
                     if h else None for s, h in zip(streams, hw)],
         )
         self.last_result = result
+        for observer in list(self.observers):
+            observer(result)
         if interrupted:
             raise KeyboardInterrupt
         return result

@@ -40,6 +40,8 @@ class FrameSizeThroughput:
     loss_tolerance: float
     duration_s: float
     line_rate_bps: float | None = None
+    generator_ceiling_pps: float | None = None
+    """Lowest load the generator could not offer (every try invalid); None if none."""
     method: str = "binary"
 
     @property
@@ -84,6 +86,7 @@ class FrameSizeThroughput:
             "line_rate_ratio": self.line_rate_ratio,
             "loss_tolerance": self.loss_tolerance,
             "duration_s": self.duration_s,
+            "generator_ceiling_pps": self.generator_ceiling_pps,
             "method": self.method,
             "trials": [t.as_dict() for t in self.trials],
         }
@@ -133,19 +136,15 @@ def check_search(max_pps: float, loss_tolerance: float, resolution_pps: float,
 
 
 def valid_trial(measure: Callable[[float], TrialResult], load_pps: float, retries: int,
-                log: list[TrialResult]) -> TrialResult:
+                log: list[TrialResult]) -> TrialResult | None:
     """Measure at a load until a trial is valid, at most 1 + retries tries; every try is
-    logged. Raises InvalidTrial naming the reasons when none was valid."""
-    reasons = []
+    logged. None when no try was valid: the generator could not offer this load."""
     for _ in range(retries + 1):
         trial = measure(load_pps)
         log.append(trial)
         if trial.valid:
             return trial
-        reasons.append(trial.invalid_reason or "no reason given")
-    raise InvalidTrial(
-        f"{retries + 1} trials at {load_pps:,.0f} pps were all invalid (the generator, not the "
-        f"DUT, failed): {'; '.join(reasons)}")
+    return None
 
 
 def binary_search(
@@ -167,14 +166,20 @@ def binary_search(
 
     Starts at `max_pps`; if that passes, it is the throughput. Otherwise
     halves [lo, hi] until hi - lo <= `resolution_pps` (default 0.5 % of
-    `max_pps`) or `max_trials` valid trials were spent.
+    `max_pps`) or `max_trials` loads were tried. A load at which every try
+    was invalid (the generator could not offer it) caps the search as a
+    ceiling, like a failure, but is never counted as the DUT's loss: the
+    result's `generator_ceiling_pps` says so. When no load was ever valid,
+    InvalidTrial names the reasons.
     """
     resolution = resolution_pps if resolution_pps is not None else \
         max_pps * DEFAULT_RESOLUTION_RATIO
     check_search(max_pps, loss_tolerance, resolution, max_trials, retries)
     log: list[TrialResult] = []
+    ceiling: float | None = None
 
     def run(load: float) -> bool:
+        nonlocal ceiling
         before = len(log)
         try:
             trial = valid_trial(measure, load, retries, log)
@@ -182,23 +187,34 @@ def binary_search(
             if on_trial is not None:
                 for t in log[before:]:
                     on_trial(t)
+        if trial is None:
+            ceiling = load if ceiling is None else min(ceiling, load)
+            return False
         return trial.passed(loss_tolerance)
 
-    lo, hi, spent = min_pps, max_pps, 0
-    upper: float | None = max_pps
-    spent += 1
+    lo, hi, spent = min_pps, max_pps, 1
+    upper: float | None = None
     if run(max_pps):
-        lo, upper = max_pps, None
+        lo = max_pps
     else:
+        if ceiling is None:
+            upper = max_pps
         while hi - lo > resolution and spent < max_trials:
             mid = (lo + hi) / 2
             spent += 1
             if run(mid):
                 lo = mid
             else:
-                hi = upper = mid
+                hi = mid
+                if ceiling != mid:
+                    upper = mid
+    if not any(t.valid for t in log):
+        raise InvalidTrial(
+            f"every trial at {frame_size_label(frame_size)} was invalid (the generator, not the "
+            f"DUT, failed): {'; '.join(dict.fromkeys(t.invalid_reason or '?' for t in log))}")
     return FrameSizeThroughput(frame_size, mean_frame_size, lo, upper, max_pps, tuple(log),
-                               loss_tolerance, duration_s, line_rate_bps)
+                               loss_tolerance, duration_s, line_rate_bps,
+                               generator_ceiling_pps=ceiling)
 
 
 def check_frame_sizes(frame_sizes: Sequence[Any], what: str = "frame_sizes") -> tuple[FrameSize, ...]:

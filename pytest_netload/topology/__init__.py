@@ -1,7 +1,7 @@
-"""Topologies: the model (ports, wires, addresses) and the built-in netns DUTs.
+"""Topologies: the model (ports, wires, addresses), topology files and the built-in netns DUTs.
 
-The model is imported eagerly; the built-in topologies and the nftables
-helpers (which pull in pyroute2) only when first used.
+The model and the TOML loader (both pure) are imported eagerly; the built-in
+topologies and the nftables helpers (which pull in pyroute2) only when first used.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pytest_netload.topology.model import Flow, PortSpec, Topology, Wire
+from pytest_netload.topology.toml import load_topology, parse_topology
 
 if TYPE_CHECKING:
     from pytest_netload.topology.builtin import (
@@ -34,8 +35,10 @@ __all__ = [
     "build",
     "drop_every_nth",
     "drop_random",
+    "load_topology",
     "loopback",
     "netns_router",
+    "parse_topology",
     "sweep_stale",
 ]
 

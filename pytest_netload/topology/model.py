@@ -22,6 +22,7 @@ __all__ = ["Flow", "PortSpec", "Topology", "Wire", "normalize_mac"]
 _MAC_RE = re.compile(r"^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _MAC_EXAMPLE = "'02:00:00:00:00:01'"
+_MAX_QUEUES = 64
 
 
 def normalize_mac(value: object, key: str) -> str:
@@ -78,7 +79,9 @@ class PortSpec:
     ``iface`` the kernel interface behind it where there is one. ``mac`` and
     ``ip`` are the port's own source addresses; ``peer_mac`` is the MAC frames
     must be sent to (the DUT interface's MAC, or the far end on a straight
-    wire) and ``peer_ip`` the gateway on the DUT.
+    wire) and ``peer_ip`` the gateway on the DUT. ``queues`` is how many RX and
+    TX queues the engine opens on the port (1 to 64); ``lcores`` lists the CPUs
+    the engine may use for this port's worker (empty: the engine chooses).
     """
 
     name: str
@@ -88,6 +91,8 @@ class PortSpec:
     ip: str | None = None
     peer_mac: str | None = None
     peer_ip: str | None = None
+    queues: int = 1
+    lcores: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "port name")
@@ -129,6 +134,33 @@ class PortSpec:
                 )
         object.__setattr__(self, "ip", ip)
         object.__setattr__(self, "peer_ip", peer_ip)
+        queues = self.queues
+        if isinstance(queues, bool) or not isinstance(queues, int) or not 0 < queues <= _MAX_QUEUES:
+            raise NetloadConfigError(
+                f"{where}: queues = {queues!r} is not a queue count; give an integer from 1 to "
+                f"{_MAX_QUEUES} (the RX and TX queues the engine opens on the port)"
+            )
+        object.__setattr__(self, "lcores", _check_lcores(self.lcores, where))
+
+
+def _check_lcores(value: object, where: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise NetloadConfigError(
+            f"{where}: lcores = {value!r} is not a list of CPU numbers; "
+            "give non-negative integers such as (2, 3), or leave it empty"
+        )
+    lcores = tuple(value)
+    for i, cpu in enumerate(lcores):
+        if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
+            raise NetloadConfigError(
+                f"{where}: lcores[{i}] = {cpu!r} is not a CPU number; "
+                "give non-negative integers such as (2, 3)"
+            )
+        if cpu in lcores[:i]:
+            raise NetloadConfigError(
+                f"{where}: lcores lists CPU {cpu} twice; list each CPU once"
+            )
+    return tuple(int(cpu) for cpu in lcores)
 
 
 @dataclass(frozen=True)
@@ -176,7 +208,9 @@ class Topology:
 
     ``line_rate_bps`` is ``None`` where the medium has none (veth): rates are
     then given in pps or bit/s only. ``namespace`` is the network namespace of
-    a built-in DUT, ``None`` for external devices.
+    the DUT where it runs on this machine (a built-in one or a local netns),
+    ``None`` for external devices. ``source`` is the file the topology was
+    loaded from, for messages; it takes no part in equality.
     """
 
     name: str
@@ -185,6 +219,7 @@ class Topology:
     line_rate_bps: int | None = None
     dut: Mapping[str, str] = field(default_factory=dict, hash=False)
     namespace: str | None = None
+    source: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "topology name")
@@ -255,6 +290,7 @@ class Topology:
                     "be strings (quote numbers such as firmware versions)"
                 )
         namespace = _optional_str(self.namespace, f"{where}: namespace")
+        _optional_str(self.source, f"{where}: source")
         object.__setattr__(self, "ports", ports)
         object.__setattr__(self, "wires", wires)
         object.__setattr__(self, "dut", MappingProxyType(dict(self.dut)))

@@ -1,8 +1,7 @@
-"""The plugin surface as it stands: options, header, the engine fixture."""
+"""The plugin surface: options, ini keys, precedence, header, disabling."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -10,10 +9,13 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+OPTIONS = ("--netload-topology", "--netload-backend", "--netload-engine",
+           "--netload-engine-memory", "--netload-report-dir", "--netload-trial-duration")
+
 
 def test_importing_the_plugin_loads_no_native_code() -> None:
     code = (
-        "import sys, pytest_netload, pytest_netload.plugin; "
+        "import sys, pytest_netload, pytest_netload.plugin, pytest_netload.fixtures; "
         "bad = [m for m in sys.modules if 'cffi' in m or '_netload_native' in m]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -21,57 +23,84 @@ def test_importing_the_plugin_loads_no_native_code() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_help_shows_the_netload_group(pytester: pytest.Pytester) -> None:
+def test_help_shows_every_option_and_ini_key_with_help(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
+    out = result.stdout.str()
+    assert "network device conformance testing (pytest-netload)" in out
+    for flag in OPTIONS:
+        assert f"{flag}=" in out, flag
+        ini = flag[2:].replace("-", "_")
+        assert ini in out, ini
+    flat = " ".join(out.split())
+    assert "Topology to test on: a built-in name (netns-router, loopback) or a TOML" in flat
+
+
+def test_markers_are_registered_with_help(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines([
-        "*network device conformance testing (pytest-netload)*",
-        "*--netload-engine=*",
-        "*--netload-engine-memory=*",
+        "@pytest.mark.netload(rate=None*Provided by pytest-netload.",
+        "@pytest.mark.rfc2544(frame_sizes=*loss_tolerance=*Provided by pytest-netload.",
     ])
 
 
-def test_header_names_the_engine(pytester: pytest.Pytester) -> None:
+def test_header_names_engine_topology_and_reports(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing(): pass")
-    result = pytester.runpytest("--netload-engine=popen")
-    result.stdout.fnmatch_lines(["netload: engine popen"])
+    result = pytester.runpytest("--netload-engine=popen", "--netload-trial-duration=2s")
+    result.stdout.fnmatch_lines([
+        ("netload: engine popen, topology netns-router (af_packet), reports netload-results, "
+        "trial duration 2s (override)")])
     result.assert_outcomes(passed=1)
+
+
+def test_cli_beats_env_beats_ini(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makeini("[pytest]\nnetload_backend = af_packet\nnetload_report_dir = from-ini\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    monkeypatch.setenv("PYTEST_NETLOAD_BACKEND", "af_xdp")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["netload: *topology netns-router (af_xdp), reports from-ini"])
+    result = pytester.runpytest("--netload-backend=af_packet")
+    result.stdout.fnmatch_lines(["netload: *topology netns-router (af_packet), reports from-ini"])
+
+
+@pytest.mark.parametrize(("args", "ini", "message"), [
+    (["--netload-engine-memory=lots"], "",
+     "*--netload-engine-memory: 'lots' is not a whole number of MiB*"),
+    ([], "netload_engine_memory = lots",
+     "*ini key netload_engine_memory: 'lots' is not a whole number of MiB*"),
+    (["--netload-backend=dpdk"], "", "*--netload-backend: 'dpdk': use one of af_packet, af_xdp*"),
+    (["--netload-topology=mesh"], "",
+     "*--netload-topology: 'mesh' is neither a built-in topology*nor a TOML file path*"),
+    (["--netload-trial-duration=soon"], "", "*--netload-trial-duration: *soon*"),
+    (["--netload-trial-duration=0s"], "", "*--netload-trial-duration: *must be > 0*"),
+])
+def test_bad_settings_are_usage_errors_naming_their_source(
+        pytester: pytest.Pytester, args: list[str], ini: str, message: str) -> None:
+    if ini:
+        pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
 
 
 def test_plugin_can_be_disabled(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.rfc2544(nonsense=1)
+        def test_nothing(): pass
+    """)
     result = pytester.runpytest("-p", "no:netload", "--help")
     assert "--netload-engine" not in result.stdout.str()
+    result = pytester.runpytest("-p", "no:netload")
+    result.assert_outcomes(passed=1)  # the marker is nobody's business then
+    assert "netload:" not in result.stdout.str()
 
 
-def test_bad_memory_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile("def test_engine(netload_engine): pass")
-    result = pytester.runpytest("--netload-engine-memory=lots")
-    result.stderr.fnmatch_lines(["*--netload-engine-memory: invalid int value: 'lots'*"])
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-
-
-def test_bad_memory_ini_names_the_setting(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nnetload_engine_memory = lots\n")
-    pytester.makepyfile("def test_engine(netload_engine): pass")
-    result = pytester.runpytest()
-    result.stdout.fnmatch_lines(["*netload_engine_memory 'lots' is not a whole number of MiB*"])
-
-
-@pytest.mark.integration
-@pytest.mark.skipif(os.geteuid() != 0, reason="the engine needs root (run as root or in CI)")
-def test_engine_fixture_runs_traffic(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        from pytest_netload import Eth, IPv4, UDP, Stream
-
-        def test_ring(netload_engine):
-            port = netload_engine.port("net_ring0")
-            tmpl = (Eth() / IPv4() / UDP()).build()
-            stream = netload_engine.load(port, Stream(tmpl, size=128))
-            result = netload_engine.run([stream], [port], count=10_000)
-            assert result.tx_packets == result.rx_packets == 10_000
-            assert result.lost == 0
-        """
-    )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+def test_without_root_a_builtin_topology_skips_with_the_fix(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("import os\nos.geteuid = lambda: 1000\n")
+    pytester.makepyfile("def test_ports(netload_ports): pass")
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([("*topology netns-router builds network namespaces*needs root*"
+                                 "run pytest as root*--netload-topology=FILE.toml*")])

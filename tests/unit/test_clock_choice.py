@@ -9,7 +9,7 @@ import pytest
 from pytest_netload import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.engine.client import check_clock, hardware_clock
 from pytest_netload.histogram import LogHistogram
-from pytest_netload.results import clock_fields, StreamResult
+from pytest_netload.results import StreamResult, clock_fields
 
 
 def port(device: str, hw: bool, **caps: bool) -> SimpleNamespace:

@@ -1,0 +1,197 @@
+"""The plugin's fixtures. Session-scoped where they hold the engine, the
+topology or open ports (the EAL starts once per session); function-scoped
+where they carry a test's marker settings.
+
+Harness problems become a skip (no root for a built-in topology) or an
+error whose message names the cause and the fix, never a deep traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+
+from .engine.client import Engine, Port
+from .errors import NetloadConfigError, NetloadEnvironmentError
+from .harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
+from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
+from .options import Settings
+from .runner import Rfc2544Runner
+from .topology.model import Topology
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+
+
+def _settings(config: pytest.Config) -> Settings:
+    return config.stash[SETTINGS_KEY]
+
+
+def _harness_failure(what: str, exc: Exception) -> None:
+    pytest.fail(f"netload: {what}: {exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
+    """The session's traffic engine (its host process starts on first use)."""
+    settings = _settings(pytestconfig)
+    engine = Engine(settings.engine, memory_mb=settings.engine_memory_mb)
+    try:
+        engine.start()
+    except (NetloadEnvironmentError, NetloadConfigError) as exc:
+        engine.close()
+        _harness_failure("the engine did not start", exc)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+@pytest.fixture(scope="session")
+def _netload_built(pytestconfig: pytest.Config) -> Iterator[tuple[Topology, Any]]:
+    settings = _settings(pytestconfig)
+    if not settings.builtin_topology:
+        from .topology.toml import load_topology
+
+        try:
+            topology = load_topology(settings.topology)
+        except NetloadConfigError as exc:
+            raise pytest.UsageError(f"--netload-topology: {exc}") from None
+        yield topology, ExternalDut(topology)
+        return
+    from .topology.builtin import build
+
+    if os.geteuid() != 0:
+        pytest.skip(f"topology {settings.topology} builds network namespaces and veth pairs, "
+                    "which needs root: run pytest as root (sudo -E python3 -m pytest), or "
+                    "give --netload-topology=FILE.toml for ports you may open")
+    with ExitStack() as stack:
+        try:
+            built = stack.enter_context(build(settings.topology, backend=settings.backend))
+        except (NetloadEnvironmentError, NetloadConfigError) as exc:
+            _harness_failure(f"building topology {settings.topology}", exc)
+        yield built.topology, built.dut
+
+
+@pytest.fixture(scope="session")
+def netload_topology(_netload_built: tuple[Topology, Any]) -> Topology:
+    """The session's topology: ports, wires, addresses, line rate, DUT metadata."""
+    return _netload_built[0]
+
+
+@pytest.fixture(scope="session")
+def dut(_netload_built: tuple[Topology, Any]) -> Any:
+    """The topology's DUT: run commands in it and read its counters (built-in DUTs;
+    a topology file's DUT runs commands when it names a namespace here)."""
+    handle = _netload_built[1]
+    if handle is None:
+        pytest.skip(f"topology {_netload_built[0].name!r} has no DUT (ports wired straight)")
+    return handle
+
+
+def _open_port(engine: Engine, spec: Any, backend: str) -> Port:
+    device = spec.device
+    if device is None:
+        from .topology.builtin import vdev_string
+
+        device = vdev_string(backend, spec.name, spec.iface)
+    queues = int(getattr(spec, "queues", 1) or 1)
+    return engine.port(device, rx_queues=queues, tx_queues=queues)
+
+
+@pytest.fixture(scope="session")
+def netload_ports(pytestconfig: pytest.Config, netload_engine: Engine,
+                  netload_topology: Topology) -> Iterator[WiredPorts]:
+    """The topology's ports opened on the engine; unpacks as the first wire's (tx, rx)."""
+    settings = _settings(pytestconfig)
+    opened: dict[str, Port] = {}
+    try:
+        for spec in netload_topology.ports:
+            try:
+                opened[spec.name] = _open_port(netload_engine, spec, settings.backend)
+            except (NetloadEnvironmentError, NetloadConfigError) as exc:
+                _harness_failure(f"opening port {spec.name!r} of topology "
+                                 f"{netload_topology.name!r}", exc)
+        yield WiredPorts(netload_topology, opened)
+    finally:
+        for port in opened.values():
+            port.close()
+
+
+def _netload_mark(request: pytest.FixtureRequest) -> NetloadMark:
+    mark = request.node.get_closest_marker("netload")
+    return parse_netload(mark) if mark is not None else NetloadMark()
+
+
+def _rfc2544_mark(request: pytest.FixtureRequest) -> Rfc2544Mark:
+    mark = request.node.get_closest_marker("rfc2544")
+    return parse_rfc2544(mark) if mark is not None else Rfc2544Mark()
+
+
+class TrafficBuilder:
+    """Streams for the test's wires: `traffic.udp(size=128, flows=1024)`."""
+
+    def __init__(self, ports: WiredPorts, mark: NetloadMark) -> None:
+        self.ports = ports
+        self.mark = mark
+
+    def udp(self, src: str | None = None, dst: str | None = None, *, wire: int | None = None,
+            **kw: Any) -> Any:
+        """A UDP stream bound to wire `wire` (default: the marker's, else 0)."""
+        from .traffic import udp
+
+        tx, rx = self.ports.wire(self.mark.wire if wire is None else wire)
+        kw.setdefault("flows", self.mark.flows)
+        return udp(src, dst, **kw).for_flow(self.ports.flow(tx, rx))
+
+
+@pytest.fixture
+def traffic(request: pytest.FixtureRequest, netload_ports: WiredPorts) -> TrafficBuilder:
+    """Stream builder whose addresses and MACs come from the topology's wires."""
+    return TrafficBuilder(netload_ports, _netload_mark(request))
+
+
+@pytest.fixture
+def rate_controller(request: pytest.FixtureRequest, netload_engine: Engine,
+                    netload_ports: WiredPorts) -> Callable[..., BoundController]:
+    """Factory: `rate_controller(tx, rate='100kpps', pattern='poisson').run(stream, duration='5s')`."""
+    mark = _netload_mark(request)
+    settings = _settings(request.config)
+
+    def make(tx: Port | None = None, *, rate: Any = None, pattern: Any = None,
+             hardware: bool = False) -> BoundController:
+        port = tx if tx is not None else netload_ports.wire(mark.wire)[0]
+        return BoundController(netload_engine, netload_ports, port, rate=rate, pattern=pattern,
+                               mark=mark, duration_override_s=settings.trial_duration_s,
+                               hardware=hardware, test=request.node.name)
+
+    return make
+
+
+@pytest.fixture
+def latency_meter(netload_engine: Engine, netload_ports: WiredPorts) -> Callable[..., LatencyMeter]:
+    """Factory of context managers: `with latency_meter(rx, stream) as lat:` measures the
+    stream's latency and loss over every run inside the block."""
+
+    def make(rx: Port, stream: Any) -> LatencyMeter:
+        flows = [f for f in netload_ports.topology.flows()
+                 if f.rx.name == netload_ports.name_of(rx)]
+        if not flows:
+            raise NetloadConfigError(f"port {rx.device!r} receives no wire of the topology")
+        return LatencyMeter(netload_engine, rx, stream_name(stream, flows[0]))
+
+    return make
+
+
+@pytest.fixture
+def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine,
+            netload_ports: WiredPorts) -> Rfc2544Runner:
+    """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology."""
+    params = getattr(request.node, "callspec", None)
+    size = params.params.get("frame_size") if params is not None else None
+    return Rfc2544Runner(netload_engine, netload_ports, _rfc2544_mark(request),
+                         duration_override_s=_settings(request.config).trial_duration_s,
+                         frame_size=size, test=request.node.name)

@@ -1,0 +1,278 @@
+"""What the fixtures hand to tests: ports as wired, bound rate controllers,
+latency meters and the DUT handle of a topology file.
+
+Engine-facing but pytest-free, so scripts can use it too: the fixtures in
+fixtures.py only build these objects from the session's settings.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from . import progress
+from .engine.client import Engine, Port
+from .errors import NetloadConfigError, NetloadEnvironmentError
+from .histogram import LogHistogram
+from .latency import LatencyResult
+from .markers import NetloadMark
+from .ratecontrol import RateController, RateResult
+from .recording import record_measurement
+from .results import RunResult, StreamResult
+from .topology.model import Flow, Topology
+from .traffic import UdpSpec
+from .units import as_duration
+
+
+@dataclass
+class WiredPorts:
+    """The topology's ports, opened on the engine, with their wiring.
+
+    Unpacks as the first wire's ``(tx, rx)``: ``tx, rx = netload_ports``.
+    """
+
+    topology: Topology
+    ports: dict[str, Port]
+
+    def __iter__(self) -> Iterator[Port]:
+        return iter(self.wire(0))
+
+    @property
+    def tx(self) -> Port:
+        return self.wire(0)[0]
+
+    @property
+    def rx(self) -> Port:
+        return self.wire(0)[1]
+
+    def wire(self, index: int) -> tuple[Port, Port]:
+        """The (tx, rx) ports of the topology's wire `index`."""
+        wires = self.topology.wires
+        if not 0 <= index < len(wires):
+            raise NetloadConfigError(
+                f"wire {index}: topology {self.topology.name!r} has wires 0..{len(wires) - 1} "
+                f"({', '.join(f'{w.tx}->{w.rx}' for w in wires)})")
+        w = wires[index]
+        return self.ports[w.tx], self.ports[w.rx]
+
+    @property
+    def pairs(self) -> list[tuple[Port, Port]]:
+        return [self.wire(i) for i in range(len(self.topology.wires))]
+
+    def name_of(self, port: Port) -> str:
+        for name, p in self.ports.items():
+            if p.port_id == port.port_id:
+                return name
+        raise NetloadConfigError(f"port {port.device!r} is not a port of topology "
+                                 f"{self.topology.name!r}; use one from netload_ports")
+
+    def flow(self, tx: Port, rx: Port | None = None) -> Flow:
+        """The wire from `tx` (to `rx`, when given) as a Flow with its addresses."""
+        tx_name = self.name_of(tx)
+        rx_name = None if rx is None else self.name_of(rx)
+        for f in self.topology.flows():
+            if f.tx.name == tx_name and (rx_name is None or f.rx.name == rx_name):
+                return f
+        raise NetloadConfigError(
+            f"no wire of topology {self.topology.name!r} goes from {tx_name}"
+            + (f" to {rx_name}" if rx_name else "") + "; its wires are "
+            + ", ".join(f"{w.tx}->{w.rx}" for w in self.topology.wires))
+
+    def rx_of(self, tx: Port) -> list[Port]:
+        name = self.name_of(tx)
+        return [self.ports[w.rx] for w in self.topology.wires if w.tx == name]
+
+
+class ExternalDut:
+    """The DUT of a topology file: its metadata, and its namespace if it has one here."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.info = dict(topology.dut)
+        self.namespace = topology.namespace
+
+    def __repr__(self) -> str:
+        return f"ExternalDut({self.info.get('name', self.topology.name)!r})"
+
+    def run(self, cmd: Sequence[str], *, check: bool = True,
+            timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
+        """Run `cmd` in the DUT's namespace (topology files with `namespace` only)."""
+        if self.namespace is None:
+            raise NetloadConfigError(
+                f"the DUT of topology {self.topology.name!r} is not on this machine, so "
+                "commands cannot run on it; set [topology] namespace = '...' in the file "
+                "when the DUT is a network namespace here")
+        if isinstance(cmd, str) or not cmd:
+            raise NetloadConfigError(f"cmd = {cmd!r}: give a non-empty list of arguments")
+        ip = shutil.which("ip")
+        if ip is None:
+            raise NetloadEnvironmentError("`ip` (iproute2) is not installed: apt-get install "
+                                          "iproute2")
+        proc = subprocess.run([ip, "netns", "exec", self.namespace, *cmd], capture_output=True,
+                              text=True, timeout=timeout_s, check=False)
+        if check and proc.returncode != 0:
+            raise NetloadEnvironmentError(
+                f"{list(cmd)} in DUT namespace {self.namespace} failed with exit status "
+                f"{proc.returncode}: {proc.stderr.strip() or proc.stdout.strip()}")
+        return proc
+
+
+def bind_stream(stream: Any, flow: Flow) -> Any:
+    """A `udp(...)` spec becomes the stream for `flow`; streams pass through."""
+    return stream.for_flow(flow) if isinstance(stream, UdpSpec) else stream
+
+
+def stream_name(stream: Any, flow: Flow) -> str:
+    if isinstance(stream, UdpSpec):
+        return stream.name or f"{flow.tx.name}->{flow.rx.name}"
+    name = getattr(stream, "name", None)
+    if not name:
+        raise NetloadConfigError(
+            "a latency meter finds its stream by name: give the stream a name "
+            "(Stream(..., name='probe')) or use udp(...)")
+    return str(name)
+
+
+class BoundController:
+    """A `RateController` on one wired port, with the test's marker defaults."""
+
+    def __init__(self, engine: Engine, ports: WiredPorts, tx: Port, *, rate: Any = None,
+                 pattern: Any = None, mark: NetloadMark | None = None,
+                 duration_override_s: float | None = None, hardware: bool = False,
+                 test: str = "") -> None:
+        self.ports = ports
+        self.tx = tx
+        self.rx = ports.rx_of(tx)
+        self.flow = ports.flow(tx)
+        self.mark = mark or NetloadMark()
+        self.rate = rate if rate is not None else self.mark.rate
+        self.pattern = pattern if pattern is not None else self.mark.pattern
+        self.duration_override_s = duration_override_s
+        self.test = test
+        self.controller = RateController(engine, tx, line_rate_bps=ports.topology.line_rate_bps,
+                                         rx=self.rx, hardware=hardware)
+
+    def run(self, streams: Any, rate: Any = None, *, pattern: Any = None,
+            duration: Any = None, count: int = 0, **options: Any) -> RateResult:
+        """Send `streams` (a stream, a `udp(...)` spec, or a list, optionally weighted)."""
+        items = streams if isinstance(streams, (list, tuple)) else [streams]
+        bound = [(bind_stream(s[0], self.flow), s[1]) if isinstance(s, tuple)
+                 else bind_stream(s, self.flow) for s in items]
+        if duration is None and count == 0:
+            duration = self.mark.duration_s
+        if self.duration_override_s is not None and count == 0:
+            duration = self.duration_override_s
+        rate = rate if rate is not None else self.rate
+        pattern = pattern if pattern is not None else self.pattern
+        if rate is None and pattern == "cbr":
+            pattern = "max"
+        progress.report(test=self.test, procedure="traffic", note=f"{pattern} for "
+                        f"{as_duration(duration).seconds:g}s" if duration is not None else None)
+        result = self.controller.run(bound, rate, pattern=pattern, duration=duration,
+                                     count=count, **options)
+        record_measurement("traffic", {
+            "pattern": result.pattern,
+            "offered_pps": result.offered_pps,
+            "streams": [{"name": s.result.name, "offered_pps": s.offered_pps,
+                         "tx_packets": s.result.tx_packets, "rx_packets": s.result.rx_packets,
+                         "lost": s.result.lost, "achieved_tx_pps": s.achieved_tx_pps,
+                         "achieved_rx_pps": s.achieved_rx_pps,
+                         "mean_frame_size": s.mean_frame_size} for s in result.streams],
+            "duration_s": None if duration is None else as_duration(duration).seconds,
+        })
+        progress.report(test=self.test, procedure="traffic",
+                        loss_ratio=result.run.lost / max(result.run.tx_packets, 1))
+        return result
+
+
+@dataclass
+class LatencyMeter:
+    """Latency and loss of one stream over the runs inside its ``with`` block."""
+
+    engine: Engine
+    rx: Port
+    name: str
+    results: list[StreamResult] = field(default_factory=list)
+    open: bool = False
+
+    def __enter__(self) -> Self:
+        self.open = True
+        self.engine.observers.append(self._observe)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.open = False
+        self.engine.observers.remove(self._observe)
+        if self.results:
+            record_measurement("latency", {"stream": self.name, **self.summary()})
+
+    def _observe(self, run: RunResult) -> None:
+        for s in run.streams:
+            if s.name == self.name:
+                self.results.append(s)
+
+    def _closed(self) -> None:
+        if self.open:
+            raise NetloadConfigError(
+                f"latency meter of {self.name!r}: read it after its `with` block ends")
+        if not self.results:
+            raise NetloadConfigError(
+                f"latency meter of {self.name!r} saw no run of that stream: send it inside "
+                "the `with latency_meter(rx, stream)` block")
+
+    @property
+    def tx_packets(self) -> int:
+        self._closed()
+        return sum(s.tx_packets for s in self.results)
+
+    @property
+    def rx_packets(self) -> int:
+        self._closed()
+        return sum(s.rx_packets for s in self.results)
+
+    @property
+    def lost(self) -> int:
+        self._closed()
+        return sum(s.lost for s in self.results)
+
+    @property
+    def clock(self) -> str:
+        self._closed()
+        return self.results[-1].clock
+
+    @property
+    def latency(self) -> LatencyResult:
+        """Every run's latency of the stream, merged into one result."""
+        self._closed()
+        parts = [s.latency_result() for s in self.results if s.latency is not None]
+        if not parts:
+            raise NetloadConfigError(f"stream {self.name!r} kept no latency histogram")
+        hist: LogHistogram = parts[0].histogram
+        for p in parts[1:]:
+            hist = hist.merge(p.histogram)
+        last = parts[-1]
+        return LatencyResult(hist, clock=last.clock, resolution_ns=last.resolution_ns,
+                             samples=hist.total,
+                             duplicates=sum(p.duplicates or 0 for p in parts),
+                             reordered=sum(p.reordered or 0 for p in parts),
+                             jitter_ns=last.jitter_ns,
+                             delays_ns=last.delays_ns if len(parts) == 1 else None)
+
+    def latency_result(self) -> LatencyResult:
+        return self.latency
+
+    def summary(self) -> dict[str, Any]:
+        lat = self.latency
+        return {"tx_packets": self.tx_packets, "rx_packets": self.rx_packets,
+                "lost": self.lost, "latency": lat.as_dict()}
+
+
+def line_rate_of(topology: Topology) -> float | None:
+    return float(topology.line_rate_bps) if topology.line_rate_bps else None
+
+
+def dut_info(topology: Topology, dut: Any) -> Mapping[str, str]:
+    return dict(getattr(dut, "info", None) or topology.dut)

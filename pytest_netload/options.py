@@ -1,0 +1,146 @@
+"""Settings: one help text per setting for CLI and ini, converters, precedence.
+
+Precedence is marker > CLI > environment (PYTEST_NETLOAD_<NAME>) > ini >
+default; markers are handled in markers.py. A bad value raises
+`pytest.UsageError` naming where it came from and what to write instead.
+Pure: importing this never loads the engine.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from .errors import NetloadConfigError
+
+# Help texts: start with a capital letter; a single phrase has no final period.
+TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, loopback) or a TOML "
+                 "topology file (docs/topology-files.md). Default: netns-router")
+BACKEND_DESC = ("DPDK driver the built-in topologies use on their veth ports: af_packet "
+                "or af_xdp. Default: af_packet")
+ENGINE_DESC = ("Where the engine host runs: 'popen' (local, default) or an execnet spec "
+               "such as 'ssh=gen-host//python=python3'")
+ENGINE_MEMORY_DESC = "Memory for the engine's EAL, in MiB. Default: 1024"
+REPORT_DIR_DESC = "Directory the result files are written to. Default: netload-results"
+TRIAL_DURATION_DESC = ("Override every trial's duration (e.g. '1s' for a quick run); "
+                       "markers' durations are ignored while it is set")
+
+BUILTIN_TOPOLOGIES = ("netns-router", "loopback")
+BACKENDS = ("af_packet", "af_xdp")
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str                      # netload_<noun>: ini key; --netload-<noun> on the CLI
+    help: str
+    default: str
+    convert: Callable[[str], Any]
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "PYTEST_" + self.name.upper()
+
+
+def _topology(value: str) -> str:
+    value = value.strip()
+    if value in BUILTIN_TOPOLOGIES:
+        return value
+    if value.endswith(".toml") or os.sep in value:
+        return value
+    raise NetloadConfigError(
+        f"{value!r} is neither a built-in topology ({', '.join(BUILTIN_TOPOLOGIES)}) nor a "
+        "TOML file path (ending in .toml)")
+
+
+def _backend(value: str) -> str:
+    if value not in BACKENDS:
+        raise NetloadConfigError(f"{value!r}: use one of {', '.join(BACKENDS)}")
+    return value
+
+
+def _memory(value: str) -> int:
+    try:
+        mb = int(value)
+    except ValueError:
+        raise NetloadConfigError(f"{value!r} is not a whole number of MiB") from None
+    if mb < 64:
+        raise NetloadConfigError(f"{mb} MiB is too little for the EAL; give at least 64")
+    return mb
+
+
+def _duration(value: str) -> float | None:
+    if value in ("", "none"):
+        return None
+    from .units import as_duration
+
+    seconds = as_duration(value, what="trial duration").seconds
+    if seconds <= 0:
+        raise NetloadConfigError(f"{value!r}: a trial duration must be > 0, e.g. '1s'")
+    return seconds
+
+
+SETTINGS = (
+    Setting("netload_topology", TOPOLOGY_DESC, "netns-router", _topology),
+    Setting("netload_backend", BACKEND_DESC, "af_packet", _backend),
+    Setting("netload_engine", ENGINE_DESC, "popen", str),
+    Setting("netload_engine_memory", ENGINE_MEMORY_DESC, "1024", _memory),
+    Setting("netload_report_dir", REPORT_DIR_DESC, "netload-results", str),
+    Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session's resolved settings."""
+
+    topology: str
+    backend: str
+    engine: str
+    engine_memory_mb: int
+    report_dir: str
+    trial_duration_s: float | None
+
+    @property
+    def builtin_topology(self) -> bool:
+        return self.topology in BUILTIN_TOPOLOGIES
+
+    def header(self) -> str:
+        topo = (f"{self.topology} ({self.backend})" if self.builtin_topology
+                else self.topology)
+        parts = [f"engine {self.engine}", f"topology {topo}", f"reports {self.report_dir}"]
+        if self.trial_duration_s is not None:
+            parts.append(f"trial duration {self.trial_duration_s:g}s (override)")
+        return "netload: " + ", ".join(parts)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("netload", "network device conformance testing (pytest-netload)")
+    for s in SETTINGS:
+        group.addoption(s.flag, dest=s.name, default=None, help=s.help)
+        parser.addini(s.name, s.help, default=s.default)
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Every setting from CLI > env > ini > default; UsageError naming the source."""
+    values = {}
+    for s in SETTINGS:
+        raw, where = config.getoption(s.name), s.flag
+        if raw is None and os.environ.get(s.env):
+            raw, where = os.environ[s.env], f"environment variable {s.env}"
+        if raw is None:
+            raw, where = str(config.getini(s.name)), f"ini key {s.name}"
+        try:
+            values[s.name] = s.convert(str(raw))
+        except NetloadConfigError as exc:
+            raise pytest.UsageError(f"{where}: {exc}") from None
+    return Settings(values["netload_topology"], values["netload_backend"],
+                    values["netload_engine"], values["netload_engine_memory"],
+                    values["netload_report_dir"], values["netload_trial_duration"])

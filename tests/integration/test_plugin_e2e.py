@@ -1,0 +1,100 @@
+"""End to end: the example suite through the plugin, on netns-router and on a
+TOML topology file describing the same kind of DUT, with the same outcome."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="netns-router needs root (CI runs as root)"),
+]
+
+EXAMPLE = Path(__file__).parents[2] / "conftest_examples" / "router" / "test_router.py"
+
+FAILING = """
+import pytest
+from pytest_netload import assert_throughput
+
+@pytest.mark.rfc2544(frame_sizes=[64], trial_duration="300ms", drain="50ms", max_trials=3)
+def test_too_demanding(rfc2544):
+    assert_throughput(rfc2544.throughput(), at_least="100Gpps")
+"""
+
+
+def _toml_of(topology) -> str:
+    lines = ["[topology]", f'name = "{topology.name}-file"']
+    if topology.namespace:
+        lines.append(f'namespace = "{topology.namespace}"')
+    lines += ["", "[dut]", 'name = "netns-router"', 'model = "Linux kernel"', ""]
+    for p in topology.ports:
+        lines += ["[[ports]]", f'name = "{p.name}"', f'device = "{p.device}"',
+                  f'mac = "{p.mac}"']
+        for key in ("iface", "ip", "peer_mac", "peer_ip"):
+            if getattr(p, key):
+                lines.append(f'{key} = "{getattr(p, key)}"')
+        lines.append("")
+    for w in topology.wires:
+        lines += ["[[wires]]", f'tx = "{w.tx}"', f'rx = "{w.rx}"', ""]
+    return "\n".join(lines)
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    shutil.copy(EXAMPLE, pytester.path / "test_router.py")
+    pytester.makepyfile(test_failing=FAILING)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rA", *args, timeout=600)
+
+
+def _check(result: pytest.RunResult) -> None:
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    # the failure reads as measured vs required with the trial conditions
+    result.stdout.fnmatch_lines([
+        "*AssertionError: throughput at 64B * pps is not >= 100,000,000,000 pps",
+        "*measured:*",
+        "*required: throughput >= 100Gpps",
+        "*conditions: frame size 64B*duration 300ms per trial*",
+    ])
+    assert "Traceback" not in out
+    # the summary table lists every frame size measured
+    result.stdout.fnmatch_lines([
+        "*= netload summary =*",
+        "test_too_demanding*64B*FAIL*",
+        "test_router_throughput*64B*pps*PASS*",
+        "test_router_throughput*512B*pps*PASS*",
+        "test_latency_under_load*128B*pps*us*0/*PASS*",
+    ])
+
+
+def test_example_suite_on_netns_router(pytester: pytest.Pytester) -> None:
+    _check(_run(pytester, "--netload-topology=netns-router"))
+
+
+def test_example_suite_on_a_topology_file(pytester: pytest.Pytester) -> None:
+    from pytest_netload.topology.builtin import netns_router
+
+    with netns_router() as built:
+        path = pytester.path / "lab.toml"
+        path.write_text(_toml_of(built.topology))
+        result = _run(pytester, f"--netload-topology={path}")
+    result.stdout.fnmatch_lines([f"netload: *topology {path}*"])
+    _check(result)
+
+
+def test_dut_fixture_runs_commands_in_the_router(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        def test_dut(dut, netload_topology):
+            out = dut.run(["ip", "-o", "link"]).stdout
+            assert all(name in out for name in dut.interfaces)
+            counters = dut.counters()
+            assert set(counters) == set(dut.interfaces)
+            assert netload_topology.namespace == dut.namespace
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=1)

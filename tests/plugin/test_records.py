@@ -1,0 +1,112 @@
+"""Records attached to test items, the live progress line and the summary table."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_netload.progress import progress_line
+from pytest_netload.terminal import format_table, rows_of
+
+pytest_plugins = ["pytester"]
+
+FAKE_SUITE = """
+    import pytest
+    from pytest_netload import progress
+    from pytest_netload.recording import record_measurement
+
+    THROUGHPUT = {"frame_size": 64, "throughput_pps": 250000.0, "trials": [
+        {"valid": True, "lost": 0, "offered_pps": 250000.0,
+         "latency": {"percentiles": {"p50": {"value_ns": 8200.0}, "p99": {"value_ns": 41000.0}}}},
+        {"valid": True, "lost": 12, "offered_pps": 500000.0}]}
+
+    def test_measured():
+        for n in range(3):
+            progress.report(test="test_measured", frame_size=64, procedure="throughput",
+                            trial=n + 1, offered_pps=250000.0 * (n + 1), loss_ratio=0.0)
+        record_measurement("throughput", THROUGHPUT)
+
+    def test_failing():
+        record_measurement("throughput", dict(THROUGHPUT, frame_size=1518))
+        assert False, "DUT too slow"
+
+    def test_plain():
+        pass
+"""
+
+
+def test_summary_table_lists_each_measured_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FAKE_SUITE)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*= netload summary =*",
+        "test*frame size*throughput*p50*p99*loss*verdict",
+        "test_measured*64B*250.000 kpps*8.2us*41.0us*0 at throughput*PASS*",
+        "test_failing*1518B*250.000 kpps*FAIL*",
+    ])
+    assert "test_plain" not in result.stdout.str().split("netload summary")[1]
+
+
+def test_quiet_runs_print_no_table_and_no_progress(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FAKE_SUITE)
+    result = pytester.runpytest("-qq")
+    assert "netload summary" not in result.stdout.str()
+    assert "netload: test_measured" not in result.stdout.str()
+
+
+def test_verbose_prints_one_progress_line_per_trial(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FAKE_SUITE)
+    result = pytester.runpytest("-v")
+    result.stdout.fnmatch_lines([
+        "netload: test_measured | 64B | throughput | trial 1 | offered 250 kpps | loss 0.000%",
+        "netload: test_measured | 64B | throughput | trial 3 | offered 750 kpps | loss 0.000%",
+        "*test_measured PASSED*",
+    ])
+
+
+def test_default_verbosity_off_a_terminal_prints_no_progress(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FAKE_SUITE)
+    result = pytester.runpytest()
+    assert "netload: test_measured |" not in result.stdout.str()
+
+
+def test_records_become_user_properties_and_junit_properties(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FAKE_SUITE)
+    pytester.makeconftest("""
+        import json
+        def pytest_runtest_logreport(report):
+            if report.when == "call":
+                props = dict(report.user_properties)
+                if "netload" in props:
+                    print("RECORD", report.nodeid, json.dumps(props["netload"]["measurements"][0]["frame_size"]))
+    """)
+    result = pytester.runpytest("-s", "--junitxml=out.xml", "-o", "junit_family=xunit1")
+    result.stdout.fnmatch_lines(["*RECORD *test_measured 64", "*RECORD *test_failing 1518"])
+    tree = ET.parse(pytester.path / "out.xml")
+    props = {p.get("name"): p.get("value") for p in tree.iter("property")}
+    assert props["netload.throughput_pps.64B"] == "250000.0"
+    assert props["netload.throughput_pps.1518B"] == "250000.0"
+
+
+def test_progress_line_wording() -> None:
+    line = progress_line({"test": "t[64B]", "frame_size": "imix", "procedure": "throughput",
+                          "trial": 4, "offered_pps": 1_488_095.0, "loss_ratio": 0.0123,
+                          "note": "invalid: TX short"})
+    assert line == ("netload: t[64B] | imix | throughput | trial 4 | offered 1.49 Mpps | "
+                    "loss 1.230% | invalid: TX short")
+
+
+def test_table_merges_a_latency_meter_into_its_traffic_row() -> None:
+    record = {"measurements": [
+        {"kind": "traffic", "streams": [{"tx_packets": 1000, "lost": 0, "mean_frame_size": 128,
+                                         "achieved_rx_pps": 20000.0}]},
+        {"kind": "latency", "tx_packets": 1000, "lost": 0, "latency": {"percentiles": {
+            "p50": {"value_ns": 3300.0}, "p99": {"value_ns": 13000.0}}}},
+    ]}
+    rows = rows_of("t.py::test_lat", "passed", record)
+    assert rows == [("test_lat", "128B", "20.000 kpps", "3.3us", "13.0us", "0/1000", "PASS")]
+    lines = format_table(rows)
+    assert lines[0].split() == ["test", "frame", "size", "throughput", "p50", "p99", "loss",
+                                "verdict"]
