@@ -24,10 +24,30 @@ from .runner import Rfc2544Runner
 from .topology.model import Topology
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
 
 
 def _settings(config: pytest.Config) -> Settings:
     return config.stash[SETTINGS_KEY]
+
+
+def engine_resources(topology: Topology | None) -> dict[str, Any]:
+    """What a topology file asks of the engine: its PCI ports (the EAL probes only
+    those) and the CPUs its ports' workers may use, after a main lcore that only waits."""
+    if topology is None:
+        return {}
+    from .engine.client import PCI_ADDRESS
+
+    out: dict[str, Any] = {}
+    pci = [p.device.split(",", 1)[0] for p in topology.ports
+           if p.device and PCI_ADDRESS.fullmatch(p.device.split(",", 1)[0])]
+    if pci:
+        out["pci"] = pci
+    workers = sorted({c for p in topology.ports for c in p.lcores})
+    if workers:
+        free = sorted(os.sched_getaffinity(0) - set(workers))
+        out["lcores"] = [free[0] if free else workers[0], *workers]
+    return out
 
 
 def _harness_failure(what: str, exc: Exception) -> None:
@@ -38,7 +58,9 @@ def _harness_failure(what: str, exc: Exception) -> None:
 def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
     """The session's traffic engine (its host process starts on first use)."""
     settings = _settings(pytestconfig)
-    engine = Engine(settings.engine, memory_mb=settings.engine_memory_mb)
+    topology = pytestconfig.stash.get(TOPOLOGY_KEY, None)
+    engine = Engine(settings.engine, memory_mb=settings.engine_memory_mb,
+                    **engine_resources(topology))
     try:
         engine.start()
     except (NetloadEnvironmentError, NetloadConfigError) as exc:
@@ -54,12 +76,7 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
 def _netload_built(pytestconfig: pytest.Config) -> Iterator[tuple[Topology, Any]]:
     settings = _settings(pytestconfig)
     if not settings.builtin_topology:
-        from .topology.toml import load_topology
-
-        try:
-            topology = load_topology(settings.topology)
-        except NetloadConfigError as exc:
-            raise pytest.UsageError(f"--netload-topology: {exc}") from None
+        topology = pytestconfig.stash[TOPOLOGY_KEY]
         yield topology, ExternalDut(topology)
         return
     from .topology.builtin import build

@@ -30,6 +30,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
     settings = options.resolve(config)
     config.stash[fixtures.SETTINGS_KEY] = settings
+    if not settings.builtin_topology:  # a topology file: checked before any test runs
+        from .errors import NetloadConfigError
+        from .topology.toml import load_topology
+
+        try:
+            config.stash[fixtures.TOPOLOGY_KEY] = load_topology(settings.topology)
+        except NetloadConfigError as exc:
+            raise pytest.UsageError(f"--netload-topology: {exc}") from None
     if not config.pluginmanager.has_plugin("netload-fixtures"):
         config.pluginmanager.register(fixtures, "netload-fixtures")
     if not hasattr(config, "workerinput"):  # the xdist controller or a plain run

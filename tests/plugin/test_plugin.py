@@ -104,3 +104,47 @@ def test_without_root_a_builtin_topology_skips_with_the_fix(pytester: pytest.Pyt
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines([("*topology netns-router builds network namespaces*needs root*"
                                  "run pytest as root*--netload-topology=FILE.toml*")])
+
+
+def test_an_engine_that_cannot_start_is_an_error_naming_the_gateway(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_engine(netload_engine): pass")
+    result = pytester.runpytest("--netload-engine=popen//python=/nonexistent/python3")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*netload: the engine did not start: engine host could not start with gateway "
+        "'popen//python=/nonexistent/python3'*No such file*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_bad_topology_file_is_a_usage_error_naming_file_and_key(
+        pytester: pytest.Pytester) -> None:
+    path = pytester.path / "lab.toml"
+    path.write_text('[topology]\nname = "lab"\n[[ports]]\nname = "p0"\ndevice = "net_null0"\n'
+                    'mac = "02:00:00:00:00:01"\npeer-mac = "02:00:00:00:00:02"\n'
+                    '[[wires]]\ntx = "p0"\nrx = "p0"\n')
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest(f"--netload-topology={path}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--netload-topology: {path}*ports[[]0[]].peer-mac*peer_mac*"])
+
+
+def test_xdist_workers_send_records_to_the_controller_summary(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile("""
+        import pytest
+        from pytest_netload import progress
+        from pytest_netload.recording import record_measurement
+
+        @pytest.mark.parametrize("size", [64, 128, 256, 512])
+        def test_measured(size):
+            progress.report(test="x", trial=1, offered_pps=1000.0)
+            record_measurement("throughput", {"frame_size": size, "throughput_pps": 1000.0 * size,
+                                              "trials": []})
+    """)
+    result = pytester.runpytest("-n", "2", "-v", "-p", "no:randomly", "-p", "no:benchmark")
+    result.assert_outcomes(passed=4)
+    out = result.stdout.str()
+    assert "netload: x |" not in out  # workers have no terminal to draw a live line on
+    for size in (64, 128, 256, 512):
+        result.stdout.fnmatch_lines([f"test_measured[[]{size}[]]*{size}B*PASS*"])

@@ -110,3 +110,45 @@ def test_table_merges_a_latency_meter_into_its_traffic_row() -> None:
     lines = format_table(rows)
     assert lines[0].split() == ["test", "frame", "size", "throughput", "p50", "p99", "loss",
                                 "verdict"]
+
+
+class FakeTerminal:
+    """What TerminalProgress uses of pytest's TerminalReporter."""
+
+    def __init__(self, isatty: bool) -> None:
+        self.isatty = isatty
+        self.calls: list[tuple[str, str]] = []
+
+        class TW:
+            fullwidth = 40
+
+        self._tw = TW()
+
+    def ensure_newline(self) -> None:
+        self.calls.append(("newline", ""))
+
+    def rewrite(self, line: str) -> None:
+        self.calls.append(("rewrite", line))
+
+    def write_line(self, line: str) -> None:
+        self.calls.append(("line", line))
+
+
+@pytest.mark.parametrize(("isatty", "verbosity", "kind"), [
+    (True, 0, "rewrite"), (True, 1, "rewrite"), (True, -1, None),
+    (False, 0, None), (False, 1, "line"), (False, -1, None),
+])
+def test_live_line_on_a_terminal_lines_with_v_elsewhere(isatty: bool, verbosity: int,
+                                                        kind: str | None) -> None:
+    from pytest_netload.terminal import TerminalProgress
+
+    term = FakeTerminal(isatty)
+    show = TerminalProgress(term, verbosity)
+    show({"test": "test_a_rather_long_name[1518B]", "trial": 12, "offered_pps": 812_743.0})
+    drawn = [c for c in term.calls if c[0] != "newline"]
+    if kind is None:
+        assert drawn == []
+    else:
+        assert [c[0] for c in drawn] == [kind]
+        if kind == "rewrite":  # clipped to the terminal width: never wraps
+            assert len(drawn[0][1]) == term._tw.fullwidth - 1

@@ -483,3 +483,22 @@ def test_topology_source_must_be_a_string() -> None:
     port = PortSpec("p0", "net_null0", None, "02:00:00:00:00:01")
     with pytest.raises(NetloadConfigError, match="source"):
         Topology("t", (port,), (Wire("p0", "p0"),), source=5)  # type: ignore[arg-type]
+
+
+def test_a_topology_file_tells_the_engine_its_pci_ports_and_worker_cpus() -> None:
+    import os
+
+    from pytest_netload.fixtures import engine_resources
+    from pytest_netload.topology.model import PortSpec, Topology, Wire
+
+    ports = (PortSpec("p0", "0000:3b:00.0", None, "02:00:00:00:00:01", lcores=(2,)),
+             PortSpec("p1", "0000:3b:00.1,txq_inline=0", None, "02:00:00:00:00:02", lcores=(3,)),
+             PortSpec("p2", "net_null0", None, "02:00:00:00:00:03"))
+    topo = Topology("lab", ports, (Wire("p0", "p1"),))
+    res = engine_resources(topo)
+    assert res["pci"] == ["0000:3b:00.0", "0000:3b:00.1"]
+    assert res["lcores"][1:] == [2, 3]
+    assert res["lcores"][0] in (os.sched_getaffinity(0) - {2, 3}) or res["lcores"][0] == 2
+    assert engine_resources(None) == {}
+    plain = Topology("v", ports[2:], (Wire("p2", "p2"),))
+    assert engine_resources(plain) == {}
