@@ -112,8 +112,8 @@ def test_an_engine_that_cannot_start_is_an_error_naming_the_gateway(
     result = pytester.runpytest("--netload-engine=popen//python=/nonexistent/python3")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([
-        "*netload: the engine did not start: engine host could not start with gateway "
-        "'popen//python=/nonexistent/python3'*No such file*"])
+        ("*netload: the engine did not start: engine host could not start with gateway "
+        "'popen//python=/nonexistent/python3'*No such file*")])
     assert "Traceback" not in result.stdout.str()
 
 
