@@ -16,7 +16,7 @@ import pytest
 
 from . import options
 
-RECORD_KEY = "netload"
+RECORD_STASH = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,12 +60,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _attach(item: pytest.Item, record: Any) -> None:
-    """The test's record as user_properties: the whole record (JSON-able) under
-    "netload", and its key figures flat, for JUnit properties."""
+    """The test's record: whole and JSON-able in the item's stash (the report carries
+    it as `report.netload`), its key figures flat in user_properties for JUnit."""
     if not (record.measurements or record.verdicts):
         return
     data = json.loads(json.dumps(record.as_dict(), default=str))
-    item.user_properties.append((RECORD_KEY, data))
+    item.stash[RECORD_STASH] = data
     for m in data["measurements"]:
         if m["kind"] == "throughput":
             size = m["frame_size"]
@@ -97,3 +97,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             return (yield)
         finally:
             _attach(item, record)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    if call.when == "call" and RECORD_STASH in item.stash:
+        # A plain JSON-able attribute: xdist serialises it with the report.
+        report.netload = item.stash[RECORD_STASH]
+    return report

@@ -1,7 +1,7 @@
 """Terminal output: the live progress line and the end-of-session summary table.
 
-Rows come from the records tests attach to their reports (`user_properties`
-entry "netload"), so the table is the same with or without xdist.
+Rows come from the records tests attach to their reports (`report.netload`),
+so the table is the same with or without xdist.
 """
 
 from __future__ import annotations
@@ -124,9 +124,9 @@ class Summary:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
             return
-        for key, value in report.user_properties:
-            if key == "netload" and isinstance(value, dict):
-                self.rows += rows_of(report.nodeid, report.outcome, value)
+        record = getattr(report, "netload", None)
+        if isinstance(record, dict):
+            self.rows += rows_of(report.nodeid, report.outcome, record)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
