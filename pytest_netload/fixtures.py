@@ -20,7 +20,7 @@ from .errors import NetloadConfigError, NetloadEnvironmentError
 from .harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
 from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
 from .options import Settings
-from .runner import Rfc2544Runner
+from .runner import Calibration, Rfc2544Runner
 from .topology.model import Topology
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -203,12 +203,18 @@ def latency_meter(netload_engine: Engine, netload_ports: WiredPorts) -> Callable
     return make
 
 
+@pytest.fixture(scope="session")
+def _netload_calibration() -> Calibration:
+    return Calibration()
+
+
 @pytest.fixture
-def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine,
-            netload_ports: WiredPorts) -> Rfc2544Runner:
+def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_ports: WiredPorts,
+            _netload_calibration: Calibration) -> Rfc2544Runner:
     """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology."""
     params = getattr(request.node, "callspec", None)
     size = params.params.get("frame_size") if params is not None else None
     return Rfc2544Runner(netload_engine, netload_ports, _rfc2544_mark(request),
                          duration_override_s=_settings(request.config).trial_duration_s,
-                         frame_size=size, test=request.node.name)
+                         frame_size=size, test=request.node.name,
+                         calibration=_netload_calibration)

@@ -22,7 +22,7 @@ NETLOAD_HELP = (
 RFC2544_HELP = (
     "rfc2544(frame_sizes=[64, 128, 256, 512, 1024, 1280, 1518], trial_duration='60s', "
     "loss_tolerance=0, search='binary', resolution=0.005, max_trials=20, retries=2, "
-    "drain='2s', flows=1, max_rate=None, wire=0): settings of the rfc2544 fixture's "
+    "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s'): settings of the rfc2544 fixture's "
     "procedures; a test taking a `frame_size` argument runs once per size. "
     "Provided by pytest-netload.")
 
@@ -53,6 +53,12 @@ class Rfc2544Mark:
     flows: int = 1
     max_rate: Rate | None = None
     wire: int = 0
+    learning_frames: int = 10
+    """Frames sent each way before the first trial (§23); 0: none."""
+    warmup_s: float = 0.0
+    """Uncounted traffic at each trial's load before it."""
+    trial_duration_set: bool = False
+    """trial_duration was given: it then applies to every procedure's trials."""
 
 
 def _count(name: str, value: Any, low: int, high: int) -> int:
@@ -70,7 +76,8 @@ def _seconds(name: str, value: Any) -> float:
 
 NETLOAD_ARGS = ("rate", "pattern", "duration", "frame_sizes", "flows", "wire")
 RFC2544_ARGS = ("frame_sizes", "trial_duration", "loss_tolerance", "search", "resolution",
-                "max_trials", "retries", "drain", "flows", "max_rate", "wire")
+                "max_trials", "retries", "drain", "flows", "max_rate", "wire", "learning_frames",
+                "warmup")
 
 
 def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -115,6 +122,14 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
             out["frame_sizes"] = check_frame_sizes(value)
         elif key == "trial_duration":
             out["trial_duration_s"] = _seconds("trial_duration", value)
+            out["trial_duration_set"] = True
+        elif key == "learning_frames":
+            out["learning_frames"] = _count("learning_frames", value, 0, 1_000_000)
+        elif key == "warmup":
+            seconds = as_duration(value, what="warmup").seconds
+            if seconds < 0:
+                raise NetloadConfigError(f"warmup={value!r}: give a duration >= 0")
+            out["warmup_s"] = seconds
         elif key == "drain":
             seconds = as_duration(value, what="drain").seconds
             if seconds < 0:

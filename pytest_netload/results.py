@@ -64,6 +64,8 @@ class StreamResult:
     clock: str = "tsc-software"   # latency timestamps: "tsc-software" or "nic-hardware"
     clock_resolution_ns: float | None = None  # one tick of that clock
     hw_stamp_missing: int = 0     # nic-hardware: stamped frames that came without an RX timestamp
+    gap_events: int = 0           # arrivals after missing sequence numbers (loss events)
+    last_gap_tx_ns: int = 0       # TX time of the latest frame that arrived after a gap; 0: none
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
@@ -321,8 +323,9 @@ def build_run_result(
             expected_only=i >= len(names) - expected_only,
             tsc_resolution_ns=1e9 / tsc_hz if tsc_hz else None,
             **clock_fields(clocks[i] if clocks and i < len(clocks) else None, tsc_hz),
-            hw_stamp_missing=int(rx["hw_stamp_missing"][i]) if "hw_stamp_missing" in
-            rx.dtype.names else 0,
+            hw_stamp_missing=int(rx["hw_stamp_missing"][i]),
+            gap_events=int(rx["gap_events"][i]),
+            last_gap_tx_ns=int(rx["last_gap_tx_ns"][i]),
             tx_max_lag_ns=int(tx["max_lag_ns"][i]),
             tx_lagged_bursts=int(tx["lagged_bursts"][i]),
             rx_gaps=hist("rx_gap_hist", i),

@@ -8,18 +8,21 @@ reads the counters, and judges whether the generator itself did its part.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
+
+import numpy as np
 
 from . import progress
 from .engine.client import Engine, LoadedStream, Port, Tx
 from .errors import NetloadConfigError
 from .harness import WiredPorts
 from .markers import Rfc2544Mark
-from .patterns import CBR, MaxRate
+from .patterns import CBR, MaxRate, Phase
 from .recording import record_measurement
 from .rfc2544 import (
     FrameSize,
@@ -28,9 +31,22 @@ from .rfc2544 import (
     TrialResult,
     binary_search,
     check_frame_sizes,
+    frame_size_label,
 )
+from .rfc2544.back_to_back import BackToBackResult, back_to_back
+from .rfc2544.frame_loss import FrameLossResult, frame_loss_sweep
+from .rfc2544.latency import LatencyProcedureResult, latency_trials
+from .rfc2544.recovery import (
+    RecoveryResult,
+    RecoveryTrial,
+    ResetResult,
+    ResetTrial,
+    check_hook,
+    system_recovery,
+)
+from .rfc2544.summary import check_trials
 from .traffic import UdpSpec
-from .units import Rate, frame_bits
+from .units import Rate, as_duration, as_rate, frame_bits
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
 FOREIGN_FLOOD_RATIO = 0.1  # foreign frames beyond 10 % of those sent make a trial invalid
@@ -48,32 +64,99 @@ class EngineMeasurer:
     frame_size: FrameSize
     drain_s: float = 2.0
     tx_tolerance: float = TX_TOLERANCE
+    warmup_s: float = 0.0
 
-    def measure(self, load_pps: float, duration_s: float) -> TrialResult:
-        phases = CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1)
-        run = self.engine.run([Tx(self.stream, 0, tuple(phases))], self.rx,
-                              duration_s=duration_s, drain_s=self.drain_s)
-        s = run.streams[0]
-        scheduled = load_pps * duration_s
-        reason = None
+    def _invalid(self, run: Any, s: Any, scheduled: float, offered_pps: float) -> str | None:
+        """Why the generator, not the DUT, failed this run; None when it did its part."""
         if s.tx_packets < scheduled * (1 - self.tx_tolerance) - 1:
-            reason = (f"the generator sent {s.tx_packets:,} of {scheduled:,.0f} scheduled frames "
-                      f"({s.tx_pps:,.0f} pps of {load_pps:,.0f} offered)")
-        elif run.generator_drops:
-            reason = (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
-                      "(imissed / rx_nombuf / kernel drops)")
-        elif run.foreign > max(1000, FOREIGN_FLOOD_RATIO * s.tx_packets):
-            reason = f"{run.foreign:,} foreign frames flooded the RX ports"
-        elif run.interrupted:
-            reason = "interrupted"
+            return (f"the generator sent {s.tx_packets:,} of {scheduled:,.0f} scheduled frames "
+                    f"({s.tx_pps:,.0f} pps of {offered_pps:,.0f} offered)")
+        if run.generator_drops:
+            return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
+                    "(imissed / rx_nombuf / kernel drops)")
+        if run.foreign > max(1000, FOREIGN_FLOOD_RATIO * s.tx_packets):
+            return f"{run.foreign:,} foreign frames flooded the RX ports"
+        if run.interrupted:
+            return "interrupted"
+        return None
+
+    def _trial(self, run: Any, offered_pps: float, duration_s: float,
+               scheduled: float) -> TrialResult:
+        s = run.streams[0]
+        reason = self._invalid(run, s, scheduled, offered_pps)
         return TrialResult(
             frame_size=self.frame_size, mean_frame_size=self.stream.mean_frame_size,
-            offered_pps=load_pps, duration_s=duration_s, tx_packets=s.tx_packets,
+            offered_pps=offered_pps, duration_s=duration_s, tx_packets=s.tx_packets,
             rx_packets=s.rx_packets - s.duplicates, achieved_tx_pps=s.tx_pps,
             valid=reason is None, invalid_reason=reason,
             latency=s.latency_result() if s.latency is not None else None, clock=s.clock,
             extra={"duplicates": s.duplicates, "reordered": s.reordered,
                    "generator_drops": run.generator_drops, "foreign": run.foreign})
+
+    def _cbr(self, load_pps: float) -> tuple[Any, ...]:
+        return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))
+
+    def warm_up(self, load_pps: float, seconds: float) -> None:
+        """Traffic at the trial's load before it, not counted (lets the DUT settle)."""
+        if seconds > 0:
+            self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
+                            duration_s=seconds, drain_s=0.05)
+
+    def measure(self, load_pps: float, duration_s: float) -> TrialResult:
+        self.warm_up(load_pps, self.warmup_s)
+        run = self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
+                              duration_s=duration_s, drain_s=self.drain_s)
+        return self._trial(run, load_pps, duration_s, load_pps * duration_s)
+
+    def measure_burst(self, frames: int, rate_pps: float) -> TrialResult:
+        """`frames` back to back at the port's maximum rate (§26.4)."""
+        run = self.engine.run([Tx(self.stream, frames)], self.rx, drain_s=self.drain_s)
+        s = run.streams[0]
+        trial = self._trial(run, rate_pps, max(frames / rate_pps, 1e-9), frames)
+        if s.tx_packets == frames and s.tx_pps < rate_pps * (1 - 0.05) and frames > 1000:
+            return replace(trial, valid=False, invalid_reason=(
+                f"the burst left at {s.tx_pps:,.0f} pps, not back to back at {rate_pps:,.0f}"))
+        return trial
+
+    def measure_recovery(self, overload_pps: float, relief_pps: float, overload_s: float,
+                         relief_s: float) -> RecoveryTrial:
+        """Overload for `overload_s`, then relief for `relief_s`, in one paced run (§26.5)."""
+        phases = (Phase(self._cbr(overload_pps)[0].gaps_ps, int(overload_s * 1e9)),
+                  Phase(self._cbr(relief_pps)[0].gaps_ps, int(relief_s * 1e9)))
+        run = self.engine.run([Tx(self.stream, 0, phases)], self.rx, drain_s=self.drain_s)
+        s = run.streams[0]
+        scheduled = overload_pps * overload_s + relief_pps * relief_s
+        reason = self._invalid(run, s, scheduled, scheduled / (overload_s + relief_s))
+        return RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
+                             s.tx_packets, s.lost, s.last_gap_tx_ns, reason is None, reason)
+
+    def measure_reset(self, load_pps: float, duration_s: float, hook: Callable[[], Any],
+                      at_s: float) -> ResetTrial:
+        """Steady traffic; `hook` resets the DUT `at_s` into it (§26.6)."""
+        called: list[float] = []
+        t0 = time.monotonic()
+
+        def poll(status: dict[str, Any]) -> None:
+            if not called and status.get("state") == "sending" and \
+                    time.monotonic() - t0 >= at_s:
+                started = time.monotonic()
+                hook()
+                called.append(time.monotonic() - started)
+                called.append(started - t0)
+
+        run = self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
+                              duration_s=duration_s, drain_s=self.drain_s, progress=poll)
+        s = run.streams[0]
+        reason = self._invalid(run, s, load_pps * duration_s, load_pps)
+        if not called:
+            reason = (f"the run ended before the reset hook was due at {at_s:g} s; give a "
+                      "longer duration")
+        gaps = s.rx_gaps
+        longest = float(gaps.upper_ns[np.nonzero(gaps.counts)[0][-1]]) \
+            if gaps is not None and gaps.total else 0.0
+        return ResetTrial(load_pps, s.tx_packets, s.lost, longest,
+                          int(called[1] * 1e9) if called else 0,
+                          called[0] if called else 0.0, s.rx_last_ns, reason is None, reason)
 
     def calibrate(self, seconds: float = CALIBRATION_S) -> float:
         """The generator's maximum rate with this stream: what the port takes at full speed."""
@@ -87,22 +170,71 @@ class EngineMeasurer:
         return pps
 
 
+# RFC 2544 defaults of the procedures' durations and repetitions
+LATENCY_TRIALS = 20          # §26.2: at least 20
+LATENCY_DURATION_S = 120.0   # §26.2: at least 120 s
+BACK_TO_BACK_REPETITIONS = 50  # §26.4: at least 50
+BACK_TO_BACK_BURST_S = 2.0   # the longest burst tried, as time at the maximum rate
+RECOVERY_OVERLOAD_S = 60.0   # §26.5: at least 60 s at 110 % of throughput
+RECOVERY_RELIEF_S = 30.0
+
+
+class Calibration:
+    """The generator's own limits, measured once per session per port and frame size
+    and recorded before the first DUT verdict that relies on them."""
+
+    def __init__(self) -> None:
+        self.max_pps: dict[tuple[int, FrameSize], float] = {}
+
+    def generator_max_pps(self, measurer: EngineMeasurer) -> float:
+        key = (measurer.stream.port.port_id, measurer.frame_size)
+        if key not in self.max_pps:
+            pps = measurer.calibrate()
+            self.max_pps[key] = pps
+            record_measurement("calibration", {
+                "port": measurer.stream.port.device, "frame_size": measurer.frame_size,
+                "generator_max_pps": pps, "seconds": CALIBRATION_S,
+                "search_max_pps": pps * CALIBRATION_SHARE,
+                "latency_bias_ns": None,
+                "latency_bias_note": "no wire bypasses the DUT on this topology"})
+        return self.max_pps[key]
+
+
 class Rfc2544Runner:
-    """RFC 2544 procedures on the test's ports, with its marker's settings."""
+    """RFC 2544 procedures on the test's ports, with its marker's settings.
+
+    Every procedure takes the marker's frame sizes (or the test's one
+    parametrised `frame_size`), sends learning frames first (§23), and
+    records its result, every trial included, for the reports.
+    """
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2544Mark, *,
                  duration_override_s: float | None = None, frame_size: FrameSize | None = None,
-                 test: str = "") -> None:
+                 test: str = "", calibration: Calibration | None = None) -> None:
         self.engine = engine
         self.ports = ports
         self.mark = mark
         self.duration_override_s = duration_override_s
         self.frame_size = frame_size
         self.test = test
+        self.calibration = calibration or Calibration()
+        self._learned = False
 
     @property
     def trial_duration_s(self) -> float:
         return self.duration_override_s or self.mark.trial_duration_s
+
+    def _duration(self, given: Any, rfc_default_s: float) -> float:
+        """A procedure's trial duration: the option's override, else the call's, else the
+        marker's trial_duration when it was set, else the RFC's default."""
+        if self.duration_override_s:
+            return self.duration_override_s
+        if given is not None:
+            seconds = as_duration(given, what="duration").seconds
+            if seconds <= 0:
+                raise NetloadConfigError(f"duration={given!r}: give a duration > 0")
+            return seconds
+        return self.mark.trial_duration_s if self.mark.trial_duration_set else rfc_default_s
 
     def _sizes(self, frame_sizes: Any) -> tuple[FrameSize, ...]:
         if frame_sizes is not None:
@@ -117,31 +249,51 @@ class Rfc2544Runner:
             return self.mark.max_rate.pps(mean_size, line_rate_bps=line)
         if line:
             return line / frame_bits(mean_size, "l1")
-        pps = measurer.calibrate()
-        record_measurement("calibration", {"frame_size": measurer.frame_size,
-                                           "generator_max_pps": pps, "seconds": CALIBRATION_S,
-                                           "search_max_pps": pps * CALIBRATION_SHARE})
-        return pps * CALIBRATION_SHARE
+        return self.calibration.generator_max_pps(measurer) * CALIBRATION_SHARE
+
+    def learn(self) -> None:
+        """RFC 2544 §23: a few frames in each direction of the wire before any trial, so
+        the DUT learns addresses (bridges) and resolves neighbours (routers)."""
+        if self._learned or self.mark.learning_frames == 0:
+            return
+        tx, rx = self.ports.wire(self.mark.wire)
+        directions = [(tx, rx)]
+        back = [w for w in self.ports.pairs if w == (rx, tx)]
+        directions += back
+        for a, b in directions:
+            stream = self.engine.load(a, UdpSpec(name="learning").for_flow(self.ports.flow(a, b)))
+            try:
+                self.engine.run([Tx(stream, self.mark.learning_frames)], [b], drain_s=0.2)
+            finally:
+                stream.free()
+        self._learned = True
 
     @contextmanager
     def _measurer(self, size: FrameSize) -> Iterator[EngineMeasurer]:
         """A measurer for one frame size on the marker's wire; its stream is freed after."""
+        self.learn()
         tx, rx = self.ports.wire(self.mark.wire)
         spec = UdpSpec(size=size, flows=self.mark.flows, name=f"rfc2544-{size}")
         stream = self.engine.load(tx, spec.for_flow(self.ports.flow(tx, rx)))
         try:
-            yield EngineMeasurer(self.engine, stream, [rx], size, self.mark.drain_s)
+            yield EngineMeasurer(self.engine, stream, [rx], size, self.mark.drain_s,
+                                 warmup_s=self.mark.warmup_s)
         finally:
             stream.free()
 
-    def _progress(self, procedure: str, size: FrameSize) -> Callable[[TrialResult], None]:
+    def _progress(self, procedure: str, size: FrameSize) -> Callable[[Any], None]:
         count = 0
 
-        def on_trial(t: TrialResult) -> None:
+        def on_trial(t: Any) -> None:
             nonlocal count
             count += 1
+            loss = getattr(t, "loss_ratio", None)
+            if loss is None and getattr(t, "tx_packets", 0):
+                loss = t.lost / t.tx_packets
             progress.report(test=self.test, frame_size=size, procedure=procedure, trial=count,
-                            offered_pps=t.offered_pps, loss_ratio=t.loss_ratio,
+                            offered_pps=getattr(t, "offered_pps", None) or
+                            getattr(t, "overload_pps", None) or getattr(t, "load_pps", None),
+                            loss_ratio=loss,
                             note=None if t.valid else f"invalid: {t.invalid_reason}")
 
         return on_trial
@@ -163,3 +315,128 @@ class Rfc2544Runner:
             record_measurement("throughput", result.as_dict())
             out.append(result)
         return ThroughputResult(tuple(out))
+
+    def _throughput_pps(self, size: FrameSize, measurer: EngineMeasurer,
+                        given: Any) -> float:
+        """The load the later procedures start from: given (a Rate, a pps number or a
+        throughput result), else measured now by the marker's search."""
+        if given is None:
+            return self.throughput([size])[size].throughput_pps
+        if hasattr(given, "__getitem__") and hasattr(given, "frame_sizes"):
+            return float(given[size].throughput_pps)
+        if isinstance(given, (int, float)) and not isinstance(given, bool):
+            return float(given)
+        return as_rate(given, what="throughput").pps(measurer.stream.mean_frame_size,
+                                                     line_rate_bps=self.ports.topology.line_rate_bps)
+
+    def latency(self, frame_sizes: Any = None, *, throughput: Any = None,
+                trials: int = LATENCY_TRIALS, duration: Any = None) -> list[LatencyProcedureResult]:
+        """RFC 2544 §26.2: `trials` latency trials per frame size at its throughput rate
+        (measured first unless `throughput` gives it)."""
+        out = []
+        for size in self._sizes(frame_sizes):
+            with self._measurer(size) as m:
+                load = self._throughput_pps(size, m, throughput)
+                if load <= 0:
+                    raise NetloadConfigError(
+                        f"latency at {frame_size_label(size)}: the throughput is 0 pps, so "
+                        "there is no rate to measure latency at")
+                seconds = self._duration(duration, LATENCY_DURATION_S)
+                result = latency_trials(partial(m.measure, duration_s=seconds), load,
+                                        frame_size=size, mean_frame_size=m.stream.mean_frame_size,
+                                        duration_s=seconds, trials=trials,
+                                        retries=self.mark.retries,
+                                        on_trial=self._progress("latency", size))
+            record_measurement("latency_rfc2544", result.as_dict())
+            out.append(result)
+        return out
+
+    def frame_loss(self, frame_sizes: Any = None, *, step: float = 0.1,
+                   duration: Any = None) -> list[FrameLossResult]:
+        """RFC 2544 §26.3: loss at 100 %, 90 %, ... of the maximum load until two
+        successive loads lose nothing."""
+        out = []
+        for size in self._sizes(frame_sizes):
+            with self._measurer(size) as m:
+                max_pps = self._max_pps(m, m.stream.mean_frame_size)
+                seconds = self._duration(duration, self.mark.trial_duration_s)
+                result = frame_loss_sweep(partial(m.measure, duration_s=seconds), max_pps,
+                                          frame_size=size,
+                                          mean_frame_size=m.stream.mean_frame_size,
+                                          duration_s=seconds, step=step,
+                                          retries=self.mark.retries,
+                                          line_rate_bps=self.ports.topology.line_rate_bps,
+                                          on_trial=self._progress("frame loss", size))
+            record_measurement("frame_loss", result.as_dict())
+            out.append(result)
+        return out
+
+    def back_to_back(self, frame_sizes: Any = None, *,
+                     repetitions: int = BACK_TO_BACK_REPETITIONS,
+                     burst: Any = BACK_TO_BACK_BURST_S) -> list[BackToBackResult]:
+        """RFC 2544 §26.4: the longest loss-free burst at the maximum rate, `repetitions`
+        times; bursts up to `burst` long (as time at that rate)."""
+        out = []
+        burst_s = as_duration(burst, what="burst").seconds
+        for size in self._sizes(frame_sizes):
+            with self._measurer(size) as m:
+                rate = self._max_pps(m, m.stream.mean_frame_size) / CALIBRATION_SHARE \
+                    if not self.ports.topology.line_rate_bps and self.mark.max_rate is None \
+                    else self._max_pps(m, m.stream.mean_frame_size)
+                max_frames = max(1, int(rate * burst_s))
+                result = back_to_back(lambda n, m=m, rate=rate: m.measure_burst(n, rate),
+                                      rate_pps=rate, max_frames=max_frames, frame_size=size,
+                                      mean_frame_size=m.stream.mean_frame_size,
+                                      repetitions=repetitions, retries=self.mark.retries,
+                                      on_trial=self._progress("back-to-back", size))
+            record_measurement("back_to_back", result.as_dict())
+            out.append(result)
+        return out
+
+    def recovery(self, frame_sizes: Any = None, *, throughput: Any = None,
+                 overload: Any = None, relief: Any = None,
+                 repetitions: int = 1) -> list[RecoveryResult]:
+        """RFC 2544 §26.5: overload at 110 % of throughput, then 50 %; the time from the
+        rate drop to the last loss."""
+        out = []
+        overload_s = self._duration(overload, RECOVERY_OVERLOAD_S)
+        relief_s = self._duration(relief, RECOVERY_RELIEF_S)
+        for size in self._sizes(frame_sizes):
+            with self._measurer(size) as m:
+                tput = self._throughput_pps(size, m, throughput)
+                max_pps = self._max_pps(m, m.stream.mean_frame_size)
+                result = system_recovery(
+                    lambda o, r, m=m: m.measure_recovery(o, r, overload_s, relief_s),
+                    throughput_pps=tput, max_pps=max(max_pps, tput), frame_size=size,
+                    repetitions=repetitions, retries=self.mark.retries,
+                    on_trial=self._progress("recovery", size))
+            record_measurement("recovery", result.as_dict())
+            out.append(result)
+        return out
+
+    def reset(self, hook: Callable[[], Any], frame_sizes: Any = None, *, load: Any = None,
+              at: Any = "2s", duration: Any = "10s", repetitions: int = 1) -> list[ResetResult]:
+        """RFC 2544 §26.6: steady traffic while `hook()` resets the DUT `at` into the run;
+        the reset time is the longest silence at the receiver. `load` defaults to 50 % of
+        the maximum (a rate every DUT forwards before and after its reset)."""
+        check_hook(hook)
+        at_s = as_duration(at, what="at").seconds
+        seconds = as_duration(duration, what="duration").seconds
+        if not 0 <= at_s < seconds:
+            raise NetloadConfigError(f"at={at!r}: the reset must come inside the run "
+                                     f"(0 <= at < duration={duration!r})")
+        out = []
+        for size in self._sizes(frame_sizes):
+            with self._measurer(size) as m:
+                pps = 0.5 * self._max_pps(m, m.stream.mean_frame_size) if load is None else \
+                    self._throughput_pps(size, m, load)
+                trials: list[ResetTrial] = []
+                note = self._progress("reset", size)
+                for _ in range(check_trials(repetitions, "repetitions")):
+                    trial = m.measure_reset(pps, seconds, hook, at_s)
+                    note(trial)
+                    trials.append(trial)
+                result = ResetResult(size, tuple(trials))
+            record_measurement("reset", result.as_dict())
+            out.append(result)
+        return out

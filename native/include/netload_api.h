@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 5,
+	NETLOAD_ABI_VERSION = 6,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -290,6 +290,10 @@ struct netload_rx_stream_stats {
 	uint64_t jitter_ns;       /* RFC 3550 interarrival jitter at the last arrival */
 	uint64_t ipdv_pairs;      /* consecutive sequence numbers both timestamped (RFC 5481) */
 	uint64_t hw_stamp_missing; /* hw_clock: stamped frames the NIC gave no RX timestamp */
+	uint64_t gap_events;      /* arrivals after missing sequence numbers (loss events) */
+	uint64_t last_gap_tx_ns;  /* TX time (after the start deadline) of the latest frame
+	                           * that arrived after a gap: when the last loss happened;
+	                           * 0 when none, or when that frame carried no timestamp */
 };
 
 struct netload_rx_queue_stats {

@@ -959,6 +959,14 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 		out->latency_sum_ns += st->lat_sum;
 		out->latency_samples += st->lat_samples;
 		out->hw_stamp_missing += st->hw_missing;
+		out->gap_events += st->gap_events;
+		if (st->last_gap_tx != 0) {
+			uint64_t at = st->hw_clock ? st->last_gap_tx - (uint64_t)(((unsigned __int128)
+					run->start_tsc * run->ns_mult) >> 32) :
+				since_start(run, st->last_gap_tx);
+
+			out->last_gap_tx_ns = RTE_MAX(out->last_gap_tx_ns, at);
+		}
 		out->ipdv_pairs += st->ipdv_pairs;
 		/* One stream normally arrives on one queue: report that queue's J. */
 		if (st->lat_samples > best)

@@ -62,6 +62,8 @@ struct rx_stream_state {
 	uint64_t prev_transit;    /* ns; 0: none yet */
 	uint64_t prev_seq;        /* wire sequence number (32 bits) of prev_transit */
 	uint64_t ipdv_pairs;
+	uint64_t gap_events;      /* arrivals that skipped sequence numbers */
+	uint64_t last_gap_tx;     /* TX stamp of the latest such arrival; 0: none */
 	uint64_t *lat_hist;       /* NETLOAD_HIST_BUCKETS latency counts, ns */
 	uint64_t *ipdv_pos;       /* |IPDV| of increases, ns */
 	uint64_t *ipdv_neg;       /* |IPDV| of decreases */

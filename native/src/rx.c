@@ -43,7 +43,7 @@ extend_seq(uint64_t next, uint32_t seq32)
 }
 
 static inline void
-track(struct rx_stream_state *st, uint32_t seq32)
+track(struct rx_stream_state *st, uint32_t seq32, uint64_t tx_stamp)
 {
 	uint64_t seq, k;
 
@@ -57,6 +57,11 @@ track(struct rx_stream_state *st, uint32_t seq32)
 	seq = extend_seq(st->next, seq32);
 
 	if (seq >= st->next) {
+		/* A gap: frames before this one are missing (lost, or late).
+		 * Its TX time dates the loss, for recovery measurements. */
+		st->gap_events++;
+		if (tx_stamp != 0)
+			st->last_gap_tx = tx_stamp;
 		/* Forget what the window held for the numbers skipped over. */
 		if (seq - st->next >= NETLOAD_SEQ_WINDOW)
 			memset(st->seen, 0, NETLOAD_SEQ_WINDOW / 8);
@@ -181,7 +186,7 @@ arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state
 			latency(run, st, sig, rx_ns > sig->tx_tsc ? rx_ns - sig->tx_tsc : 0);
 		}
 	}
-	track(st, sig->seq);
+	track(st, sig->seq, sig->tx_tsc);
 }
 
 void
@@ -237,7 +242,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		if (likely(sig->tx_tsc != 0))
 			latency(run, st, sig, (uint64_t)(((unsigned __int128)
 					(now > sig->tx_tsc ? now - sig->tx_tsc : 0) * run->ns_mult) >> 32));
-		track(st, sig->seq);
+		track(st, sig->seq, sig->tx_tsc);
 	}
 	t->packets += n;
 	t->bytes += bytes;

@@ -1,0 +1,104 @@
+"""RFC 2544 §26.3 frame loss rate: loss at 100 %, 90 %, 80 % ... of the maximum.
+
+The first trial runs at the maximum load (the line rate, or a given maximum
+where the medium has none); each next trial 10 % (the step) lower, until two
+successive trials lose no frame. A load the generator could not offer (every
+try invalid) is kept in the log and skipped: it is not the DUT's point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import NetloadConfigError
+from .summary import check_positive
+from .throughput import valid_trial
+from .trial import FrameSize, TrialResult, frame_size_label
+
+
+@dataclass(frozen=True)
+class FrameLossResult:
+    """Loss per offered load, from the maximum down to two loss-free steps."""
+
+    frame_size: FrameSize
+    mean_frame_size: float
+    max_pps: float
+    step: float
+    points: tuple[TrialResult, ...]
+    """The valid trial of each load, highest load first."""
+    trials: tuple[TrialResult, ...]
+    """Every trial run, invalid retries included, in order."""
+    duration_s: float
+    line_rate_bps: float | None = None
+    skipped_pps: tuple[float, ...] = ()
+    """Loads the generator could not offer."""
+
+    @property
+    def label(self) -> str:
+        return frame_size_label(self.frame_size)
+
+    def loss_at(self, share: float) -> TrialResult:
+        """The trial at `share` of the maximum (e.g. 0.9)."""
+        for t in self.points:
+            if abs(t.offered_pps - share * self.max_pps) <= 1e-9 * self.max_pps:
+                return t
+        raise KeyError(f"no frame loss point at {share:.0%} of the maximum; measured "
+                       f"{[round(t.offered_pps / self.max_pps, 3) for t in self.points]}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "procedure": "frame_loss", "frame_size": self.frame_size,
+            "mean_frame_size": self.mean_frame_size, "max_pps": self.max_pps, "step": self.step,
+            "duration_s": self.duration_s, "line_rate_bps": self.line_rate_bps,
+            "points": [{"load_ratio": t.offered_pps / self.max_pps, "offered_pps": t.offered_pps,
+                        "loss_ratio": t.loss_ratio, "lost": t.lost, "tx_packets": t.tx_packets,
+                        "loss_upper_bound": t.loss_upper_bound()} for t in self.points],
+            "skipped_pps": list(self.skipped_pps),
+            "trials": [t.as_dict() for t in self.trials],
+        }
+
+
+def frame_loss_sweep(
+    measure: Callable[[float], TrialResult],
+    max_pps: float,
+    *,
+    frame_size: FrameSize,
+    mean_frame_size: float,
+    duration_s: float,
+    step: float = 0.1,
+    retries: int = 2,
+    line_rate_bps: float | None = None,
+    on_trial: Callable[[TrialResult], None] | None = None,
+) -> FrameLossResult:
+    """Run the RFC 2544 §26.3 sweep: 100 %, then `step` lower each time, until two
+    successive loads lose nothing (or the load would reach 0)."""
+    check_positive(max_pps, "maximum load (pps)")
+    if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step <= 0.5:
+        raise NetloadConfigError(f"step={step!r}: give a share of the maximum in (0, 0.5], "
+                                 "the RFC uses 0.1")
+    log: list[TrialResult] = []
+    points: list[TrialResult] = []
+    skipped: list[float] = []
+    clean_in_a_row = 0
+    k = 0
+    while clean_in_a_row < 2:
+        share = 1.0 - k * step
+        if share <= 1e-9:
+            break
+        load = max_pps * share
+        before = len(log)
+        trial = valid_trial(measure, load, retries, log)
+        if on_trial is not None:
+            for t in log[before:]:
+                on_trial(t)
+        if trial is None:
+            skipped.append(load)
+            clean_in_a_row = 0
+        else:
+            points.append(trial)
+            clean_in_a_row = clean_in_a_row + 1 if trial.lost == 0 else 0
+        k += 1
+    return FrameLossResult(frame_size, mean_frame_size, max_pps, float(step), tuple(points),
+                           tuple(log), duration_s, line_rate_bps, tuple(skipped))

@@ -1,0 +1,115 @@
+"""RFC 2544 §26.2 latency: n trials at the throughput rate, averaged, with the
+distribution beside the RFC's figure.
+
+The RFC tags one frame per trial and reports the mean of the n tagged
+latencies. Here every stamped frame is a tagged frame: a trial's figure is
+the mean latency of its frames, the RFC figure is the mean of those over
+the trials (with their spread), and the merged histogram gives percentiles
+with confidence intervals, which an average cannot show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidTrial, NetloadConfigError
+from ..latency import DEFAULT_PERCENTILES, LatencyResult
+from .summary import Spread, check_positive, check_trials
+from .throughput import valid_trial
+from .trial import FrameSize, TrialResult, frame_size_label
+
+
+@dataclass(frozen=True)
+class LatencyProcedureResult:
+    frame_size: FrameSize
+    mean_frame_size: float
+    load_pps: float
+    duration_s: float
+    trials: tuple[TrialResult, ...]
+    """Every trial, invalid retries included."""
+
+    @property
+    def label(self) -> str:
+        return frame_size_label(self.frame_size)
+
+    @property
+    def valid_trials(self) -> tuple[TrialResult, ...]:
+        return tuple(t for t in self.trials if t.valid)
+
+    @property
+    def per_trial_mean_ns(self) -> tuple[float, ...]:
+        return tuple(t.latency.mean_ns for t in self.valid_trials
+                     if t.latency is not None and not t.latency.empty)
+
+    @property
+    def rfc2544_ns(self) -> Spread:
+        """The RFC's figure: the mean over trials of each trial's latency, with spread."""
+        return Spread.of(self.per_trial_mean_ns)
+
+    @property
+    def latency(self) -> LatencyResult:
+        """All valid trials' latency merged: percentiles with CIs over every frame."""
+        parts = [t.latency for t in self.valid_trials if t.latency is not None]
+        if not parts:
+            raise NetloadConfigError("no valid trial kept a latency histogram")
+        hist = parts[0].histogram
+        for p in parts[1:]:
+            hist = hist.merge(p.histogram)
+        return LatencyResult(hist, clock=parts[-1].clock, resolution_ns=parts[-1].resolution_ns,
+                             samples=hist.total,
+                             duplicates=sum(p.duplicates or 0 for p in parts),
+                             reordered=sum(p.reordered or 0 for p in parts))
+
+    def latency_result(self) -> LatencyResult:
+        return self.latency
+
+    @property
+    def lost(self) -> int:
+        return sum(t.lost for t in self.valid_trials)
+
+    @property
+    def tx_packets(self) -> int:
+        return sum(t.tx_packets for t in self.valid_trials)
+
+    @property
+    def rx_packets(self) -> int:
+        return sum(t.rx_packets for t in self.valid_trials)
+
+    def as_dict(self) -> dict[str, Any]:
+        lat = self.latency
+        return {
+            "procedure": "latency", "frame_size": self.frame_size,
+            "mean_frame_size": self.mean_frame_size, "load_pps": self.load_pps,
+            "duration_s": self.duration_s, "rfc2544_ns": self.rfc2544_ns.as_dict(),
+            "latency": lat.as_dict(DEFAULT_PERCENTILES), "lost": self.lost,
+            "tx_packets": self.tx_packets, "trials": [t.as_dict() for t in self.trials],
+        }
+
+
+def latency_trials(
+    measure: Callable[[float], TrialResult],
+    load_pps: float,
+    *,
+    frame_size: FrameSize,
+    mean_frame_size: float,
+    duration_s: float,
+    trials: int = 20,
+    retries: int = 2,
+    on_trial: Callable[[TrialResult], None] | None = None,
+) -> LatencyProcedureResult:
+    """n latency trials at `load_pps` (the throughput rate)."""
+    check_positive(load_pps, "load_pps (the throughput rate)")
+    check_trials(trials)
+    log: list[TrialResult] = []
+    for _ in range(trials):
+        before = len(log)
+        valid_trial(measure, load_pps, retries, log)
+        if on_trial is not None:
+            for t in log[before:]:
+                on_trial(t)
+    if not any(t.valid for t in log):
+        raise InvalidTrial("every latency trial was invalid (the generator failed): "
+                           + "; ".join(dict.fromkeys(t.invalid_reason or "?" for t in log)))
+    return LatencyProcedureResult(frame_size, mean_frame_size, load_pps, duration_s, tuple(log))

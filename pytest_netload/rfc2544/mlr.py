@@ -1,0 +1,440 @@
+"""Multiple Loss Ratio search (RFC 9971) over our trials, driven by FD.io CSIT's MLRsearch.
+
+Pure logic: no engine, no pytest. `mlr_search` adapts the same ``measure(load_pps,
+duration_s) -> TrialResult`` callable the binary search uses (plus a duration) to the
+``MLRsearch`` package's ``AbstractMeasurer`` and reports, per named `LossGoal`, the relevant
+lower bound (conditional throughput), the relevant upper bound and every trial that led there.
+
+What the package is told, and why:
+
+- A valid trial becomes ``MeasurementResult(offered_count=tx_packets, loss_count=lost)``.
+  No ``intended_count`` is given (the package would count a generator shortfall as loss) and
+  no ``offered_duration`` (the package sums durations; a trial that ran 59.99 s of a 60-s goal
+  would then never complete its duration sum). Durations are the intended ones.
+- An invalid trial (the generator failed) is retried at the same load up to ``retries`` times;
+  only a valid try reaches the package. When every try was invalid, the load is above what the
+  generator can offer: the package gets the answer it defines for that case, nothing sent
+  (``offered_count=0``, ``intended_count`` = the frames intended, ``loss_count=0``), which it
+  scores as loss ratio 1 through its ``unsent_count`` -- a bound the generator set, never frames
+  the DUT lost. The lowest such load is the result's `generator_ceiling_pps`; later requests at
+  or above it are answered the same way without a trial (`unmeasured_loads_pps` lists them),
+  and a goal whose upper bound lies there says so (`upper_bound_by_generator`).
+- Goals never fail fast: a goal whose lower bound is not found reports None.
+- `time_budget_s` counts intended trial durations (every try, warmup included), so it is
+  deterministic; a trial that would cross it is not started, and the result keeps the bounds
+  found so far. The package's own limit (``search_duration_max``) is wall-clock time; it is set
+  from `wall_limit_s` (no limit by default).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from MLRsearch import (  # type: ignore[import-untyped]
+    AbstractMeasurer,
+    Config,
+    GoalResult,
+    MeasurementResult,
+    MultipleLossRatioSearch,
+    SearchGoal,
+)
+
+from ..errors import InvalidTrial, NetloadConfigError
+from ..units import frame_bits
+from .throughput import check_frame_sizes
+from .trial import FrameSize, TrialResult, frame_size_label
+
+METHOD = "mlrsearch"
+DEFAULT_RETRIES = 2   # an invalid trial is tried again at most this often, as in binary_search
+_LOG = logging.getLogger(__name__)
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class LossGoal:
+    """One RFC 9971 Search Goal, with a name ("NDR", "PDR") to find its result by.
+
+    A load is a lower bound when trials at it, of at least `final_trial_duration_s` and
+    summing to at least `duration_sum_s`, exceed `loss_ratio` for no more than
+    `exceed_ratio` of that sum (shorter trials count as RFC 9971 Appendix A says). The search
+    ends for the goal when its bounds are within `relative_width` of the upper bound.
+    `preceding_targets` and `expansion_coefficient` only change how fast it gets there.
+    The defaults are RFC 2544 §24/§26.1: one 60-s trial, no frame lost.
+    """
+
+    name: str
+    loss_ratio: float
+    exceed_ratio: float = 0.0
+    relative_width: float = 0.005
+    initial_trial_duration_s: float = 1.0
+    final_trial_duration_s: float = 60.0
+    duration_sum_s: float = 60.0
+    preceding_targets: int = 2
+    expansion_coefficient: int = 2
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
+            raise NetloadConfigError(
+                f"loss goal name={self.name!r}: give a non-empty name without surrounding "
+                "spaces, e.g. 'NDR' or 'PDR'")
+        where = f"loss goal {self.name!r}"
+        ranges: tuple[tuple[str, float, float, bool, str], ...] = (
+            ("loss_ratio", 0.0, 1.0, True, "[0, 1) (0: no frame may be lost)"),
+            ("exceed_ratio", 0.0, 1.0, True,
+             "[0, 1) (the share of the duration sum that may exceed loss_ratio)"),
+            ("relative_width", 0.0, 1.0, False, "(0, 1), e.g. 0.005 for 0.5 %"),
+        )
+        for name, low, high, closed, text in ranges:
+            value = getattr(self, name)
+            if not _real(value) or not (low <= value < high if closed else low < value < high):
+                raise NetloadConfigError(f"{where}: {name}={value!r} is outside {text}")
+        if not _real(self.initial_trial_duration_s) or self.initial_trial_duration_s <= 0:
+            raise NetloadConfigError(f"{where}: initial_trial_duration_s="
+                                     f"{self.initial_trial_duration_s!r}: give seconds > 0")
+        if not _real(self.final_trial_duration_s) or \
+                self.final_trial_duration_s < self.initial_trial_duration_s:
+            raise NetloadConfigError(
+                f"{where}: final_trial_duration_s={self.final_trial_duration_s!r}: give seconds "
+                f">= initial_trial_duration_s ({self.initial_trial_duration_s} s)")
+        if not _real(self.duration_sum_s) or self.duration_sum_s < self.final_trial_duration_s:
+            raise NetloadConfigError(
+                f"{where}: duration_sum_s={self.duration_sum_s!r}: give seconds >= "
+                f"final_trial_duration_s ({self.final_trial_duration_s} s)")
+        if not _whole(self.preceding_targets) or self.preceding_targets < 0:
+            raise NetloadConfigError(f"{where}: preceding_targets={self.preceding_targets!r}: "
+                                     "give a whole number >= 0 (default 2)")
+        if self.preceding_targets == 0 and self.initial_trial_duration_s < self.duration_sum_s:
+            raise NetloadConfigError(
+                f"{where}: preceding_targets=0 needs initial_trial_duration_s == duration_sum_s "
+                f"(got {self.initial_trial_duration_s} s and {self.duration_sum_s} s); give "
+                "preceding_targets >= 1")
+        if not _whole(self.expansion_coefficient) or self.expansion_coefficient < 2:
+            raise NetloadConfigError(f"{where}: expansion_coefficient="
+                                     f"{self.expansion_coefficient!r}: give a whole number >= 2")
+
+    def search_goal(self) -> Any:
+        """The package's SearchGoal (never failing fast: a missing bound is reported as None)."""
+        return SearchGoal(
+            loss_ratio=self.loss_ratio, exceed_ratio=self.exceed_ratio,
+            relative_width=self.relative_width,
+            initial_trial_duration=self.initial_trial_duration_s,
+            final_trial_duration=self.final_trial_duration_s, duration_sum=self.duration_sum_s,
+            preceding_targets=self.preceding_targets,
+            expansion_coefficient=self.expansion_coefficient, fail_fast=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+# RFC 9971 Appendix C ("Example Goals") names these two goal settings: "RFC2544" (60 s final
+# trial, 60 s duration sum, 0 % loss, 0 % exceed) and "TST009" (60 s, 120 s, 0 %, 50 %: ETSI GS
+# NFV-TST 009 §12.3.3 binary search with loss verification, r = 2, z = infinity).
+PRESETS: dict[str, tuple[LossGoal, ...]] = {
+    "rfc2544-strict": (
+        LossGoal("NDR", 0.0, exceed_ratio=0.0, relative_width=0.005,
+                 initial_trial_duration_s=1.0, final_trial_duration_s=60.0, duration_sum_s=60.0),
+    ),
+    "etsi-tst009": (
+        LossGoal("NDR", 0.0, exceed_ratio=0.5, relative_width=0.005,
+                 initial_trial_duration_s=1.0, final_trial_duration_s=60.0,
+                 duration_sum_s=120.0),
+        LossGoal("PDR", 0.005, exceed_ratio=0.5, relative_width=0.005,
+                 initial_trial_duration_s=1.0, final_trial_duration_s=60.0,
+                 duration_sum_s=120.0),
+    ),
+    "ci-fast": (
+        LossGoal("NDR", 0.0, exceed_ratio=0.5, relative_width=0.02,
+                 initial_trial_duration_s=0.2, final_trial_duration_s=1.0, duration_sum_s=2.0),
+        LossGoal("PDR", 0.005, exceed_ratio=0.5, relative_width=0.02,
+                 initial_trial_duration_s=0.2, final_trial_duration_s=1.0, duration_sum_s=2.0),
+    ),
+}
+"""Named goal sets.
+
+- ``rfc2544-strict``: RFC 9971's "RFC2544" goal as NDR: one 60-s trial with no loss decides.
+- ``etsi-tst009``: NDR is RFC 9971's "TST009" goal (a 60-s trial; a lossy one is repeated and
+  the load is a lower bound when at least half of 120 s passed). PDR uses the same trials at
+  loss ratio 0.5 %: TST009 leaves the PDR loss ratio to the tester; 0.5 % is FD.io CSIT's PDR
+  and the non-zero ratio of RFC 9971's example goals.
+- ``ci-fast``: short trials for CI smoke runs (1-s final trials, 2 s per load, width 2 %):
+  the results are not RFC 2544 throughput.
+"""
+
+
+def preset(name: str) -> tuple[LossGoal, ...]:
+    """The goals of a named preset; NetloadConfigError names the presets otherwise."""
+    if isinstance(name, str) and name.strip().lower() in PRESETS:
+        return PRESETS[name.strip().lower()]
+    raise NetloadConfigError(f"MLR goal preset {name!r} is unknown; choose one of "
+                             f"{', '.join(PRESETS)}, or pass a tuple of LossGoal")
+
+
+def check_goals(goals: str | Sequence[LossGoal]) -> tuple[LossGoal, ...]:
+    """Goals as a non-empty tuple of LossGoal with distinct names (a preset name is expanded)."""
+    if isinstance(goals, str):
+        return preset(goals)
+    if not isinstance(goals, Sequence) or not goals:
+        raise NetloadConfigError(f"goals={goals!r}: give a preset name ({', '.join(PRESETS)}) "
+                                 "or a non-empty tuple of LossGoal")
+    for goal in goals:
+        if not isinstance(goal, LossGoal):
+            raise NetloadConfigError(f"goals: {goal!r} is not a LossGoal")
+    names = [g.name.casefold() for g in goals]
+    if len(set(names)) != len(names):
+        raise NetloadConfigError(f"goals {[g.name for g in goals]} repeat a name; give each "
+                                 "goal its own (case-insensitive) name")
+    return tuple(goals)
+
+
+@dataclass(frozen=True)
+class MlrGoalResult:
+    """One goal's outcome: its relevant bounds (intended loads) and conditional throughput."""
+
+    goal: LossGoal
+    lower_bound_pps: float | None
+    """Relevant lower bound; None when not found (min_pps was already an upper bound)."""
+    upper_bound_pps: float | None
+    """Relevant upper bound; None when max_pps is a lower bound."""
+    conditional_throughput_pps: float | None
+    """Lower bound x (1 - its quantile loss ratio), RFC 9971; <= lower_bound_pps."""
+    upper_bound_by_generator: bool = False
+    """The upper bound is at or above the generator ceiling: set by the generator, not the DUT."""
+
+    @property
+    def name(self) -> str:
+        return self.goal.name
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.goal.loss_ratio
+
+    @property
+    def exceed_ratio(self) -> float:
+        return self.goal.exceed_ratio
+
+    @property
+    def relative_width(self) -> float | None:
+        """Achieved (upper - lower) / upper; None without both bounds."""
+        if self.lower_bound_pps is None or self.upper_bound_pps is None:
+            return None
+        return (self.upper_bound_pps - self.lower_bound_pps) / self.upper_bound_pps
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "loss_ratio": self.loss_ratio,
+                "exceed_ratio": self.exceed_ratio, "goal": self.goal.as_dict(),
+                "lower_bound_pps": self.lower_bound_pps, "upper_bound_pps": self.upper_bound_pps,
+                "conditional_throughput_pps": self.conditional_throughput_pps,
+                "relative_width": self.relative_width,
+                "upper_bound_by_generator": self.upper_bound_by_generator}
+
+
+@dataclass(frozen=True)
+class MlrResult:
+    """An MLRsearch at one frame size: per-goal bounds and the audit log of every trial."""
+
+    goals: tuple[MlrGoalResult, ...]
+    trials: tuple[TrialResult, ...]
+    """Every trial in order, invalid tries included (RFC 9971 asks for all of them)."""
+    frame_size: FrameSize
+    mean_frame_size: float
+    min_pps: float
+    max_pps: float
+    total_trial_time_s: float
+    """Sum of the trials' intended durations (what time_budget_s counts)."""
+    budget_exhausted: bool = False
+    stop_reason: str | None = None
+    """None when every goal was reached; else "time budget" or "wall-clock limit"."""
+    time_budget_s: float | None = None
+    line_rate_bps: float | None = None
+    generator_ceiling_pps: float | None = None
+    """Lowest load at which every try was invalid; None if none."""
+    unmeasured_loads_pps: tuple[float, ...] = ()
+    """Loads asked for at or above the ceiling and answered "nothing sent" without a trial."""
+    method: str = METHOD
+
+    @property
+    def label(self) -> str:
+        return frame_size_label(self.frame_size)
+
+    def goal(self, name: str) -> MlrGoalResult:
+        for g in self.goals:
+            if g.name == name or (isinstance(name, str) and g.name.casefold() == name.casefold()):
+                return g
+        raise KeyError(f"no MLR goal named {name!r}; goals: {[g.name for g in self.goals]}")
+
+    @property
+    def ndr(self) -> MlrGoalResult:
+        return self.goal("NDR")
+
+    @property
+    def pdr(self) -> MlrGoalResult:
+        return self.goal("PDR")
+
+    @property
+    def valid_trials(self) -> tuple[TrialResult, ...]:
+        return tuple(t for t in self.trials if t.valid)
+
+    def bps(self, name: str, layer: str = "l1") -> float | None:
+        """A goal's conditional throughput as a bit rate at `layer`; None without a lower bound."""
+        pps = self.goal(name).conditional_throughput_pps
+        return None if pps is None else pps * frame_bits(self.mean_frame_size, layer)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "procedure": "throughput", "method": self.method,
+            "frame_size": self.frame_size, "mean_frame_size": self.mean_frame_size,
+            "min_pps": self.min_pps, "max_pps": self.max_pps,
+            "line_rate_bps": self.line_rate_bps,
+            "goals": [dict(g.as_dict(), throughput_bps_l1=self.bps(g.name, "l1"))
+                      for g in self.goals],
+            "total_trial_time_s": self.total_trial_time_s, "time_budget_s": self.time_budget_s,
+            "budget_exhausted": self.budget_exhausted, "stop_reason": self.stop_reason,
+            "generator_ceiling_pps": self.generator_ceiling_pps,
+            "unmeasured_loads_pps": list(self.unmeasured_loads_pps),
+            "trials": [t.as_dict() for t in self.trials],
+        }
+
+
+class _BudgetExhausted(Exception):
+    """The next trial would cross time_budget_s (raised through the package, caught below)."""
+
+
+class _Measurer(AbstractMeasurer):  # type: ignore[misc]
+    """The package's measurer over our trials: retries, audit log, budget, generator ceiling."""
+
+    def __init__(self, measure: Callable[[float, float], TrialResult], retries: int,
+                 budget_s: float | None, on_trial: Callable[[TrialResult], None] | None) -> None:
+        self._measure, self._retries, self._budget_s = measure, retries, budget_s
+        self._on_trial = on_trial
+        self.trials: list[TrialResult] = []
+        self.spent_s = 0.0
+        self.ceiling_pps: float | None = None
+        self.unmeasured: list[float] = []
+
+    def measure(self, intended_duration: float, intended_load: float) -> Any:
+        if self.ceiling_pps is None or intended_load < self.ceiling_pps:
+            for _ in range(self._retries + 1):
+                if self._budget_s is not None and \
+                        self.spent_s + intended_duration > self._budget_s * (1 + 1e-12):
+                    raise _BudgetExhausted
+                trial = self._measure(intended_load, intended_duration)
+                if not isinstance(trial, TrialResult):
+                    raise NetloadConfigError(f"measure({intended_load}, {intended_duration}) "
+                                             f"returned {trial!r}: it must return a TrialResult")
+                self.trials.append(trial)
+                self.spent_s += intended_duration
+                if self._on_trial is not None:
+                    self._on_trial(trial)
+                if trial.valid:
+                    return MeasurementResult(intended_duration=intended_duration,
+                                             intended_load=intended_load,
+                                             offered_count=trial.tx_packets,
+                                             loss_count=trial.lost)
+            self.ceiling_pps = intended_load
+        else:
+            self.unmeasured.append(intended_load)
+        return MeasurementResult(  # nothing sent: unsent_count carries it, loss_count stays 0
+            intended_duration=intended_duration, intended_load=intended_load, offered_count=0,
+            loss_count=0, intended_count=max(1, round(intended_load * intended_duration)))
+
+
+def _check_rate(name: str, value: Any, optional: bool = False) -> None:
+    if (value is None and optional) or (_real(value) and value > 0):
+        return
+    raise NetloadConfigError(f"{name}={value!r}: give a positive finite number"
+                             + (" or None" if optional else ""))
+
+
+def mlr_search(
+    measure: Callable[[float, float], TrialResult],
+    *,
+    min_pps: float,
+    max_pps: float,
+    goals: str | Sequence[LossGoal],
+    frame_size: FrameSize,
+    mean_frame_size: float,
+    time_budget_s: float | None = None,
+    retries: int = DEFAULT_RETRIES,
+    on_trial: Callable[[TrialResult], None] | None = None,
+    line_rate_bps: float | None = None,
+    warmup_s: float = 0.0,
+    wall_limit_s: float | None = None,
+) -> MlrResult:
+    """RFC 9971 MLRsearch between `min_pps` and `max_pps` for every goal at once.
+
+    `measure(load_pps, duration_s)` runs one trial. `goals` is a preset name
+    (``rfc2544-strict``, ``etsi-tst009``, ``ci-fast``) or a tuple of LossGoal. `warmup_s` > 0
+    runs one trial at `max_pps` first, logged and budgeted but not used. InvalidTrial names
+    the reasons when no trial was valid at all.
+    """
+    goal_tuple = check_goals(goals)
+    (size,) = check_frame_sizes((frame_size,), "frame_size")
+    _check_rate("min_pps", min_pps)
+    _check_rate("max_pps", max_pps)
+    if not max_pps > min_pps:
+        raise NetloadConfigError(f"max_pps={max_pps!r} must be above min_pps={min_pps!r}")
+    _check_rate("mean_frame_size", mean_frame_size)
+    _check_rate("line_rate_bps", line_rate_bps, optional=True)
+    _check_rate("wall_limit_s", wall_limit_s, optional=True)
+    if not _whole(retries) or retries < 0:
+        raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0")
+    if not _real(warmup_s) or warmup_s < 0:
+        raise NetloadConfigError(f"warmup_s={warmup_s!r}: give seconds >= 0 (0: no warmup)")
+    _check_rate("time_budget_s", time_budget_s, optional=True)
+    first_s = warmup_s or max(g.initial_trial_duration_s for g in goal_tuple)
+    if time_budget_s is not None and time_budget_s < first_s:
+        raise NetloadConfigError(f"time_budget_s={time_budget_s!r} leaves no room for the first "
+                                 f"trial ({first_s} s); give at least that")
+    search_goals: dict[Any, None] = {}   # goals differing only by name share one package goal
+    for g in goal_tuple:
+        search_goals.setdefault(g.search_goal())
+    config = Config(goals=tuple(search_goals), min_load=float(min_pps),
+                    max_load=float(max_pps), warmup_duration=float(warmup_s),
+                    search_duration_max=math.inf if wall_limit_s is None else float(wall_limit_s))
+    measurer = _Measurer(measure, retries, time_budget_s, on_trial)
+    searcher = MultipleLossRatioSearch(config=config)
+    stop_reason: str | None = None
+    try:
+        found = dict(searcher.search(measurer=measurer, debug=_LOG.debug))
+    except _BudgetExhausted:
+        stop_reason = "time budget"
+    except RuntimeError as exc:   # the package's wall-clock limit; anything else propagates
+        if time.monotonic() < searcher.stop_time or "too long" not in str(exc):
+            raise
+        stop_reason = "wall-clock limit"
+    if stop_reason is not None:   # the bounds so far, as search() itself would compute them
+        found = {sg: GoalResult.from_bounds(searcher.database.get_relevant_bounds(
+            target=searcher.scaling.goal_to_final_target[sg])) for sg in search_goals}
+    if not any(t.valid for t in measurer.trials):
+        raise InvalidTrial(
+            f"every MLRsearch trial at {frame_size_label(size)} was invalid (the generator, not "
+            "the DUT, failed): "
+            f"{'; '.join(dict.fromkeys(t.invalid_reason or '?' for t in measurer.trials))}")
+    ceiling = measurer.ceiling_pps
+    results = []
+    for g in goal_tuple:
+        found_goal = found[g.search_goal()]
+        low, high = found_goal.relevant_lower_bound, found_goal.relevant_upper_bound
+        throughput = found_goal.conditional_throughput
+        results.append(MlrGoalResult(
+            g, None if low is None else float(low), None if high is None else float(high),
+            None if throughput is None else float(throughput),
+            upper_bound_by_generator=high is not None and ceiling is not None
+            and float(high) >= ceiling))
+    return MlrResult(
+        tuple(results), tuple(measurer.trials), size, float(mean_frame_size), float(min_pps),
+        float(max_pps), measurer.spent_s, budget_exhausted=stop_reason is not None,
+        stop_reason=stop_reason, time_budget_s=time_budget_s, line_rate_bps=line_rate_bps,
+        generator_ceiling_pps=ceiling, unmeasured_loads_pps=tuple(measurer.unmeasured))
