@@ -24,6 +24,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import inspect
+import math
 import os
 import re
 import secrets
@@ -54,7 +56,9 @@ from pytest_netload.errors import (
     NetloadEnvironmentError,
     NetloadWarning,
 )
+from pytest_netload.packets import FCS_BYTES, MIN_FRAME_BYTES
 from pytest_netload.topology.model import PortSpec, Topology, Wire
+from pytest_netload.topology.nft import RANDOM_SCALE, NftDropRule, drop_random
 
 __all__ = [
     "BACKENDS",
@@ -64,8 +68,12 @@ __all__ = [
     "build",
     "loopback",
     "mac_for",
+    "netns_bridge",
+    "netns_lossy",
     "netns_router",
+    "netns_shaped",
     "new_tag",
+    "shaper_capacity_pps",
     "sweep_stale",
     "vdev_string",
 ]
@@ -85,8 +93,28 @@ ROUTER_GEN_IPS = ("198.18.0.2", "198.19.0.2")
 # multi-flow streams can vary addresses without the DUT needing ARP
 ROUTER_ROUTED = ("198.18.0.0/16", "198.19.0.0/16")
 
+# netns-bridge: both generator ports in one subnet, the DUT has no address at all
+BRIDGE_GEN_IPS = ("198.18.0.2", "198.18.0.3")
+BRIDGE_AGEING_S = 300  # the kernel's default; learning is off, the static entries never age
+
+# netns-shaped: the shaper on the DUT's egress towards p1
+SHAPER_QDISCS = ("tbf", "htb")
+SHAPER_RATE_BPS = 50_000_000  # default
+SHAPER_RATE_RANGE_BPS = (8_000, 10_000_000_000)
+SHAPER_BURST_S = 0.004  # default bucket: 4 ms of tokens (one tick at HZ=250) ...
+SHAPER_MIN_BURST_BYTES = 2 * (MTU + 14)  # ... but at least two full-size frames
+SHAPER_QUEUE_S = 0.020  # default queue: 20 ms at the rate on top of the bucket (tc's latency)
+SHAPER_MAX_LIMIT_BYTES = 1 << 30
+SHAPER_ACCOUNTING = "l2-nofcs"  # the skb at the qdisc: Ethernet header + IP packet, no FCS
+
+LOSS_RATIO = 0.01  # netns-lossy default
+
 _LOOPBACK_CODE = 1
 _ROUTER_CODE = 2
+_SHAPED_CODE = 3
+_LOSSY_CODE = 4
+_BRIDGE_CODE = 5
+_NUD_NOARP = 0x40  # a static forwarding-table entry (`bridge fdb add ... static`)
 _GEN_SIDE, _DUT_SIDE = 0, 1
 
 # GRO / GSO / TSO: off so that every frame crosses the veth on its own
@@ -367,12 +395,23 @@ def _remove_netns(name: str) -> None:
 
 
 class Dut:
-    """Handle on a built-in DUT: its namespace and interfaces."""
+    """Handle on a built-in DUT: its namespace and interfaces.
 
-    def __init__(self, namespace: str, interfaces: Sequence[str], info: Mapping[str, str]) -> None:
+    ``loss_rule`` is the nftables rule of ``netns-lossy`` (its ``dropped()``
+    reads the rule's own counter); None on the other DUTs.
+    """
+
+    def __init__(
+        self,
+        namespace: str,
+        interfaces: Sequence[str],
+        info: Mapping[str, str],
+        loss_rule: NftDropRule | None = None,
+    ) -> None:
         self.namespace = namespace
         self.interfaces = tuple(interfaces)
         self.info = dict(info)
+        self.loss_rule = loss_rule
 
     def __repr__(self) -> str:
         return f"Dut(namespace={self.namespace!r}, interfaces={self.interfaces!r})"
@@ -540,79 +579,259 @@ def _build_loopback(res: _Resources, backend: str) -> BuiltTopology:
     return BuiltTopology(topology, None)
 
 
-def _build_netns_router(res: _Resources, backend: str) -> BuiltTopology:
-    tag = res.tag
-    ns = _netns_name(tag)
-    gens = (f"{tag}g0", f"{tag}g1")
-    duts = (f"{tag}d0", f"{tag}d1")
-    gen_macs = tuple(mac_for(_ROUTER_CODE, _GEN_SIDE, i) for i in range(2))
-    dut_macs = tuple(mac_for(_ROUTER_CODE, _DUT_SIDE, i) for i in range(2))
-    alias = _alias(tag)
+@dataclass(frozen=True)
+class _Pair:
+    """A DUT namespace joined to the caller's by two veth pairs: ``g<i>`` here, ``d<i>`` there."""
 
+    tag: str
+    ns: str
+    gens: tuple[str, str]
+    duts: tuple[str, str]
+    gen_macs: tuple[str, str]
+    dut_macs: tuple[str, str]
+
+
+def _dut_namespace(res: _Resources, code: int, *, forward: bool) -> _Pair:
+    """The namespace and both veth pairs, DUT ends moved in (still down); IPv6 and rp_filter off."""
+    tag = res.tag
+    pair = _Pair(
+        tag,
+        _netns_name(tag),
+        (f"{tag}g0", f"{tag}g1"),
+        (f"{tag}d0", f"{tag}d1"),
+        (mac_for(code, _GEN_SIDE, 0), mac_for(code, _GEN_SIDE, 1)),
+        (mac_for(code, _DUT_SIDE, 0), mac_for(code, _DUT_SIDE, 1)),
+    )
+    ns = pair.ns
     if ns in _netns.listnetns():
         raise NetloadEnvironmentError(f"network namespace {ns} already exists; build again")
     res.add(f"network namespace {ns}", partial(_remove_netns, ns))
     _netns.create(ns)
+    alias = _alias(tag)
     with IPRoute() as ipr:
         for i in range(2):
-            _add_veth(ipr, res, gens[i], gen_macs[i], duts[i], dut_macs[i], alias)
-        _quiet_generator_side(ipr, gens)
-        _disable_offloads(gens + duts)
-        for name in duts:
+            _add_veth(ipr, res, pair.gens[i], pair.gen_macs[i], pair.duts[i], pair.dut_macs[i],
+                      alias)
+        _quiet_generator_side(ipr, pair.gens)
+        _disable_offloads(pair.gens + pair.duts)
+        for name in pair.duts:
             (index,) = ipr.link_lookup(ifname=name)
             ipr.link("set", index=index, net_ns_fd=ns)
 
-    settings: list[tuple[tuple[str, ...], str]] = [(("net", "ipv4", "ip_forward"), "1")]
-    for scope in ("all", "default", *duts):
+    # a new namespace inherits IPv4 settings (ip_forward too) from the initial one: set them all
+    settings: list[tuple[tuple[str, ...], str]] = [
+        (("net", "ipv4", "ip_forward"), "1" if forward else "0")
+    ]
+    for scope in ("all", "default", *pair.duts):
         settings.append((("net", "ipv4", "conf", scope, "rp_filter"), "0"))
         settings.append((("net", "ipv6", "conf", scope, "disable_ipv6"), "1"))
     _call_in_netns(ns, partial(_write_sysctls, settings))
+    return pair
 
-    with IPRoute(netns=ns, flags=0) as nsr:
+
+def _route(pair: _Pair) -> None:
+    """The router's addresses, permanent neighbours and /16 routes; DUT ports up."""
+    with IPRoute(netns=pair.ns, flags=0) as nsr:
         _set_up(nsr, ("lo",))
         for i in range(2):
-            (index,) = nsr.link_lookup(ifname=duts[i])
+            (index,) = nsr.link_lookup(ifname=pair.duts[i])
             nsr.addr("add", index=index, address=ROUTER_DUT_IPS[i], prefixlen=ROUTER_PREFIXLEN)
             nsr.link("set", index=index, state="up")
             nsr.neigh(
                 "add",
                 dst=ROUTER_GEN_IPS[i],
-                lladdr=gen_macs[i],
+                lladdr=pair.gen_macs[i],
                 ifindex=index,
                 state="permanent",
             )
             net, plen = ROUTER_ROUTED[i].split("/")
             nsr.route("add", dst=net, dst_len=int(plen), gateway=ROUTER_GEN_IPS[i], oif=index)
-    with IPRoute() as ipr:
-        _set_up(ipr, gens)
 
-    ports = tuple(
+
+def _generators_up(pair: _Pair) -> None:
+    with IPRoute() as ipr:
+        _set_up(ipr, pair.gens)
+
+
+def _ports(
+    pair: _Pair, backend: str, ips: Sequence[str], peer_macs: Sequence[str],
+    peer_ips: Sequence[str | None],
+) -> tuple[PortSpec, ...]:
+    return tuple(
         PortSpec(
             f"p{i}",
-            vdev_string(backend, f"{tag}p{i}", gens[i]),
-            gens[i],
-            gen_macs[i],
-            ip=ROUTER_GEN_IPS[i],
-            peer_mac=dut_macs[i],
-            peer_ip=ROUTER_DUT_IPS[i],
+            vdev_string(backend, f"{pair.tag}p{i}", pair.gens[i]),
+            pair.gens[i],
+            pair.gen_macs[i],
+            ip=ips[i],
+            peer_mac=peer_macs[i],
+            peer_ip=peer_ips[i],
         )
         for i in range(2)
     )
+
+
+def _build_routed(
+    res: _Resources,
+    backend: str,
+    *,
+    name: str = "netns-router",
+    code: int = _ROUTER_CODE,
+    configure: Callable[[Dut], None] | None = None,
+) -> BuiltTopology:
+    """netns-router, and the routers with something added (``configure``, before traffic)."""
+    pair = _dut_namespace(res, code, forward=True)
+    _route(pair)
     info = {
-        "name": ns,
+        # netns-router names the instance; the others name the kind and add the namespace
+        "name": pair.ns if name == "netns-router" else name,
         "model": "Linux kernel IPv4 router (network namespace)",
         "kernel": os.uname().release,
-        "interfaces": ",".join(duts),
+        "interfaces": ",".join(pair.duts),
+    }
+    if name != "netns-router":
+        info["namespace"] = pair.ns
+    dut = Dut(pair.ns, pair.duts, info)
+    if configure is not None:
+        configure(dut)
+    _generators_up(pair)
+    topology = Topology(
+        name=name,
+        ports=_ports(pair, backend, ROUTER_GEN_IPS, pair.dut_macs, ROUTER_DUT_IPS),
+        wires=(Wire("p0", "p1"), Wire("p1", "p0")),
+        line_rate_bps=None,
+        dut=dut.info,
+        namespace=pair.ns,
+    )
+    return BuiltTopology(topology, dut)
+
+
+def _build_netns_router(res: _Resources, backend: str) -> BuiltTopology:
+    return _build_routed(res, backend)
+
+
+# ---------------------------------------------------------------- netns-shaped
+
+
+def _tc(dut: Dut, args: Sequence[str]) -> None:
+    if shutil.which("tc") is None:
+        raise NetloadEnvironmentError(
+            "`tc` (iproute2) is not installed; netns-shaped needs it "
+            "(Debian/Ubuntu: apt-get install iproute2)"
+        )
+    proc = dut.run(["tc", *args], check=False)
+    if proc.returncode != 0:
+        raise NetloadEnvironmentError(
+            f"`tc {' '.join(args)}` in DUT namespace {dut.namespace} failed "
+            f"(exit status {proc.returncode}): {(proc.stderr or proc.stdout).strip()}; "
+            "the kernel needs sch_tbf / sch_htb and sch_fifo (CONFIG_NET_SCH_TBF, ...)"
+        )
+
+
+def _shape(
+    dut: Dut, *, qdisc: str, rate_bps: int, burst_bytes: int, limit_bytes: int
+) -> None:
+    """The shaper on the egress of ``d1`` (towards p1): only p0 -> p1 is shaped."""
+    iface = dut.interfaces[1]
+    rate = f"{rate_bps}bit"
+    if qdisc == "tbf":
+        _tc(dut, ["qdisc", "add", "dev", iface, "root", "handle", "1:", "tbf", "rate", rate,
+                  "burst", str(burst_bytes), "limit", str(limit_bytes)])
+    else:
+        # one class holding everything; its quantum only matters between classes
+        _tc(dut, ["qdisc", "add", "dev", iface, "root", "handle", "1:", "htb", "default", "1"])
+        _tc(dut, ["class", "add", "dev", iface, "parent", "1:", "classid", "1:1", "htb",
+                  "rate", rate, "ceil", rate, "burst", str(burst_bytes),
+                  "cburst", str(burst_bytes), "quantum", str(MTU + 14)])
+        _tc(dut, ["qdisc", "add", "dev", iface, "parent", "1:1", "handle", "10:", "bfifo",
+                  "limit", str(limit_bytes)])
+    dut.info.update(
+        model=f"Linux kernel IPv4 router (network namespace), {qdisc.upper()} shaper on "
+        f"{iface} egress",
+        shaper=qdisc,
+        rate_bps=str(rate_bps),
+        burst_bytes=str(burst_bytes),
+        limit_bytes=str(limit_bytes),
+        shaped_wire="p0->p1",
+        shaped_interface=iface,
+        accounting=SHAPER_ACCOUNTING,
+    )
+
+
+# ----------------------------------------------------------------- netns-lossy
+
+
+def _make_lossy(dut: Dut, *, loss_ratio: float) -> None:
+    """The nftables rule dropping ``loss_ratio`` of what is forwarded d0 -> d1 (p0 -> p1)."""
+    d0, d1 = dut.interfaces
+    dut.loss_rule = drop_random(dut, loss_ratio, match=f"iifname {d0} oifname {d1}")
+    dut.info.update(
+        model="Linux kernel IPv4 router (network namespace), nftables random drop p0->p1",
+        loss_ratio=str(loss_ratio),
+        loss_wire="p0->p1",
+        loss_rule=dut.loss_rule.rule,
+    )
+
+
+# ---------------------------------------------------------------- netns-bridge
+
+
+def _bridge_netfilter_off() -> None:
+    # br_netfilter (if someone loaded it) would pass bridged frames through iptables
+    for key in ("bridge-nf-call-iptables", "bridge-nf-call-ip6tables", "bridge-nf-call-arptables"):
+        path = _sysctl_path("net", "bridge", key)
+        if os.path.exists(path):
+            with open(path, "w", encoding="ascii") as f:
+                f.write("0")
+
+
+def _build_netns_bridge(res: _Resources, backend: str) -> BuiltTopology:
+    pair = _dut_namespace(res, _BRIDGE_CODE, forward=False)
+    bridge = f"{pair.tag}br"
+    with IPRoute(netns=pair.ns, flags=0) as nsr:
+        _set_up(nsr, ("lo",))
+        nsr.link(
+            "add",
+            ifname=bridge,
+            kind="bridge",
+            address=mac_for(_BRIDGE_CODE, _DUT_SIDE, 2),
+            br_stp_state=0,
+            br_forward_delay=0,
+            br_ageing_time=BRIDGE_AGEING_S * 100,  # clock_t: 1/100 s
+            br_mcast_snooping=0,
+        )
+        (br_index,) = nsr.link_lookup(ifname=bridge)
+        for i in range(2):
+            (index,) = nsr.link_lookup(ifname=pair.duts[i])
+            nsr.link("set", index=index, master=br_index)
+            # the forwarding table is static: nothing learned, unknown unicast not flooded
+            nsr.brport("set", index=index, learning=0, unicast_flood=0)
+            nsr.fdb("add", ifindex=index, lladdr=pair.gen_macs[i], master=br_index,
+                    state=_NUD_NOARP)
+            nsr.link("set", index=index, state="up")
+        nsr.link("set", index=br_index, state="up")
+    _call_in_netns(pair.ns, _bridge_netfilter_off)
+    _generators_up(pair)
+    info = {
+        "name": "netns-bridge",
+        "namespace": pair.ns,
+        "model": "Linux bridge (network namespace), static FDB, no learning, no STP",
+        "kernel": os.uname().release,
+        "interfaces": ",".join(pair.duts),
+        "bridge": bridge,
     }
     topology = Topology(
-        name="netns-router",
-        ports=ports,
+        name="netns-bridge",
+        ports=_ports(pair, backend, BRIDGE_GEN_IPS, pair.gen_macs[::-1], (None, None)),
         wires=(Wire("p0", "p1"), Wire("p1", "p0")),
         line_rate_bps=None,
         dut=info,
-        namespace=ns,
+        namespace=pair.ns,
     )
-    return BuiltTopology(topology, Dut(ns, duts, info))
+    return BuiltTopology(topology, Dut(pair.ns, pair.duts, info))
+
+
+# ------------------------------------------------------------------ entries
 
 
 @contextlib.contextmanager
@@ -649,6 +868,87 @@ def _check_backend(backend: str) -> None:
         )
 
 
+def _check_int(key: str, value: object, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise NetloadConfigError(
+            f"{key} = {value!r} must be an integer from {low} to {high} ({what})"
+        )
+    return value
+
+
+def _check_rate_bps(rate_bps: object) -> int:
+    low, high = SHAPER_RATE_RANGE_BPS
+    return _check_int("rate_bps", rate_bps, low, high, "bit/s, e.g. 20_000_000 for 20 Mbit/s")
+
+
+def shaper_capacity_pps(rate_bps: int, frame_size_with_fcs: int) -> float:
+    """Frames per second a ``netns-shaped`` shaper of ``rate_bps`` lets through.
+
+    The kernel's TBF and HTB count ``qdisc_pkt_len(skb)`` = ``skb->len`` at
+    the qdisc, which on a veth is the Ethernet frame without FCS (14-byte
+    header + IP packet): a 64-byte frame counts 60 bytes, no preamble, no
+    inter-frame gap, no FCS (no ``overhead`` or size table is configured).
+    ``tc`` turns ``rate_bps`` into whole bytes per second, rounding down. So
+    the capacity is ``(rate_bps // 8) / (frame_size_with_fcs - 4)``; e.g.
+    20 Mbit/s at 64 B: 41,666.7 pps, at 512 B: 4,921.3 pps.
+    """
+    rate_bps = _check_rate_bps(rate_bps)
+    size = _check_int(
+        "frame_size_with_fcs", frame_size_with_fcs, MIN_FRAME_BYTES + FCS_BYTES,
+        MTU + 14 + FCS_BYTES, f"bytes with the FCS; frames cross a {MTU}-byte MTU",
+    )
+    return (rate_bps // 8) / (size - FCS_BYTES)
+
+
+def _check_shaper(
+    rate_bps: object, qdisc: object, burst_bytes: object, limit_bytes: object
+) -> tuple[int, str, int, int]:
+    rate = _check_rate_bps(rate_bps)
+    if qdisc not in SHAPER_QDISCS:
+        raise NetloadConfigError(
+            f"qdisc = {qdisc!r} is not a shaper netns-shaped offers; use one of "
+            f"{list(SHAPER_QDISCS)}"
+        )
+    bytes_per_s = rate // 8
+    if burst_bytes is None:
+        burst = max(math.ceil(bytes_per_s * SHAPER_BURST_S), SHAPER_MIN_BURST_BYTES)
+    else:
+        burst = _check_int(
+            "burst_bytes", burst_bytes, MTU + 14, max(bytes_per_s, SHAPER_MIN_BURST_BYTES),
+            "from one full-size frame to one second of tokens at rate_bps; default "
+            f"max({SHAPER_BURST_S * 1e3:g} ms at the rate, {SHAPER_MIN_BURST_BYTES})",
+        )
+    if limit_bytes is None:
+        limit = math.ceil(bytes_per_s * SHAPER_QUEUE_S) + burst
+    else:
+        limit = _check_int(
+            "limit_bytes", limit_bytes, MTU + 14, SHAPER_MAX_LIMIT_BYTES,
+            "bytes queued before the shaper drops; default "
+            f"{SHAPER_QUEUE_S * 1e3:g} ms at the rate + burst_bytes",
+        )
+    return rate, str(qdisc), burst, limit
+
+
+def _check_loss_ratio(loss_ratio: object) -> float:
+    if (
+        isinstance(loss_ratio, bool)
+        or not isinstance(loss_ratio, (int, float))
+        or not 0.0 <= loss_ratio <= 1.0
+    ):
+        raise NetloadConfigError(
+            f"loss_ratio = {loss_ratio!r} must be a number from 0 to 1 "
+            "(the share of p0->p1 frames dropped, e.g. 0.01)"
+        )
+    steps = loss_ratio * RANDOM_SCALE
+    if abs(steps - round(steps)) > 1e-6:
+        raise NetloadConfigError(
+            f"loss_ratio = {loss_ratio!r} is finer than the rule's resolution of "
+            f"1/{RANDOM_SCALE}; give a multiple of {1 / RANDOM_SCALE:g}, e.g. "
+            f"{round(steps) / RANDOM_SCALE:g}"
+        )
+    return round(steps) / RANDOM_SCALE
+
+
 def loopback(
     backend: str = "af_packet", *, prefix: str = PREFIX
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
@@ -677,27 +977,94 @@ def netns_router(
     return _managed(_build_netns_router, backend, prefix)
 
 
+def netns_shaped(
+    backend: str = "af_packet",
+    *,
+    rate_bps: int = SHAPER_RATE_BPS,
+    qdisc: str = "tbf",
+    burst_bytes: int | None = None,
+    limit_bytes: int | None = None,
+    prefix: str = PREFIX,
+) -> contextlib.AbstractContextManager[BuiltTopology]:
+    """netns-router with a shaper of ``rate_bps`` on its egress towards p1 (d1).
+
+    Only p0 -> p1 is shaped; its capacity is :func:`shaper_capacity_pps`.
+    ``qdisc``: ``"tbf"`` (root TBF) or ``"htb"`` (root HTB, one class with
+    rate = ceil, a ``bfifo`` leaf). ``burst_bytes`` (default: 4 ms of tokens
+    at the rate, at least 3028) is the bucket; ``limit_bytes`` (default: 20 ms
+    at the rate + the bucket) the queue, beyond which frames are dropped.
+    """
+    _check_backend(backend)
+    _check_prefix(prefix)
+    rate, kind, burst, limit = _check_shaper(rate_bps, qdisc, burst_bytes, limit_bytes)
+    configure = partial(_shape, qdisc=kind, rate_bps=rate, burst_bytes=burst, limit_bytes=limit)
+    builder = partial(_build_routed, name="netns-shaped", code=_SHAPED_CODE, configure=configure)
+    return _managed(builder, backend, prefix)
+
+
+def netns_lossy(
+    backend: str = "af_packet", *, loss_ratio: float = LOSS_RATIO, prefix: str = PREFIX
+) -> contextlib.AbstractContextManager[BuiltTopology]:
+    """netns-router dropping a random ``loss_ratio`` of the frames it forwards p0 -> p1.
+
+    An nftables rule (``numgen random``, resolution 1e-6) in the DUT's forward
+    chain, with its own counter: ``dut.loss_rule.dropped()``. p1 -> p0 loses nothing.
+    """
+    _check_backend(backend)
+    _check_prefix(prefix)
+    ratio = _check_loss_ratio(loss_ratio)
+    configure = partial(_make_lossy, loss_ratio=ratio)
+    builder = partial(_build_routed, name="netns-lossy", code=_LOSSY_CODE, configure=configure)
+    return _managed(builder, backend, prefix)
+
+
+def netns_bridge(
+    backend: str = "af_packet", *, prefix: str = PREFIX
+) -> contextlib.AbstractContextManager[BuiltTopology]:
+    """A Linux bridge joining the two generator ports at layer 2 in its own namespace.
+
+    ``p0`` (198.18.0.2) -- ``d0`` [bridge] ``d1`` -- ``p1`` (198.18.0.3); each
+    port's ``peer_mac`` is the other port's MAC. The forwarding table holds a
+    static entry per generator MAC; learning, unknown-unicast flooding and STP
+    are off, and the DUT has no address, so it forwards and never speaks.
+    """
+    _check_backend(backend)
+    _check_prefix(prefix)
+    return _managed(_build_netns_bridge, backend, prefix)
+
+
 BUILTIN: dict[str, Callable[..., contextlib.AbstractContextManager[BuiltTopology]]] = {
     "loopback": loopback,
     "netns-router": netns_router,
+    "netns-shaped": netns_shaped,
+    "netns-lossy": netns_lossy,
+    "netns-bridge": netns_bridge,
 }
 
 
-def build(name: str, **kw: Any) -> contextlib.AbstractContextManager[BuiltTopology]:
-    """The built-in topology ``name`` as a context manager: ``with build("netns-router") as b:``."""
+def build(name: str, **params: Any) -> contextlib.AbstractContextManager[BuiltTopology]:
+    """The built-in topology ``name`` as a context manager: ``with build("netns-router") as b:``.
+
+    ``params`` are the keyword parameters of the topology's function
+    (``backend``, ``prefix`` and, for example, ``rate_bps`` of ``netns-shaped``).
+    They are checked before anything else, root included.
+    """
     factory = BUILTIN.get(name)
     if factory is None:
         raise NetloadConfigError(
             f"topology = {name!r} is not a built-in topology; use one of {sorted(BUILTIN)}"
         )
-    unknown = sorted(set(kw) - {"backend", "prefix"})
+    allowed = inspect.signature(factory).parameters
+    unknown = sorted(set(params) - set(allowed))
     if unknown:
+        takes = ", ".join(f"{key}={p.default!r}" for key, p in allowed.items())
         raise NetloadConfigError(
-            f"built-in topology {name!r} takes `backend` ({'/'.join(BACKENDS)}) and `prefix`, "
-            f"not {unknown}"
+            f"built-in topology {name!r} has no parameter {', '.join(unknown)}; "
+            f"it takes {takes}"
         )
+    cm = factory(**params)  # validates every parameter, creates nothing yet
     _require_root()
-    return factory(**kw)
+    return cm
 
 
 # -------------------------------------------------------------------- sweep

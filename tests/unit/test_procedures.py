@@ -41,7 +41,7 @@ class FakeDut:
 
     def measure(self, load: float, duration_s: float = 1.0) -> TrialResult:
         self.loads.append(load)
-        tx = int(round(load * duration_s))
+        tx = round(load * duration_s)
         if load > self.generator_max:
             return TrialResult(64, 64.0, load, duration_s, int(tx * 0.9), int(tx * 0.9),
                                valid=False, invalid_reason="the generator sent 90 %")
