@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller or a plain run
         from .terminal import Summary
 
-        config.pluginmanager.register(Summary(), "netload-summary")
+        config.pluginmanager.register(Summary(config), "netload-summary")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -6,6 +6,7 @@ so the table is the same with or without xdist.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 
 from .progress import progress_line
 
-COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict")
+COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
 
 def _pps(pps: float | None) -> str:
@@ -45,11 +46,35 @@ def _percentile(latency: dict[str, Any] | None, label: str) -> str:
     return _ns(p["value_ns"]) if p else "-"
 
 
+def _note(m: dict[str, Any]) -> str | None:
+    """One-line result of the procedures that have no throughput column."""
+    kind = m.get("kind")
+    if kind == "frame_loss" and m.get("points"):
+        top = m["points"][0]
+        return f"frame loss {top['loss_ratio']:.3%} at {top['load_ratio']:.0%}"
+    if kind == "back_to_back":
+        return f"back-to-back {m['spread']['mean']:,.0f} frames"
+    if kind == "recovery":
+        rec = m.get("recovery_s")
+        return f"recovery {rec['mean']:.3f}s" if rec else "recovery: no overload loss"
+    if kind == "reset":
+        reset = m.get("reset_s")
+        return f"reset {reset['mean']:.3f}s" if reset else "reset: did not recover"
+    return None
+
+
 def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str, ...]]:
     """Summary rows of one test: one per frame size measured, else one per measurement."""
-    rows: list[tuple[str, ...]] = []
+    rows: list[list[str]] = []
     verdict = {"passed": "PASS", "failed": "FAIL"}.get(outcome, outcome.upper())
     name = nodeid.split("::", 1)[-1]
+
+    def row_for(size: Any) -> list[str] | None:
+        for r in rows:
+            if r[1] == _size(size):
+                return r
+        return None
+
     for m in record.get("measurements", ()):
         kind = m.get("kind")
         if kind == "throughput":
@@ -60,29 +85,40 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
                     best = t
             lat = (best or {}).get("latency")
             loss = "0 at throughput" if m.get("throughput_pps") else "-"
-            rows.append((name, _size(m.get("frame_size")), _pps(m.get("throughput_pps")),
-                         _percentile(lat, "p50"), _percentile(lat, "p99"), loss, verdict))
+            rows.append([name, _size(m.get("frame_size")), _pps(m.get("throughput_pps")),
+                         _percentile(lat, "p50"), _percentile(lat, "p99"), loss, verdict, ""])
+        elif kind == "latency_rfc2544":
+            row = row_for(m.get("frame_size"))
+            if row is None:
+                row = [name, _size(m.get("frame_size")), "-", "-", "-", "-", verdict, ""]
+                rows.append(row)
+            row[3], row[4] = _percentile(m["latency"], "p50"), _percentile(m["latency"], "p99")
+            row[5] = f"{m['lost']}/{m['tx_packets']}" if m.get("tx_packets") else row[5]
         elif kind == "latency":
             lat = m.get("latency")
             tx, lost = m.get("tx_packets", 0), m.get("lost", 0)
             loss = f"{lost}/{tx}" if tx else "-"
             if rows and rows[-1][3] == "-" and rows[-1][2] != "-":
                 # the traffic run this meter watched: one row with its latency
-                size, rate = rows[-1][1], rows[-1][2]
-                rows[-1] = (name, size, rate, _percentile(lat, "p50"), _percentile(lat, "p99"),
-                            loss, verdict)
+                rows[-1][3:6] = [_percentile(lat, "p50"), _percentile(lat, "p99"), loss]
             else:
-                rows.append((name, "-", "-", _percentile(lat, "p50"), _percentile(lat, "p99"),
-                             loss, verdict))
+                rows.append([name, "-", "-", _percentile(lat, "p50"), _percentile(lat, "p99"),
+                             loss, verdict, ""])
         elif kind == "traffic":
             streams = m.get("streams", ())
             tx = sum(s["tx_packets"] for s in streams)
             lost = sum(s["lost"] for s in streams)
             sizes = {round(s["mean_frame_size"]) for s in streams}
-            rows.append((name, _size(sizes.pop()) if len(sizes) == 1 else "mix",
+            rows.append([name, _size(sizes.pop()) if len(sizes) == 1 else "mix",
                          _pps(sum(s["achieved_rx_pps"] for s in streams)), "-", "-",
-                         f"{lost}/{tx}" if tx else "-", verdict))
-    return rows
+                         f"{lost}/{tx}" if tx else "-", verdict, ""])
+        elif (note := _note(m)) is not None:
+            row = row_for(m.get("frame_size"))
+            if row is None:
+                row = [name, _size(m.get("frame_size")), "-", "-", "-", "-", verdict, ""]
+                rows.append(row)
+            row[7] = f"{row[7]}; {note}" if row[7] else note
+    return [tuple(r) for r in rows]
 
 
 def format_table(rows: Iterable[tuple[str, ...]]) -> list[str]:
@@ -90,7 +126,7 @@ def format_table(rows: Iterable[tuple[str, ...]]) -> list[str]:
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
     line = "  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths))
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return out
 
 
@@ -115,10 +151,15 @@ class TerminalProgress:
 
 
 class Summary:
-    """Collects the netload records from test reports; prints the table at the end."""
+    """Collects the netload records from test reports; writes the results file and
+    prints the table at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
         self.rows: list[tuple[str, ...]] = []
+        self.tests: list[dict[str, Any]] = []
+        self.written: str | None = None
+        self.write_error: str | None = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -127,11 +168,46 @@ class Summary:
         record = getattr(report, "netload", None)
         if isinstance(record, dict):
             self.rows += rows_of(report.nodeid, report.outcome, record)
+            self.tests.append({"nodeid": report.nodeid, "outcome": report.outcome,
+                               "duration_s": report.duration,
+                               "measurements": record.get("measurements", []),
+                               "verdicts": record.get("verdicts", [])})
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.tests:
+            return
+        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+        from .reports import json as json_report
+
+        settings = self.config.stash[SETTINGS_KEY]
+        topo = self.config.stash.get(TOPOLOGY_KEY, None)
+        topology = {"name": settings.topology}
+        if topo is not None:
+            topology.update(name=topo.name, dut=dict(topo.dut), source=topo.source,
+                            line_rate_bps=topo.line_rate_bps)
+        doc = json_report.session_document(
+            self.tests, topology=topology,
+            settings={"topology": settings.topology, "backend": settings.backend,
+                      "engine": settings.engine, "trial_duration_s": settings.trial_duration_s})
+        path = os.path.join(str(self.config.rootpath), settings.report_dir, "results.json") \
+            if not os.path.isabs(settings.report_dir) else \
+            os.path.join(settings.report_dir, "results.json")
+        try:
+            self.written = str(json_report.write(doc, path))
+        except OSError as exc:
+            self.write_error = (f"could not write {path}: {exc.strerror or exc}; give a "
+                                "writable --netload-report-dir")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.rows or terminalreporter.verbosity < -1:  # shown with -q, not -qq
+        if terminalreporter.verbosity < -1:  # shown with -q, not -qq
             return
-        terminalreporter.write_sep("=", "netload summary")
-        for line in format_table(self.rows):
-            terminalreporter.write_line(line)
+        if self.rows:
+            terminalreporter.write_sep("=", "netload summary")
+            for line in format_table(self.rows):
+                terminalreporter.write_line(line)
+        if self.written:
+            terminalreporter.write_line(f"netload: results written to {self.written}")
+        if self.write_error:
+            terminalreporter.write_line(f"netload: {self.write_error}", red=True)

@@ -90,28 +90,22 @@ class LossGoal:
                 f"loss goal name={self.name!r}: give a non-empty name without surrounding "
                 "spaces, e.g. 'NDR' or 'PDR'")
         where = f"loss goal {self.name!r}"
-        ranges: tuple[tuple[str, float, float, bool, str], ...] = (
-            ("loss_ratio", 0.0, 1.0, True, "[0, 1) (0: no frame may be lost)"),
-            ("exceed_ratio", 0.0, 1.0, True,
-             "[0, 1) (the share of the duration sum that may exceed loss_ratio)"),
-            ("relative_width", 0.0, 1.0, False, "(0, 1), e.g. 0.005 for 0.5 %"),
+        initial, final = self.initial_trial_duration_s, self.final_trial_duration_s
+        rules: tuple[tuple[str, Callable[[float], bool], str], ...] = (
+            ("loss_ratio", lambda v: 0 <= v < 1, " is outside [0, 1) (0: no frame may be lost)"),
+            ("exceed_ratio", lambda v: 0 <= v < 1,
+             " is outside [0, 1) (the share of the duration sum that may exceed loss_ratio)"),
+            ("relative_width", lambda v: 0 < v < 1, " is outside (0, 1), e.g. 0.005 for 0.5 %"),
+            ("initial_trial_duration_s", lambda v: v > 0, ": give seconds > 0"),
+            ("final_trial_duration_s", lambda v: v >= initial,
+             f": give seconds >= initial_trial_duration_s ({initial} s)"),
+            ("duration_sum_s", lambda v: v >= final,
+             f": give seconds >= final_trial_duration_s ({final} s)"),
         )
-        for name, low, high, closed, text in ranges:
+        for name, allowed, text in rules:   # in this order: later rules rely on earlier ones
             value = getattr(self, name)
-            if not _real(value) or not (low <= value < high if closed else low < value < high):
-                raise NetloadConfigError(f"{where}: {name}={value!r} is outside {text}")
-        if not _real(self.initial_trial_duration_s) or self.initial_trial_duration_s <= 0:
-            raise NetloadConfigError(f"{where}: initial_trial_duration_s="
-                                     f"{self.initial_trial_duration_s!r}: give seconds > 0")
-        if not _real(self.final_trial_duration_s) or \
-                self.final_trial_duration_s < self.initial_trial_duration_s:
-            raise NetloadConfigError(
-                f"{where}: final_trial_duration_s={self.final_trial_duration_s!r}: give seconds "
-                f">= initial_trial_duration_s ({self.initial_trial_duration_s} s)")
-        if not _real(self.duration_sum_s) or self.duration_sum_s < self.final_trial_duration_s:
-            raise NetloadConfigError(
-                f"{where}: duration_sum_s={self.duration_sum_s!r}: give seconds >= "
-                f"final_trial_duration_s ({self.final_trial_duration_s} s)")
+            if not (_real(value) and allowed(value)):
+                raise NetloadConfigError(f"{where}: {name}={value!r}{text}")
         if not _whole(self.preceding_targets) or self.preceding_targets < 0:
             raise NetloadConfigError(f"{where}: preceding_targets={self.preceding_targets!r}: "
                                      "give a whole number >= 0 (default 2)")
@@ -188,14 +182,16 @@ def check_goals(goals: str | Sequence[LossGoal]) -> tuple[LossGoal, ...]:
     if not isinstance(goals, Sequence) or not goals:
         raise NetloadConfigError(f"goals={goals!r}: give a preset name ({', '.join(PRESETS)}) "
                                  "or a non-empty tuple of LossGoal")
+    out: list[LossGoal] = []
     for goal in goals:
         if not isinstance(goal, LossGoal):
             raise NetloadConfigError(f"goals: {goal!r} is not a LossGoal")
-    names = [g.name.casefold() for g in goals]
+        out.append(goal)
+    names = [g.name.casefold() for g in out]
     if len(set(names)) != len(names):
-        raise NetloadConfigError(f"goals {[g.name for g in goals]} repeat a name; give each "
+        raise NetloadConfigError(f"goals {[g.name for g in out]} repeat a name; give each "
                                  "goal its own (case-insensitive) name")
-    return tuple(goals)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -411,7 +407,8 @@ def mlr_search(
     except _BudgetExhausted:
         stop_reason = "time budget"
     except RuntimeError as exc:   # the package's wall-clock limit; anything else propagates
-        if time.monotonic() < searcher.stop_time or "too long" not in str(exc):
+        stop_time = searcher.stop_time   # None until search() starts its clock
+        if stop_time is None or time.monotonic() < stop_time or "too long" not in str(exc):
             raise
         stop_reason = "wall-clock limit"
     if stop_reason is not None:   # the bounds so far, as search() itself would compute them

@@ -42,7 +42,7 @@ def test_summary_table_lists_each_measured_test(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "*= netload summary =*",
-        "test*frame size*throughput*p50*p99*loss*verdict",
+        "test*frame size*throughput*p50*p99*loss*verdict*notes",
         "test_measured*64B*250.000 kpps*8.2us*41.0us*0 at throughput*PASS*",
         "test_failing*1518B*250.000 kpps*FAIL*",
     ])
@@ -105,10 +105,28 @@ def test_table_merges_a_latency_meter_into_its_traffic_row() -> None:
             "p50": {"value_ns": 3300.0}, "p99": {"value_ns": 13000.0}}}},
     ]}
     rows = rows_of("t.py::test_lat", "passed", record)
-    assert rows == [("test_lat", "128B", "20.000 kpps", "3.3us", "13.0us", "0/1000", "PASS")]
+    assert rows == [("test_lat", "128B", "20.000 kpps", "3.3us", "13.0us", "0/1000", "PASS",
+                     "")]
     lines = format_table(rows)
     assert lines[0].split() == ["test", "frame", "size", "throughput", "p50", "p99", "loss",
-                                "verdict"]
+                                "verdict", "notes"]
+
+
+def test_table_notes_the_procedures_without_a_throughput_column() -> None:
+    record = {"measurements": [
+        {"kind": "throughput", "frame_size": 64, "throughput_pps": 1e5, "trials": []},
+        {"kind": "latency_rfc2544", "frame_size": 64, "lost": 0, "tx_packets": 300,
+         "latency": {"percentiles": {"p50": {"value_ns": 5e3}, "p99": {"value_ns": 9e3}}}},
+        {"kind": "frame_loss", "frame_size": 64,
+         "points": [{"loss_ratio": 0.125, "load_ratio": 1.0}]},
+        {"kind": "back_to_back", "frame_size": 64, "spread": {"mean": 1234.0}},
+        {"kind": "reset", "frame_size": 64, "reset_s": {"mean": 0.5}},
+        {"kind": "recovery", "frame_size": 64, "recovery_s": None},
+    ]}
+    (row,) = rows_of("t.py::test_all", "passed", record)
+    assert row[:7] == ("test_all", "64B", "100.000 kpps", "5.0us", "9.0us", "0/300", "PASS")
+    assert row[7] == ("frame loss 12.500% at 100%; back-to-back 1,234 frames; reset 0.500s; "
+                      "recovery: no overload loss")
 
 
 class FakeTerminal:
@@ -151,3 +169,28 @@ def test_live_line_on_a_terminal_lines_with_v_elsewhere(isatty: bool, verbosity:
         assert [c[0] for c in drawn] == [kind]
         if kind == "rewrite":  # clipped to the terminal width: never wraps
             assert len(drawn[0][1]) == term._tw.fullwidth - 1
+
+
+def test_session_results_are_written_as_json(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makepyfile(FAKE_SUITE)
+    result = pytester.runpytest("--netload-report-dir=out")
+    path = pytester.path / "out" / "results.json"
+    result.stdout.fnmatch_lines([f"netload: results written to {path}"])
+    doc = json.loads(path.read_text())
+    assert doc["schema_version"] == "1.0"
+    assert [t["outcome"] for t in doc["tests"]] == ["passed", "failed"]
+    assert doc["tests"][0]["measurements"][0]["throughput_pps"] == 250000.0
+    assert doc["topology"]["name"] == "netns-router"
+
+
+def test_an_unwritable_report_dir_is_named_and_results_stay_on_screen(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FAKE_SUITE)
+    (pytester.path / "blocked").write_text("a file, not a directory")
+    result = pytester.runpytest("--netload-report-dir=blocked/out")
+    result.stdout.fnmatch_lines([
+        "test_measured*64B*250.000 kpps*",
+        "netload: could not write */blocked/out/results.json: *; give a writable "
+        "--netload-report-dir"])

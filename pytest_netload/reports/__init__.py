@@ -1,0 +1,1 @@
+"""Result files: JSON results of a session (more formats build on them)."""
