@@ -22,11 +22,12 @@ NETLOAD_HELP = (
 RFC2544_HELP = (
     "rfc2544(frame_sizes=[64, 128, 256, 512, 1024, 1280, 1518], trial_duration='60s', "
     "loss_tolerance=0, search='binary', resolution=0.005, max_trials=20, retries=2, "
-    "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s'): settings of the rfc2544 fixture's "
+    "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s', goals='rfc2544-strict', "
+    "time_budget=None): settings of the rfc2544 fixture's "
     "procedures; a test taking a `frame_size` argument runs once per size. "
     "Provided by pytest-netload.")
 
-SEARCHES = ("binary",)
+SEARCHES = ("binary", "mlrsearch")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class Rfc2544Mark:
     """Uncounted traffic at each trial's load before it."""
     trial_duration_set: bool = False
     """trial_duration was given: it then applies to every procedure's trials."""
+    goals: Any = "rfc2544-strict"
+    """MLRsearch loss goals: a preset name or a tuple of rfc2544.mlr.LossGoal."""
+    time_budget_s: float | None = None
+    """MLRsearch: the most trial time one search may spend."""
 
 
 def _count(name: str, value: Any, low: int, high: int) -> int:
@@ -77,7 +82,7 @@ def _seconds(name: str, value: Any) -> float:
 NETLOAD_ARGS = ("rate", "pattern", "duration", "frame_sizes", "flows", "wire")
 RFC2544_ARGS = ("frame_sizes", "trial_duration", "loss_tolerance", "search", "resolution",
                 "max_trials", "retries", "drain", "flows", "max_rate", "wire", "learning_frames",
-                "warmup")
+                "warmup", "goals", "time_budget")
 
 
 def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -123,6 +128,13 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
         elif key == "trial_duration":
             out["trial_duration_s"] = _seconds("trial_duration", value)
             out["trial_duration_set"] = True
+        elif key == "goals":
+            from .rfc2544.mlr import check_goals
+
+            out["goals"] = value if isinstance(value, str) else tuple(value)
+            check_goals(out["goals"])
+        elif key == "time_budget":
+            out["time_budget_s"] = _seconds("time_budget", value)
         elif key == "learning_frames":
             out["learning_frames"] = _count("learning_frames", value, 0, 1_000_000)
         elif key == "warmup":

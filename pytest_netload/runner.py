@@ -36,6 +36,7 @@ from .rfc2544 import (
 from .rfc2544.back_to_back import BackToBackResult, back_to_back
 from .rfc2544.frame_loss import FrameLossResult, frame_loss_sweep
 from .rfc2544.latency import LatencyProcedureResult, latency_trials
+from .rfc2544.mlr import LossGoal, MlrResult, check_goals, mlr_search
 from .rfc2544.recovery import (
     RecoveryResult,
     RecoveryTrial,
@@ -299,9 +300,13 @@ class Rfc2544Runner:
         return on_trial
 
     def throughput(self, frame_sizes: Any = None) -> ThroughputResult:
-        """RFC 2544 §26.1 throughput per frame size, by binary search."""
+        """RFC 2544 §26.1 throughput per frame size: by binary search (the RFC's method),
+        or, with the marker's search='mlrsearch', the NDR of an MLRsearch (RFC 9971)."""
         out: list[FrameSizeThroughput] = []
         for size in self._sizes(frame_sizes):
+            if self.mark.search == "mlrsearch":
+                out.append(self._mlr_throughput(self.ndr_pdr([size])[0]))
+                continue
             with self._measurer(size) as measurer:
                 max_pps = self._max_pps(measurer, measurer.stream.mean_frame_size)
                 result = binary_search(
@@ -315,6 +320,52 @@ class Rfc2544Runner:
             record_measurement("throughput", result.as_dict())
             out.append(result)
         return ThroughputResult(tuple(out))
+
+    def _goals(self, goals: Any) -> tuple[LossGoal, ...]:
+        """The loss goals, with the duration override applied to their trials."""
+        chosen = check_goals(self.mark.goals if goals is None else goals)
+        override = self.duration_override_s
+        if override is None and self.mark.trial_duration_set:
+            override = self.mark.trial_duration_s
+        if override is None:
+            return chosen
+        return tuple(replace(g, final_trial_duration_s=override,
+                             duration_sum_s=override * g.duration_sum_s / g.final_trial_duration_s,
+                             initial_trial_duration_s=min(g.initial_trial_duration_s, override))
+                     for g in chosen)
+
+    def ndr_pdr(self, frame_sizes: Any = None, *, goals: Any = None,
+                time_budget: Any = None) -> list[MlrResult]:
+        """NDR/PDR (and any loss goals) by MLRsearch, RFC 9971. `goals` is a preset name
+        ('rfc2544-strict', 'etsi-tst009', 'ci-fast') or LossGoal tuples; default: the
+        marker's. Every trial is kept for the audit log."""
+        out = []
+        budget = self.mark.time_budget_s if time_budget is None else \
+            as_duration(time_budget, what="time_budget").seconds
+        chosen = self._goals(goals)
+        for size in self._sizes(frame_sizes):
+            with self._measurer(size) as m:
+                max_pps = self._max_pps(m, m.stream.mean_frame_size)
+                result = mlr_search(
+                    m.measure, min_pps=max_pps / 1000, max_pps=max_pps, goals=chosen,
+                    frame_size=size, mean_frame_size=m.stream.mean_frame_size,
+                    time_budget_s=budget, retries=self.mark.retries,
+                    line_rate_bps=self.ports.topology.line_rate_bps,
+                    on_trial=self._progress("mlrsearch", size))
+            record_measurement("mlrsearch", result.as_dict())
+            out.append(result)
+        return out
+
+    def _mlr_throughput(self, result: MlrResult) -> FrameSizeThroughput:
+        """The first (strictest) goal's lower bound as §26.1 throughput."""
+        goal = result.goals[0]
+        tp = FrameSizeThroughput(
+            result.frame_size, result.mean_frame_size, goal.lower_bound_pps or 0.0,
+            goal.upper_bound_pps, result.max_pps, result.trials, goal.loss_ratio,
+            goal.goal.final_trial_duration_s, result.line_rate_bps,
+            generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch")
+        record_measurement("throughput", tp.as_dict())
+        return tp
 
     def _throughput_pps(self, size: FrameSize, measurer: EngineMeasurer,
                         given: Any) -> float:

@@ -49,7 +49,7 @@ def test_frame_size_parametrisation_has_readable_ids(pytester: pytest.Pytester) 
                                   "duration > 0*")),
     ("rfc2544(framesizes=[64])", ("*test_bad: @pytest.mark.rfc2544: unknown argument "
                                  "'framesizes'; rfc2544 takes frame_sizes, *")),
-    ("rfc2544(search='golden')", "*search='golden': use one of [[]'binary'[]]*"),
+    ("rfc2544(search='golden')", "*search='golden': use one of [[]'binary', 'mlrsearch'[]]*"),
     ("rfc2544(64)", "*positional arguments [[]64[]]: write them as keywords*"),
     ("netload(rate='fast')", "*test_bad: @pytest.mark.netload: *rate*fast*"),
     ("netload(pattern='zigzag')", "*test_bad: @pytest.mark.netload: *zigzag*"),
