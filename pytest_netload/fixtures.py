@@ -82,12 +82,13 @@ def _netload_built(pytestconfig: pytest.Config) -> Iterator[tuple[Topology, Any]
     from .topology.builtin import build
 
     if os.geteuid() != 0:
-        pytest.skip(f"topology {settings.topology} builds network namespaces and veth pairs, "
+        pytest.skip(f"topology {settings.topology.partition(':')[0]} builds network namespaces and veth pairs, "
                     "which needs root: run pytest as root (sudo -E python3 -m pytest), or "
                     "give --netload-topology=FILE.toml for ports you may open")
     with ExitStack() as stack:
         try:
-            built = stack.enter_context(build(settings.topology, backend=settings.backend))
+            name, params = settings.builtin()
+            built = stack.enter_context(build(name, backend=settings.backend, **params))
         except (NetloadEnvironmentError, NetloadConfigError) as exc:
             _harness_failure(f"building topology {settings.topology}", exc)
         yield built.topology, built.dut

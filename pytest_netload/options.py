@@ -8,6 +8,7 @@ Pure: importing this never loads the engine.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,8 +19,10 @@ import pytest
 from .errors import NetloadConfigError
 
 # Help texts: start with a capital letter; a single phrase has no final period.
-TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, loopback) or a TOML "
-                 "topology file (docs/topology-files.md). Default: netns-router")
+TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, netns-shaped, "
+                 "netns-lossy, netns-bridge, loopback; parameters as "
+                 "netns-shaped:rate_bps=20Mbit/s) or a TOML topology file "
+                 "(docs/topology-files.md). Default: netns-router")
 BACKEND_DESC = ("DPDK driver the built-in topologies use on their veth ports: af_packet "
                 "or af_xdp. Default: af_packet")
 ENGINE_DESC = ("Where the engine host runs: 'popen' (local, default) or an execnet spec "
@@ -29,7 +32,7 @@ REPORT_DIR_DESC = "Directory the result files are written to. Default: netload-r
 TRIAL_DURATION_DESC = ("Override every trial's duration (e.g. '1s' for a quick run); "
                        "markers' durations are ignored while it is set")
 
-BUILTIN_TOPOLOGIES = ("netns-router", "loopback")
+BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge", "loopback")
 BACKENDS = ("af_packet", "af_xdp")
 
 
@@ -49,15 +52,59 @@ class Setting:
         return "PYTEST_" + self.name.upper()
 
 
+def _param(key: str, text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if key.endswith("_bps"):
+        from .units import as_rate
+
+        rate = as_rate(text, what=key)
+        if rate.kind != "bps":
+            raise NetloadConfigError(f"{key}={text!r}: give a bit rate such as '20Mbit/s'")
+        return int(rate.value)
+    return text
+
+
+def split_builtin(value: str) -> tuple[str, dict[str, Any]]:
+    """'netns-shaped:rate_bps=20Mbit/s,qdisc=htb' -> ('netns-shaped', {...})."""
+    name, _, rest = value.partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise NetloadConfigError(
+                f"{value!r}: parameters are written name:key=value,key=value, e.g. "
+                "netns-shaped:rate_bps=20Mbit/s")
+        params[key.strip()] = _param(key.strip(), text.strip())
+    return name.strip(), params
+
+
 def _topology(value: str) -> str:
     value = value.strip()
-    if value in BUILTIN_TOPOLOGIES:
+    if value.partition(":")[0] not in BUILTIN_TOPOLOGIES and (
+            value.endswith(".toml") or os.sep in value):
         return value
-    if value.endswith(".toml") or os.sep in value:
+    name, params = split_builtin(value)
+    if name in BUILTIN_TOPOLOGIES:
+        if params:  # checked now (creating nothing), not when the first test needs it
+            from .topology.builtin import BUILTIN
+
+            factory = BUILTIN[name]
+            unknown = sorted(set(params) - set(inspect.signature(factory).parameters))
+            if unknown or {"backend", "prefix"} & set(params):
+                raise NetloadConfigError(
+                    f"{value!r}: {name} takes no parameter {(unknown or ['backend'])[0]!r} "
+                    f"here; its parameters are "
+                    f"{[k for k in inspect.signature(factory).parameters if k not in ('backend', 'prefix')]}"
+                    " (the backend comes from --netload-backend)")
+            factory(**params)
         return value
     raise NetloadConfigError(
-        f"{value!r} is neither a built-in topology ({', '.join(BUILTIN_TOPOLOGIES)}) nor a "
-        "TOML file path (ending in .toml)")
+        f"{value!r} is neither a built-in topology ({', '.join(BUILTIN_TOPOLOGIES)}, with "
+        "parameters as netns-shaped:rate_bps=20Mbit/s) nor a TOML file path (ending in .toml)")
 
 
 def _backend(value: str) -> str:
@@ -110,7 +157,11 @@ class Settings:
 
     @property
     def builtin_topology(self) -> bool:
-        return self.topology in BUILTIN_TOPOLOGIES
+        return self.topology.partition(":")[0] in BUILTIN_TOPOLOGIES
+
+    def builtin(self) -> tuple[str, dict[str, Any]]:
+        """The built-in topology's name and parameters."""
+        return split_builtin(self.topology)
 
     def header(self) -> str:
         topo = (f"{self.topology} ({self.backend})" if self.builtin_topology

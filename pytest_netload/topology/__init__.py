@@ -18,7 +18,11 @@ if TYPE_CHECKING:
         Dut,
         build,
         loopback,
+        netns_bridge,
+        netns_lossy,
         netns_router,
+        netns_shaped,
+        shaper_capacity_pps,
         sweep_stale,
     )
     from pytest_netload.topology.nft import NftDropRule, drop_every_nth, drop_random
@@ -37,8 +41,12 @@ __all__ = [
     "drop_random",
     "load_topology",
     "loopback",
+    "netns_bridge",
+    "netns_lossy",
     "netns_router",
+    "netns_shaped",
     "parse_topology",
+    "shaper_capacity_pps",
     "sweep_stale",
 ]
 
@@ -48,7 +56,11 @@ _LAZY = {
     "Dut": "builtin",
     "build": "builtin",
     "loopback": "builtin",
+    "netns_bridge": "builtin",
+    "netns_lossy": "builtin",
     "netns_router": "builtin",
+    "netns_shaped": "builtin",
+    "shaper_capacity_pps": "builtin",
     "sweep_stale": "builtin",
     "NftDropRule": "nft",
     "drop_every_nth": "nft",

@@ -682,15 +682,13 @@ def _build_routed(
     """netns-router, and the routers with something added (``configure``, before traffic)."""
     pair = _dut_namespace(res, code, forward=True)
     _route(pair)
-    info = {
-        # netns-router names the instance; the others name the kind and add the namespace
-        "name": pair.ns if name == "netns-router" else name,
-        "model": "Linux kernel IPv4 router (network namespace)",
-        "kernel": os.uname().release,
-        "interfaces": ",".join(pair.duts),
-    }
-    if name != "netns-router":
-        info["namespace"] = pair.ns
+    # netns-router names the instance; the others name the kind and add the namespace
+    info = {"name": pair.ns} if name == "netns-router" else {"name": name, "namespace": pair.ns}
+    info.update(
+        model="Linux kernel IPv4 router (network namespace)",
+        kernel=os.uname().release,
+        interfaces=",".join(pair.duts),
+    )
     dut = Dut(pair.ns, pair.duts, info)
     if configure is not None:
         configure(dut)
@@ -1057,10 +1055,9 @@ def build(name: str, **params: Any) -> contextlib.AbstractContextManager[BuiltTo
     allowed = inspect.signature(factory).parameters
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        takes = ", ".join(f"{key}={p.default!r}" for key, p in allowed.items())
+        takes = ", ".join(f"`{key}`={p.default!r}" for key, p in allowed.items())
         raise NetloadConfigError(
-            f"built-in topology {name!r} has no parameter {', '.join(unknown)}; "
-            f"it takes {takes}"
+            f"built-in topology {name!r} takes {takes} (the defaults), not {unknown}"
         )
     cm = factory(**params)  # validates every parameter, creates nothing yet
     _require_root()

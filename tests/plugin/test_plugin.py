@@ -32,7 +32,7 @@ def test_help_shows_every_option_and_ini_key_with_help(pytester: pytest.Pytester
         ini = flag[2:].replace("-", "_")
         assert ini in out, ini
     flat = " ".join(out.split())
-    assert "Topology to test on: a built-in name (netns-router, loopback) or a TOML" in flat
+    assert "Topology to test on: a built-in name (netns-router, netns-shaped," in flat
 
 
 def test_markers_are_registered_with_help(pytester: pytest.Pytester) -> None:
@@ -148,3 +148,17 @@ def test_xdist_workers_send_records_to_the_controller_summary(pytester: pytest.P
     assert "netload: x |" not in out  # workers have no terminal to draw a live line on
     for size in (64, 128, 256, 512):
         result.stdout.fnmatch_lines([f"test_measured[[]{size}[]]*{size}B*PASS*"])
+
+
+def test_builtin_topology_parameters_are_checked_at_start(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--netload-topology=netns-shaped:rate_bps=20Mbit/s,qdisc=htb")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["netload: *topology netns-shaped:rate_bps=20Mbit/s,qdisc=htb*"])
+    result = pytester.runpytest("--netload-topology=netns-shaped:rate=20Mbit/s")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([("*netns-shaped takes no parameter 'rate' here; its parameters "
+                                 "are [[]'rate_bps', 'qdisc'*")])
+    result = pytester.runpytest("--netload-topology=netns-lossy:loss_ratio=2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*loss_ratio*"])

@@ -192,5 +192,5 @@ def test_an_unwritable_report_dir_is_named_and_results_stay_on_screen(
     result = pytester.runpytest("--netload-report-dir=blocked/out")
     result.stdout.fnmatch_lines([
         "test_measured*64B*250.000 kpps*",
-        "netload: could not write */blocked/out/results.json: *; give a writable "
-        "--netload-report-dir"])
+        ("netload: could not write */blocked/out/results.json: *; give a writable "
+        "--netload-report-dir")])

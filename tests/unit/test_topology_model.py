@@ -248,7 +248,8 @@ def test_vdev_strings() -> None:
 
 
 def test_build_unknown_name_lists_known() -> None:
-    with pytest.raises(NetloadConfigError, match=r"\['loopback', 'netns-router'\]"):
+    known = r"\['loopback', 'netns-bridge', 'netns-lossy', 'netns-router', 'netns-shaped'\]"
+    with pytest.raises(NetloadConfigError, match=known):
         builtin.build("netns-rooter")
 
 
