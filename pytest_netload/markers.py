@@ -174,6 +174,16 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
             out["wire"] = _count("wire", value, 0, 1023)
         elif key == "max_rate":
             out["max_rate"] = None if value is None else as_rate(value, what="max_rate")
+    if out.get("search", "binary") == "binary":
+        given = [k for k in ("goals", "time_budget") if k in kw]
+        if given:
+            raise NetloadConfigError(
+                f"{given[0]} applies to search='mlrsearch', but the search is binary; add "
+                "search='mlrsearch' or drop it")
+    elif "max_trials" in kw or "resolution" in kw:
+        raise NetloadConfigError(
+            "max_trials and resolution bound the binary search; MLRsearch takes its width "
+            "and trial durations from its goals (and time_budget): drop them")
     return Rfc2544Mark(**out)
 
 

@@ -238,11 +238,23 @@ class Rfc2544Runner:
         return self.mark.trial_duration_s if self.mark.trial_duration_set else rfc_default_s
 
     def _sizes(self, frame_sizes: Any) -> tuple[FrameSize, ...]:
+        """The sizes to measure, each checked against the ports' MTU before any traffic."""
         if frame_sizes is not None:
-            return check_frame_sizes(frame_sizes)
-        if self.frame_size is not None:
-            return (self.frame_size,)
-        return self.mark.frame_sizes
+            sizes = check_frame_sizes(frame_sizes)
+        elif self.frame_size is not None:
+            sizes = (self.frame_size,)
+        else:
+            sizes = self.mark.frame_sizes
+        tx, rx = self.ports.wire(self.mark.wire)
+        mtu = min(int(p.info.get("mtu") or 0) or 1 << 16 for p in (tx, rx))
+        for size in sizes:
+            largest = 1518 if isinstance(size, str) else size
+            if largest - 18 > mtu:  # 14-byte header and 4-byte FCS around the L3 packet
+                raise NetloadConfigError(
+                    f"frame size {frame_size_label(size)} carries {largest - 18} bytes above "
+                    f"L2, more than the ports' MTU {mtu}; drop it from frame_sizes or raise "
+                    "the MTU of the ports and the DUT")
+        return sizes
 
     def _max_pps(self, measurer: EngineMeasurer, mean_size: float) -> float:
         line = self.ports.topology.line_rate_bps

@@ -124,7 +124,7 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
 def format_table(rows: Iterable[tuple[str, ...]]) -> list[str]:
     rows = list(rows)
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
-    line = "  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths))
+    line = "  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths)).rstrip()
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return out

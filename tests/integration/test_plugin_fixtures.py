@@ -54,6 +54,16 @@ def test_meter_read_inside_its_block_is_an_error(netload_ports, latency_meter):
 
 def test_no_dut_on_loopback(dut):
     pass
+
+
+@pytest.mark.rfc2544(frame_sizes=[64, 9000], trial_duration="1s")
+def test_frames_above_the_mtu_are_refused_before_traffic(rfc2544, netload_engine):
+    runs = []
+    netload_engine.observers.append(runs.append)
+    with pytest.raises(NetloadConfigError, match="frame size 9000B carries 8982 bytes above L2, "
+                       "more than the ports' MTU 1500"):
+        rfc2544.throughput()
+    assert runs == []
 """
 
 
@@ -61,7 +71,7 @@ def test_fixtures_on_loopback(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SUITE)
     result = pytester.runpytest_subprocess("--netload-topology=loopback", "-rs",
                                            "-p", "no:cacheprovider", timeout=300)
-    result.assert_outcomes(passed=3, skipped=1)
+    result.assert_outcomes(passed=4, skipped=1)
     result.stdout.fnmatch_lines(["*topology * has no DUT (ports wired straight)*"])
 
 
