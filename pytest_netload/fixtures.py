@@ -20,10 +20,12 @@ from .errors import NetloadConfigError, NetloadEnvironmentError
 from .harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
 from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
 from .options import Settings
+from .recording import note_run
 from .runner import Calibration, Rfc2544Runner
 from .topology.model import Topology
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure captures
 TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
 
 
@@ -66,6 +68,8 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
     except (NetloadEnvironmentError, NetloadConfigError) as exc:
         engine.close()
         _harness_failure("the engine did not start", exc)
+    engine.capture_default = CAPTURE_FRAMES
+    engine.observers.append(note_run)
     try:
         yield engine
     finally:

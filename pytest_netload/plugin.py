@@ -9,7 +9,9 @@ markers.py and the terminal output in terminal.py.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,11 +61,33 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     parametrize_frame_sizes(metafunc)
 
 
+def _write_capture(item: pytest.Item, record: Any) -> None:
+    """A failed netload verdict: the last frames the RX ports saw, as a pcap in
+    <report dir>/captures/, named after the test."""
+    from .fixtures import SETTINGS_KEY
+
+    settings = item.config.stash[SETTINGS_KEY]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid).strip("_") + ".pcap"
+    base = Path(settings.report_dir)
+    if not base.is_absolute():
+        base = item.config.rootpath / base
+    path = base / "captures" / name
+    try:
+        record.last_run.write_pcap(path)
+    except OSError as exc:
+        item.warn(pytest.PytestWarning(f"netload: could not write the capture {path}: {exc}"))
+        return
+    record.captures.append(str(path))
+    item.user_properties.append(("netload.capture", str(path)))
+
+
 def _attach(item: pytest.Item, record: Any) -> None:
     """The test's record: whole and JSON-able in the item's stash (the report carries
     it as `report.netload`), its key figures flat in user_properties for JUnit."""
     if not (record.measurements or record.verdicts):
         return
+    if record.failed and record.last_run is not None and record.last_run.captured:
+        _write_capture(item, record)
     data = json.loads(json.dumps(record.as_dict(), default=str))
     item.stash[RECORD_STASH] = data
     for m in data["measurements"]:

@@ -28,10 +28,18 @@ class TestRecord:
     nodeid: str
     measurements: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+    captures: list[str] = field(default_factory=list)
+    """pcap files written for this test (a failed verdict's last packets)."""
+    last_run: Any = field(default=None, repr=False)
+    """The engine's last RunResult in this test (not part of the record)."""
+
+    @property
+    def failed(self) -> bool:
+        return any(not v["passed"] for v in self.verdicts)
 
     def as_dict(self) -> dict[str, Any]:
         return {"nodeid": self.nodeid, "measurements": list(self.measurements),
-                "verdicts": list(self.verdicts)}
+                "verdicts": list(self.verdicts), "captures": list(self.captures)}
 
 
 def current_record() -> TestRecord | None:
@@ -46,6 +54,13 @@ def recording(nodeid: str) -> Iterator[TestRecord]:
         yield record
     finally:
         _CURRENT.reset(token)
+
+
+def note_run(result: Any) -> None:
+    """Remember the engine's latest run of the current test (for failure captures)."""
+    record = _CURRENT.get()
+    if record is not None:
+        record.last_run = result
 
 
 def record_measurement(kind: str, data: dict[str, Any]) -> None:

@@ -9,7 +9,9 @@ Counts are ints; times are ns; rates say which bytes they count:
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,8 @@ from .errors import NetloadConfigError
 from .histogram import LogHistogram
 from .latency import LatencyResult
 from .units import LAYER_TEXT, layer_overhead_bytes
+
+PCAP_NS_MAGIC = 0xA1B23C4D  # pcap with nanosecond timestamps, Ethernet link type
 
 
 def _rate(count: int, span_ns: int) -> float:
@@ -165,6 +169,7 @@ class RunResult:
     rx_queues: np.ndarray = field(repr=False)
     ports: dict[str, dict[str, int]] = field(default_factory=dict)
     interrupted: bool = False
+    started_at: float = 0.0  # wall-clock time (s since the epoch) of the start deadline
 
     def __getitem__(self, name: str) -> StreamResult:
         for s in self.streams:
@@ -183,6 +188,31 @@ class RunResult:
         if fw is None:
             return []
         return [{name: int(fw[name][i]) for name in fw.dtype.names or ()} for i in range(len(fw))]
+
+    @property
+    def captured(self) -> list[tuple[int, int, bytes]]:
+        """The frames the RX ports saw last (run with capture=N), oldest first, all
+        ports merged: (ns after the start, original length, the bytes kept)."""
+        if "capture_data" not in self.arrays:
+            return []
+        data, lens = self.arrays["capture_data"], self.arrays["capture_len"]
+        ns, count = self.arrays["capture_ns"], self.arrays["capture_count"]
+        frames = [(int(ns[q][k]), int(lens[q][k]),
+                   bytes(data[q][k][: min(int(lens[q][k]), data.shape[2])]))
+                  for q in range(len(count)) for k in range(int(count[q]))]
+        return sorted(frames, key=lambda f: f[0])
+
+    def write_pcap(self, path: str | Path) -> int:
+        """Write the captured frames as a pcap file (ns timestamps); returns how many."""
+        frames = self.captured
+        out = [struct.pack("<IHHiIII", PCAP_NS_MAGIC, 2, 4, 0, 0, 65535, 1)]
+        for rx_ns, length, data in frames:
+            at = int(self.started_at * 1e9) + rx_ns
+            out.append(struct.pack("<IIII", at // 10**9, at % 10**9, len(data), length))
+            out.append(data)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(b"".join(out))
+        return len(frames)
 
     @property
     def sent_streams(self) -> tuple[StreamResult, ...]:
@@ -279,6 +309,7 @@ def build_run_result(
     expected_only: int = 0,
     tsc_hz: int | None = None,
     clocks: list[tuple[str, float] | None] | None = None,
+    started_at: float = 0.0,
 ) -> RunResult:
     """Per-stream results from the engine's arrays. `clocks` gives, per stream,
     (name, resolution in ns) of a latency clock other than the TSC, or None."""
@@ -337,4 +368,4 @@ def build_run_result(
         )
         for i in range(len(names))
     )
-    return RunResult(streams, arrays, arrays["rx_queues"], ports, interrupted)
+    return RunResult(streams, arrays, arrays["rx_queues"], ports, interrupted, started_at)

@@ -159,6 +159,7 @@ class Summary:
         self.rows: list[tuple[str, ...]] = []
         self.tests: list[dict[str, Any]] = []
         self.written: str | None = None
+        self.captures: list[tuple[str, str]] = []
         self.write_error: str | None = None
 
     @pytest.hookimpl
@@ -168,10 +169,12 @@ class Summary:
         record = getattr(report, "netload", None)
         if isinstance(record, dict):
             self.rows += rows_of(report.nodeid, report.outcome, record)
+            self.captures += [(report.nodeid, c) for c in record.get("captures", ())]
             self.tests.append({"nodeid": report.nodeid, "outcome": report.outcome,
                                "duration_s": report.duration,
                                "measurements": record.get("measurements", []),
-                               "verdicts": record.get("verdicts", [])})
+                               "verdicts": record.get("verdicts", []),
+                               "captures": record.get("captures", [])})
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -209,5 +212,7 @@ class Summary:
                 terminalreporter.write_line(line)
         if self.written:
             terminalreporter.write_line(f"netload: results written to {self.written}")
+        for nodeid, path in self.captures:
+            terminalreporter.write_line(f"netload: last packets of failed {nodeid}: {path}")
         if self.write_error:
             terminalreporter.write_line(f"netload: {self.write_error}", red=True)

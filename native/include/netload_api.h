@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 6,
+	NETLOAD_ABI_VERSION = 7,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -255,6 +255,8 @@ struct netload_run_conf {
 	uint32_t n_fwd;
 	const struct netload_fwd_conf *fwd;
 	uint32_t latency_sub_bits; /* latency histogram precision; 0: NETLOAD_LATENCY_SUB_BITS */
+	uint32_t capture_frames;  /* per RX queue, keep the last N frames seen (any frame); 0: none */
+	uint32_t capture_snaplen; /* bytes kept of each (0: 128) */
 };
 
 struct netload_run_status {
@@ -315,5 +317,12 @@ int netload_run_rx_gap_hist(const struct netload_run *run, uint32_t tx_index, ui
 int netload_run_rx_latency_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *counts, uint32_t n);
 int netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t tx_index, uint64_t *positive, uint64_t *negative, uint32_t n);
 int netload_run_fwd_stats(const struct netload_run *run, uint32_t fwd_index, struct netload_fwd_stats *stats);
+/*
+ * The RX capture ring of RX entry rx_index, oldest first: up to n frames;
+ * frame k's first min(len[k], snaplen) bytes are at data + k * snaplen.
+ * Returns the number of frames, or < 0.
+ */
+int netload_run_capture(const struct netload_run *run, uint32_t rx_index, uint8_t *data,
+		uint32_t snaplen, uint32_t *len, uint64_t *ns, uint32_t n);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);

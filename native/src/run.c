@@ -272,7 +272,7 @@ netload_run_free(struct netload_run *run)
 		for (i = 0; i < run->n_workers; i++)
 			rte_eal_wait_lcore(run->workers[i].lcore);
 	}
-	for (i = 0; i < run->n_tx; i++) {
+	for (i = 0; run->tx != NULL && i < run->n_tx; i++) {
 		tx_finish(&run->tx[i]);
 		if (run->tx[i].stream)
 			run->tx[i].stream->in_run = 0;
@@ -280,7 +280,10 @@ netload_run_free(struct netload_run *run)
 			rte_free(run->tx[i].phases[j].gaps_fp);
 		rte_free(run->tx[i].phases);
 	}
-	for (i = 0; i < run->n_rx; i++) {
+	for (i = 0; run->rx != NULL && i < run->n_rx; i++) {
+		rte_free(run->rx[i].capture);
+		rte_free(run->rx[i].capture_len);
+		rte_free(run->rx[i].capture_tsc);
 		if (run->rx[i].streams == NULL)
 			continue;
 		for (j = 0; j < run->n_tx; j++) {
@@ -626,6 +629,15 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	run->hz = rte_get_tsc_hz();
 	run->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)run->hz);
 	run->timing_samples = c->timing_samples;
+	if (c->capture_frames > 1u << 20 || c->capture_snaplen > 16384) {
+		ret = netload_fail(NETLOAD_EINVAL, "run: capture of %u frames x %u bytes; give at "
+				"most 1048576 frames of at most 16384 bytes", c->capture_frames,
+				c->capture_snaplen);
+		rte_free(run);
+		return ret;
+	}
+	run->capture_frames = c->capture_frames;
+	run->capture_snaplen = c->capture_snaplen ? c->capture_snaplen : 128;
 	run->lat_bits = c->latency_sub_bits ? c->latency_sub_bits : NETLOAD_LATENCY_SUB_BITS;
 	run->lat_buckets = netload_hist_buckets(run->lat_bits);
 	if (run->lat_buckets == 0) {
@@ -667,6 +679,19 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 
 		t->port_id = c->rx[i].port_id;
 		t->queue = c->rx[i].queue;
+		if (c->capture_frames) {
+			t->capture = rte_malloc("netload_cap",
+					(size_t)c->capture_frames * run->capture_snaplen, 0);
+			t->capture_len = rte_malloc("netload_cap",
+					sizeof(uint32_t) * c->capture_frames, 0);
+			t->capture_tsc = rte_malloc("netload_cap",
+					sizeof(uint64_t) * c->capture_frames, 0);
+			if (t->capture == NULL || t->capture_len == NULL || t->capture_tsc == NULL) {
+				ret = netload_fail(NETLOAD_ENOMEM, "run: capture ring of %u frames",
+						c->capture_frames);
+				goto fail;
+			}
+		}
 		t->streams = rte_zmalloc("netload_rxs",
 				sizeof(struct rx_stream_state) * (c->n_tx + 1),
 				RTE_CACHE_LINE_SIZE);
@@ -900,6 +925,35 @@ netload_run_fwd_stats(const struct netload_run *run, uint32_t i, struct netload_
 		return netload_fail(NETLOAD_EINVAL, "fwd_stats: forwarder %u of %u", i, run->n_fwd);
 	*out = run->fwd[i].stats;
 	return 0;
+}
+
+int
+netload_run_capture(const struct netload_run *run, uint32_t i, uint8_t *data, uint32_t snaplen,
+		uint32_t *len, uint64_t *ns, uint32_t n)
+{
+	const struct rx_task *t;
+	uint64_t first, k;
+	uint32_t got = 0, copy;
+	int ret = check_done(run, "capture");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_rx)
+		return netload_fail(NETLOAD_EINVAL, "capture: RX entry %u of %u", i, run->n_rx);
+	t = &run->rx[i];
+	if (t->capture == NULL)
+		return 0;
+	copy = RTE_MIN(snaplen, run->capture_snaplen);
+	first = t->captured > run->capture_frames ? t->captured - run->capture_frames : 0;
+	for (k = first; k < t->captured && got < n; k++, got++) {
+		uint32_t slot = (uint32_t)(k % run->capture_frames);
+
+		memcpy(data + (size_t)got * snaplen,
+				t->capture + (size_t)slot * run->capture_snaplen, copy);
+		len[got] = t->capture_len[slot];
+		ns[got] = since_start(run, t->capture_tsc[slot]);
+	}
+	return (int)got;
 }
 
 int

@@ -85,6 +85,10 @@ struct rx_task {
 	uint64_t foreign;
 	uint64_t bursts;
 	struct rx_stream_state *streams;  /* one per TX entry of the run */
+	uint8_t *capture;         /* ring of capture_frames slots of capture_snaplen bytes */
+	uint32_t *capture_len;    /* each slot's original frame length */
+	uint64_t *capture_tsc;    /* and its arrival (the burst's TSC) */
+	uint64_t captured;        /* frames written to the ring (the newest is captured - 1) */
 } __rte_cache_aligned;
 
 /* A delay line (the reference DUT): a FIFO of frames and their release times. */
@@ -129,6 +133,8 @@ struct netload_run {
 	uint16_t slot_of[NETLOAD_MAX_STREAMS];   /* stream id -> TX entry */
 	uint16_t burst;
 	uint32_t timing_samples;
+	uint32_t capture_frames;  /* per RX queue: the last N frames are kept; 0: none */
+	uint32_t capture_snaplen;
 	uint32_t lat_bits;        /* latency histogram sub-bucket bits */
 	uint32_t lat_buckets;
 	uint64_t hz;

@@ -189,6 +189,22 @@ arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state
 	track(st, sig->seq, sig->tx_tsc);
 }
 
+/* Keep a copy of the frame's first bytes in the queue's ring (failure captures). */
+static void
+capture(const struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m,
+		uint64_t now)
+{
+	uint32_t slot = (uint32_t)(t->captured % run->capture_frames);
+	uint32_t n = RTE_MIN(m->pkt_len, run->capture_snaplen);
+	uint8_t *dst = t->capture + (size_t)slot * run->capture_snaplen;
+
+	if (rte_pktmbuf_read(m, 0, n, dst) != dst)
+		memcpy(dst, rte_pktmbuf_read(m, 0, n, dst), n);
+	t->capture_len[slot] = m->pkt_len;
+	t->capture_tsc[slot] = now;
+	t->captured++;
+}
+
 void
 netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
@@ -216,6 +232,8 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + 4], char *,
 					bufs[i + 4]->pkt_len - NETLOAD_SIGNATURE_BYTES));
 		bytes += m->pkt_len;
+		if (unlikely(t->capture != NULL))
+			capture(run, t, m, now);
 		sig = trailer(m, &copy);
 		if (unlikely(sig == NULL || sig->magic != NETLOAD_SIGNATURE_MAGIC ||
 				sig->stream_id >= NETLOAD_MAX_STREAMS ||

@@ -15,6 +15,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
@@ -145,6 +146,8 @@ class Engine:
         self._saved_affinity: dict[int, set[int]] = {}
         # Called with every RunResult (the plugin's latency meters listen here).
         self.observers: list[Callable[[RunResult], None]] = []
+        # Frames each RX port keeps of every run (run(capture=...) overrides it).
+        self.capture_default = 0
         self._group: Any = None
         self._channel: Any = None
         self._unanswered = 0
@@ -360,6 +363,8 @@ class Engine:
         forward: Iterable[Any] = (),
         latency_digits: int = 2,
         progress: Callable[[dict[str, Any]], None] | None = None,
+        capture: int | None = None,
+        capture_snaplen: int = 128,
     ) -> RunResult:
         """Send until every stream sent `count` packets or `duration_s` passed.
 
@@ -412,8 +417,11 @@ class Engine:
             timing_samples=int(timing_samples),
             forwarders=[f if isinstance(f, dict) else f.spec() for f in forward],
             latency_sub_bits=latency_sub_bits(latency_digits),
+            capture_frames=int(self.capture_default if capture is None else capture),
+            capture_snaplen=int(capture_snaplen),
         )
         interrupted = False
+        started_at = time.time()
         try:
             while True:
                 status = self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)
@@ -437,6 +445,7 @@ class Engine:
             hist_lower_ns=self.hello.get("hist_lower_ns"),
             expected_only=len(expected),
             tsc_hz=self.hello.get("tsc_hz"),
+            started_at=started_at + start_delay_s,
             clocks=[("nic-hardware", 1e9 / min(p.info["nic_clock_hz"] for p in [s.port, *rx_ports]))
                     if h else None for s, h in zip(streams, hw)],
         )

@@ -449,8 +449,12 @@ class Run:
         timing_samples: int = 0,
         forwarders: Sequence[dict[str, Any]] = (),
         latency_sub_bits: int = 0,
+        capture_frames: int = 0,
+        capture_snaplen: int = 0,
     ) -> None:
         self.tx = list(tx)
+        self.capture_frames = int(capture_frames)
+        self.capture_snaplen = int(capture_snaplen) or 128
         self.rx = list(rx)
         self.forwarders = list(forwarders)
         self.latency_sub_bits = latency_sub_bits or int(lib.NETLOAD_LATENCY_SUB_BITS)
@@ -512,6 +516,8 @@ class Run:
                 "n_fwd": len(self.forwarders),
                 "fwd": cfwd,
                 "latency_sub_bits": self.latency_sub_bits,
+                "capture_frames": self.capture_frames,
+                "capture_snaplen": self.capture_snaplen,
             },
         )
         out = ffi.new("struct netload_run **")
@@ -567,6 +573,19 @@ class Run:
             "rx_ipdv_pos_hist": ipdv_pos,
             "rx_ipdv_neg_hist": ipdv_neg,
         }
+        if self.capture_frames:
+            n, snap = self.capture_frames, self.capture_snaplen
+            data = np.zeros((n_rx, n, snap), dtype=np.uint8)
+            lens = np.zeros((n_rx, n), dtype=np.uint32)
+            ns = np.zeros((n_rx, n), dtype=np.uint64)
+            count = np.zeros(n_rx, dtype=np.uint32)
+            for i in range(n_rx):
+                count[i] = _check(lib.netload_run_capture(
+                    self.ptr, i, ffi.from_buffer("uint8_t[]", data[i]), snap,
+                    ffi.from_buffer("uint32_t[]", lens[i]), ffi.from_buffer("uint64_t[]", ns[i]),
+                    n), "capture")
+            out.update(capture_data=data, capture_len=lens, capture_ns=ns,
+                       capture_count=count)
         if self.forwarders:
             fws = ffi.new("struct netload_fwd_stats[]", len(self.forwarders))
             for i in range(len(self.forwarders)):

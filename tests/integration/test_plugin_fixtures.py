@@ -89,3 +89,30 @@ def test_trial_duration_option_overrides_markers(pytester: pytest.Pytester) -> N
                                            "--netload-trial-duration=0.5s",
                                            "-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(passed=1)
+
+
+def test_a_failed_verdict_writes_the_last_packets_as_pcap(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        from pytest_netload import assert_latency, udp
+
+        def test_too_strict(netload_ports, rate_controller, latency_meter):
+            tx, rx = netload_ports
+            stream = udp(size=100, name="probe")
+            with latency_meter(rx, stream) as lat:
+                rate_controller(tx, rate="5kpps").run(stream, count=1000)
+            assert_latency(lat, p50="< 1ns")
+
+        def test_fine(netload_ports, rate_controller):
+            rate_controller().run(udp(), count=10)
+    """)
+    result = pytester.runpytest_subprocess("--netload-topology=loopback", "-p", "no:cacheprovider",
+                                           "--netload-report-dir=out", timeout=300)
+    result.assert_outcomes(passed=1, failed=1)
+    pcap = pytester.path / "out" / "captures" / "test_a_failed_verdict_writes_the_last_packets_as_pcap.py_test_too_strict.pcap"
+    result.stdout.fnmatch_lines([f"netload: last packets of failed *test_too_strict: {pcap}"])
+    from scapy.all import UDP, rdpcap
+
+    frames = rdpcap(str(pcap))
+    assert 1 <= len(frames) <= 256
+    assert all(f[UDP].dport == 9 and len(f) == 96 for f in frames if UDP in f)
+    assert not list((pytester.path / "out" / "captures").glob("*test_fine*"))

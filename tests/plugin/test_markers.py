@@ -51,10 +51,10 @@ def test_frame_size_parametrisation_has_readable_ids(pytester: pytest.Pytester) 
                                  "'framesizes'; rfc2544 takes frame_sizes, *")),
     ("rfc2544(search='golden')", "*search='golden': use one of [[]'binary', 'mlrsearch'[]]*"),
     ("rfc2544(64)", "*positional arguments [[]64[]]: write them as keywords*"),
-    ("rfc2544(goals='ci-fast')", "*goals applies to search='mlrsearch', but the search is "
-                                 "binary*"),
-    ("rfc2544(search='mlrsearch', max_trials=3)", "*max_trials and resolution bound the binary "
-                                                  "search*"),
+    ("rfc2544(goals='ci-fast')", ("*goals applies to search='mlrsearch', but the search is "
+                                 "binary*")),
+    ("rfc2544(search='mlrsearch', max_trials=3)", ("*max_trials and resolution bound the binary "
+                                                  "search*")),
     ("rfc2544(search='mlrsearch', goals='fastest')", "*fastest*"),
     ("netload(rate='fast')", "*test_bad: @pytest.mark.netload: *rate*fast*"),
     ("netload(pattern='zigzag')", "*test_bad: @pytest.mark.netload: *zigzag*"),
