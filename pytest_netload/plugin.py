@@ -81,6 +81,39 @@ def _write_capture(item: pytest.Item, record: Any) -> None:
     item.user_properties.append(("netload.capture", str(path)))
 
 
+def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
+    from .reports import allure
+
+    if allure.active(item.config):
+        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+
+        topo = item.config.stash.get(TOPOLOGY_KEY, None)
+        try:
+            allure.attach(data, dict(topo.dut) if topo is not None else {},
+                          item.config.stash[SETTINGS_KEY].topology)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # a report add-on must never turn a DUT verdict into an error
+            item.warn(pytest.PytestWarning(f"netload: allure attachments failed: {exc!r}"))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from .reports import allure
+
+    config = session.config
+    if allure.active(config) and not hasattr(config, "workerinput"):
+        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+        from .reports.json import package_version
+
+        settings = config.stash[SETTINGS_KEY]
+        topo = config.stash.get(TOPOLOGY_KEY, None)
+        values: dict[str, Any] = {"pytest-netload": package_version(),
+                                  "topology": settings.topology,
+                                  "backend": settings.backend, "engine": settings.engine}
+        if topo is not None:
+            values.update({f"dut.{k}": v for k, v in topo.dut.items()})
+        allure.write_environment(config.option.allure_report_dir, values)
+
+
 def _attach(item: pytest.Item, record: Any) -> None:
     """The test's record: whole and JSON-able in the item's stash (the report carries
     it as `report.netload`), its key figures flat in user_properties for JUnit."""
@@ -121,6 +154,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             return (yield)
         finally:
             _attach(item, record)
+            if RECORD_STASH in item.stash:
+                _allure(item, item.stash[RECORD_STASH])
 
 
 @pytest.hookimpl(wrapper=True)

@@ -194,3 +194,29 @@ def test_an_unwritable_report_dir_is_named_and_results_stay_on_screen(
         "test_measured*64B*250.000 kpps*",
         ("netload: could not write */blocked/out/results.json: *; give a writable "
         "--netload-report-dir")])
+
+
+def test_allure_gets_steps_attachments_and_environment(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytest.importorskip("allure_pytest")
+    pytester.makepyfile(FAKE_SUITE.replace(
+        '''        {"valid": True, "lost": 12, "offered_pps": 500000.0}]}''',
+        '''        {"valid": True, "lost": 12, "offered_pps": 500000.0, "loss_ratio": 2.4e-5,
+         "tx_packets": 500000}]}'''))
+    result = pytester.runpytest("--alluredir=allure")
+    result.assert_outcomes(passed=2, failed=1)
+    out = pytester.path / "allure"
+    results = [json.loads(p.read_text()) for p in out.glob("*-result.json")]
+    measured = next(r for r in results if r["name"] == "test_measured")
+    steps = [s["name"] for s in measured["steps"]]
+    assert steps[0].startswith("throughput 64B trial 1: 250,000 pps, lost 0 of")
+    assert steps[1].startswith("throughput 64B trial 2: 500,000 pps, lost 12 of 500000")
+    names = {a["name"]: a for a in measured["attachments"]}
+    assert {"throughput 64B trials.csv", "throughput 64B loss vs load", "netload record"} <= set(names)
+    csv_text = (out / names["throughput 64B trials.csv"]["source"]).read_text()
+    assert csv_text.splitlines()[0].startswith("offered_pps,duration_s,tx_packets")
+    assert "<svg" in (out / names["throughput 64B loss vs load"]["source"]).read_text()
+    assert {"name": "topology", "value": "netns-router"} in measured["labels"]
+    env = (out / "environment.properties").read_text()
+    assert "topology=netns-router" in env and "pytest-netload=" in env
