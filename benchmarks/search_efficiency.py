@@ -85,9 +85,9 @@ def one_case(engine: Engine, rate_bps: int, size: int, trial_s: float, initial_s
         "mlr_err": abs(found_mlr - capacity) / capacity,
     }
     print(f"{rate_bps / 1e6:>5.0f} Mbit/s {size:>5}B capacity {capacity:>9,.0f} pps | "
-          f"binary {binary.throughput_pps:>9,.0f} ({out['binary_err']:+.2%}) "
+          f"binary {binary.throughput_pps:>9,.0f} ({binary.throughput_pps / capacity - 1:+.2%}) "
           f"{len(binary.trials):>2} trials {binary_time:5.1f}s (+{out['binary_overhead']:.1%} wall) | "
-          f"mlr {found_mlr:>9,.0f} ({out['mlr_err']:+.2%}) {len(mlr.trials):>2} trials "
+          f"mlr {found_mlr:>9,.0f} ({found_mlr / capacity - 1:+.2%}) {len(mlr.trials):>2} trials "
           f"{mlr_time:5.1f}s (+{out['mlr_overhead']:.1%} wall)", flush=True)
     return out
 
