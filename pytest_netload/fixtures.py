@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,10 +28,17 @@ from .topology.model import Topology
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure captures
 TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
+BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
 
 
 def _settings(config: pytest.Config) -> Settings:
     return config.stash[SETTINGS_KEY]
+
+
+def report_dir(config: pytest.Config) -> Path:
+    """The session's report directory; a relative one is under the rootdir."""
+    path = Path(config.stash[SETTINGS_KEY].report_dir)
+    return path if path.is_absolute() else config.rootpath / path
 
 
 def engine_resources(topology: Topology | None) -> dict[str, Any]:

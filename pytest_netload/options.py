@@ -32,6 +32,11 @@ REPORT_DIR_DESC = "Directory the result files are written to. Default: netload-r
 TRIAL_DURATION_DESC = ("Override every trial's duration (e.g. '1s' for a quick run); "
                        "markers' durations are ignored while it is set")
 
+SAVE_BASELINE_DESC = ("Store this session's results as baseline NAME (under <report dir>/"
+                      "baselines/)")
+BASELINE_DESC = ("Compare against baseline NAME: tests whose figures regressed beyond their "
+                 "measurement noise fail, and a comparison table is printed")
+
 BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge", "loopback")
 BACKENDS = ("af_packet", "af_xdp")
 
@@ -141,7 +146,17 @@ SETTINGS = (
     Setting("netload_engine_memory", ENGINE_MEMORY_DESC, "1024", _memory),
     Setting("netload_report_dir", REPORT_DIR_DESC, "netload-results", str),
     Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
+    Setting("netload_save_baseline", SAVE_BASELINE_DESC, "", lambda v: _baseline_name(v)),
+    Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),
 )
+
+
+def _baseline_name(value: str) -> str | None:
+    if not value:
+        return None
+    from .reports.baseline import check_baseline_name
+
+    return check_baseline_name(value)
 
 
 @dataclass(frozen=True)
@@ -154,6 +169,8 @@ class Settings:
     engine_memory_mb: int
     report_dir: str
     trial_duration_s: float | None
+    save_baseline: str | None = None
+    baseline: str | None = None
 
     @property
     def builtin_topology(self) -> bool:
@@ -169,6 +186,8 @@ class Settings:
         parts = [f"engine {self.engine}", f"topology {topo}", f"reports {self.report_dir}"]
         if self.trial_duration_s is not None:
             parts.append(f"trial duration {self.trial_duration_s:g}s (override)")
+        if self.baseline:
+            parts.append(f"baseline {self.baseline}")
         return "netload: " + ", ".join(parts)
 
 
@@ -194,4 +213,5 @@ def resolve(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"{where}: {exc}") from None
     return Settings(values["netload_topology"], values["netload_backend"],
                     values["netload_engine"], values["netload_engine_memory"],
-                    values["netload_report_dir"], values["netload_trial_duration"])
+                    values["netload_report_dir"], values["netload_trial_duration"],
+                    values["netload_save_baseline"], values["netload_baseline"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +31,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
     settings = options.resolve(config)
     config.stash[fixtures.SETTINGS_KEY] = settings
+    if settings.baseline:  # checked before any traffic
+        from .errors import NetloadConfigError
+        from .reports.baseline import baseline_dir, load_baseline
+
+        try:
+            config.stash[fixtures.BASELINE_KEY] = load_baseline(
+                settings.baseline, baseline_dir(fixtures.report_dir(config)))
+        except NetloadConfigError as exc:
+            raise pytest.UsageError(f"--netload-baseline: {exc}") from None
     if not settings.builtin_topology:  # a topology file: checked before any test runs
         from .errors import NetloadConfigError
         from .topology.toml import load_topology
@@ -64,14 +72,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _write_capture(item: pytest.Item, record: Any) -> None:
     """A failed netload verdict: the last frames the RX ports saw, as a pcap in
     <report dir>/captures/, named after the test."""
-    from .fixtures import SETTINGS_KEY
+    from .fixtures import report_dir
 
-    settings = item.config.stash[SETTINGS_KEY]
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid).strip("_") + ".pcap"
-    base = Path(settings.report_dir)
-    if not base.is_absolute():
-        base = item.config.rootpath / base
-    path = base / "captures" / name
+    path = report_dir(item.config) / "captures" / name
     try:
         record.last_run.write_pcap(path)
     except OSError as exc:
@@ -150,12 +154,38 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         try:
             if show is not None:
                 with progress.sink(show):
-                    return (yield)
-            return (yield)
+                    result = yield
+            else:
+                result = yield
         finally:
             _attach(item, record)
             if RECORD_STASH in item.stash:
                 _allure(item, item.stash[RECORD_STASH])
+    _check_baseline(item)
+    return result
+
+
+def _check_baseline(item: pytest.Item) -> None:
+    """With --netload-baseline: fail a test whose figures regressed beyond their noise."""
+    from .fixtures import BASELINE_KEY, SETTINGS_KEY
+
+    baseline = item.config.stash.get(BASELINE_KEY, None)
+    if baseline is None or RECORD_STASH not in item.stash:
+        return
+    from .reports.baseline import compare
+
+    data = item.stash[RECORD_STASH]
+    doc = {"schema_version": baseline["schema_version"], "created": "now", "tests": [
+        {"nodeid": item.nodeid, "outcome": "passed", "measurements": data["measurements"],
+         "verdicts": data["verdicts"]}]}
+    regressed = compare(doc, baseline).regressions_for(item.nodeid)
+    if regressed:
+        from .reports.baseline import Comparison
+
+        name = item.config.stash[SETTINGS_KEY].baseline
+        table = Comparison(tuple(regressed), name=name).table_lines()
+        pytest.fail("\n".join([(f"regressed against baseline {name!r} beyond measurement "
+                               "noise (the bands do not overlap):"), *table]), pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)

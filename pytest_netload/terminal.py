@@ -6,7 +6,6 @@ so the table is the same with or without xdist.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -160,6 +159,8 @@ class Summary:
         self.tests: list[dict[str, Any]] = []
         self.written: str | None = None
         self.captures: list[tuple[str, str]] = []
+        self.comparison: Any = None
+        self.saved: str | None = None
         self.write_error: str | None = None
 
     @pytest.hookimpl
@@ -180,7 +181,7 @@ class Summary:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.tests:
             return
-        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY, report_dir
         from .reports import json as json_report
 
         settings = self.config.stash[SETTINGS_KEY]
@@ -193,14 +194,34 @@ class Summary:
             self.tests, topology=topology,
             settings={"topology": settings.topology, "backend": settings.backend,
                       "engine": settings.engine, "trial_duration_s": settings.trial_duration_s})
-        path = os.path.join(str(self.config.rootpath), settings.report_dir, "results.json") \
-            if not os.path.isabs(settings.report_dir) else \
-            os.path.join(settings.report_dir, "results.json")
+        base = report_dir(self.config)
+        path = base / "results.json"
         try:
             self.written = str(json_report.write(doc, path))
         except OSError as exc:
             self.write_error = (f"could not write {path}: {exc.strerror or exc}; give a "
                                 "writable --netload-report-dir")
+        self._baselines(doc, base)
+
+    def _baselines(self, doc: dict[str, Any], base: Any) -> None:
+        from .fixtures import BASELINE_KEY, SETTINGS_KEY
+        from .reports import json as json_report
+        from .reports.baseline import baseline_dir, compare, save_baseline
+
+        settings = self.config.stash[SETTINGS_KEY]
+        baseline = self.config.stash.get(BASELINE_KEY, None)
+        if baseline is not None:
+            self.comparison = compare(doc, baseline, name=settings.baseline)
+            try:
+                json_report.write(self.comparison.as_dict(), base / "baseline-comparison.json")
+            except OSError as exc:
+                self.write_error = f"could not write the baseline comparison: {exc}"
+        if settings.save_baseline:
+            try:
+                self.saved = str(save_baseline(doc, settings.save_baseline, baseline_dir(base)))
+            except OSError as exc:
+                self.write_error = (f"could not save baseline {settings.save_baseline!r}: "
+                                    f"{exc}; give a writable --netload-report-dir")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -212,6 +233,14 @@ class Summary:
                 terminalreporter.write_line(line)
         if self.written:
             terminalreporter.write_line(f"netload: results written to {self.written}")
+        if self.comparison is not None:
+            terminalreporter.write_sep("=", "netload baseline comparison")
+            terminalreporter.write_line(self.comparison.summary_line())
+            for line in self.comparison.table_lines(
+                    changes_only=terminalreporter.verbosity < 1):
+                terminalreporter.write_line(line)
+        if self.saved:
+            terminalreporter.write_line(f"netload: baseline saved to {self.saved}")
         for nodeid, path in self.captures:
             terminalreporter.write_line(f"netload: last packets of failed {nodeid}: {path}")
         if self.write_error:

@@ -220,3 +220,53 @@ def test_allure_gets_steps_attachments_and_environment(pytester: pytest.Pytester
     assert {"name": "topology", "value": "netns-router"} in measured["labels"]
     env = (out / "environment.properties").read_text()
     assert "topology=netns-router" in env and "pytest-netload=" in env
+
+
+BASELINE_SUITE = """
+    import os
+    from pytest_netload.recording import record_measurement
+
+    def test_router():
+        tput = float(os.environ.get("TPUT", "250000"))
+        record_measurement("throughput", {
+            "frame_size": 64, "throughput_pps": tput, "upper_pps": tput * 1.005,
+            "method": "binary", "duration_s": 1.0, "loss_tolerance": 0.0, "trials": []})
+"""
+
+
+def test_a_baseline_catches_a_regression_and_tolerates_noise(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(BASELINE_SUITE)
+    result = pytester.runpytest("--netload-save-baseline=lab-1")
+    result.assert_outcomes(passed=1)
+    saved = pytester.path / "netload-results" / "baselines" / "lab-1.json"
+    result.stdout.fnmatch_lines([f"netload: baseline saved to {saved}"])
+    # within the search's resolution: noise, not a regression
+    monkeypatch.setenv("TPUT", "250600")
+    result = pytester.runpytest("--netload-baseline=lab-1")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*= netload baseline comparison =*",
+                                 "baseline 'lab-1'*0 regressed*1 unchanged*"])
+    # 10 % slower with a 0.5 % bracket: fails, with the comparison in the message
+    monkeypatch.setenv("TPUT", "225000")
+    result = pytester.runpytest("--netload-baseline=lab-1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*regressed against baseline 'lab-1' beyond measurement noise*",
+        "*test_router*throughput*64B*regressed*"])
+    assert (pytester.path / "netload-results" / "baseline-comparison.json").exists()
+
+
+def test_a_missing_or_corrupt_baseline_stops_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(BASELINE_SUITE)
+    result = pytester.runpytest("--netload-baseline=nothing-here")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--netload-baseline: *nothing-here*"])
+    folder = pytester.path / "netload-results" / "baselines"
+    folder.mkdir(parents=True)
+    (folder / "broken.json").write_text('{"schema_version": "1.0", "tests": [')
+    result = pytester.runpytest("--netload-baseline=broken")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--netload-baseline: *broken.json*"])
+    result = pytester.runpytest("--netload-baseline=../escape")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
