@@ -1,4 +1,4 @@
-"""`netload`: the command line. Sub-commands: demo, methods, ports.
+"""`netload`: the command line. Sub-commands: demo, methods, ports, report.
 
 - `netload demo`: build a built-in DUT, send counted traffic through it in
   both directions, print one result line per stream (pps, Mbit/s with its
@@ -6,6 +6,8 @@
 - `netload methods`: TX pps and Mbit/s for each DPDK backend usable on a
   veth pair (or on one interface), with the RX side counted.
 - `netload ports DEVICE...`: open DPDK devices and print what they can do.
+- `netload report results.json -o report.html`: rebuild the HTML acceptance report
+  from a saved results file (docs/reports.md).
 """
 
 from __future__ import annotations
@@ -143,6 +145,21 @@ def cmd_ports(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from .reports.html import write
+    from .reports.load import load
+
+    document = load(args.results)
+    output = args.output or os.path.join(os.path.dirname(args.results) or ".", "report.html")
+    try:
+        path = write(document, output)
+    except OSError as exc:
+        raise NetloadError(f"{output}: cannot be written ({exc.strerror or exc}); give a "
+                           "writable path with -o") from None
+    print(f"report written to {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="netload", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -166,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     ports = sub.add_parser("ports", help="Open DPDK devices and print their capabilities")
     ports.add_argument("devices", nargs="+", help="Device strings, e.g. net_null0 or 0000:01:00.0")
     ports.set_defaults(func=cmd_ports)
+    r = sub.add_parser("report", help="Rebuild the HTML acceptance report from a saved results file")
+    r.add_argument("results", help="A results.json a test session wrote (--netload-report-dir)")
+    r.add_argument("-o", "--output",
+                   help="The HTML file to write. Default: report.html beside the results file")
+    r.set_defaults(func=cmd_report)
     return p
 
 

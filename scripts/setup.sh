@@ -9,6 +9,7 @@ APT_PACKAGES=(
   dpdk dpdk-dev libdpdk-dev          # DPDK 22.11 LTS: EAL, PMDs, dpdk-testpmd
   libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
   iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection
+  chromium                           # the HTML report's browser test (headless)
 )
 
 missing=()
@@ -24,6 +25,6 @@ fi
 
 PYTHON=${PYTHON:-python3}
 # The package itself, built in place (the cffi extension links the system DPDK),
-# with its test dependencies.
+# with its test dependencies (the reports' jinja2, matplotlib and jsonschema among them).
 "$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test]"
 echo "setup: done ($("$PYTHON" -c 'import pytest_netload.engine._netload_native as m; print(m.__file__)'))"

@@ -1,9 +1,22 @@
 """The session's results as one JSON document.
 
+The format is described field by field in docs/reports.md and checked by the
+JSON Schema reports/results.schema.json (reports/schema.py, reports/load.py).
+A change to what is written here changes both, and a change a 1.0 reader
+would refuse (a new required field, a renamed or retyped one) raises
+SCHEMA_VERSION; readers refuse documents newer than they know.
+
 JSON format history:
 - 1.0: session (package, host, topology, DUT), tests (nodeid, outcome,
   duration, measurements and verdicts as the fixtures and assertions
   recorded them).
+  Measurements are a union on `kind`: throughput, latency_rfc2544,
+  frame_loss, back_to_back, recovery, reset, mlrsearch, calibration,
+  traffic, latency. Optional within 1.0: `tests[].captures` (pcap paths
+  written for failed verdicts), `topology.dut`/`source`/`line_rate_bps`
+  (topology files), `environment` (DPDK version, port drivers, clock
+  source) and a latency record's `histogram`/`hdr`, which the schema
+  accepts ahead of their producer.
 """
 
 from __future__ import annotations
