@@ -29,6 +29,7 @@ SETTINGS_KEY = pytest.StashKey[Settings]()
 CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure captures
 TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
 BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
+ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -78,6 +79,7 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
         _harness_failure("the engine did not start", exc)
     engine.capture_default = CAPTURE_FRAMES
     engine.observers.append(note_run)
+    pytestconfig.stash[ENVIRONMENT_KEY] = {"engine": engine.environment(), "ports": []}
     try:
         yield engine
     finally:
@@ -145,6 +147,13 @@ def netload_ports(pytestconfig: pytest.Config, netload_engine: Engine,
             except (NetloadEnvironmentError, NetloadConfigError) as exc:
                 _harness_failure(f"opening port {spec.name!r} of topology "
                                  f"{netload_topology.name!r}", exc)
+        env = pytestconfig.stash.get(ENVIRONMENT_KEY, None)
+        if env is not None:
+            env["ports"] = [{"name": name, "device": p.device, "driver": p.driver,
+                             "mac": p.mac, "mtu": p.info.get("mtu"),
+                             "link_speed_mbps": p.info.get("link_speed_mbps"),
+                             "hw_timestamps": p.info.get("hw_timestamps")}
+                            for name, p in opened.items()]
         yield WiredPorts(netload_topology, opened)
     finally:
         for port in opened.values():

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 7,
+	NETLOAD_ABI_VERSION = 8,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -64,6 +64,7 @@ enum netload_run_state {
 /* ---- library and EAL ---------------------------------------------------- */
 
 int netload_abi_version(void);
+const char *netload_dpdk_version(void);
 const char *netload_strerror(int status);
 const char *netload_last_error(void);
 int netload_log_open(const char *path);

@@ -9,6 +9,8 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include <rte_version.h>
+
 #include "internal.h"
 
 int netload_logtype = RTE_LOGTYPE_USER1;
@@ -29,6 +31,12 @@ static const char *const status_text[] = {
 	[8] = "EAL initialisation failed",
 	[9] = "not supported by the device",
 };
+
+const char *
+netload_dpdk_version(void)
+{
+	return rte_version();
+}
 
 int
 netload_abi_version(void)

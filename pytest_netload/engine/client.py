@@ -299,6 +299,15 @@ class Engine:
             self.start()
         return dict(self.hello["constants"])
 
+    def environment(self) -> dict[str, Any]:
+        """What results record about the generator: DPDK version, EAL lcores, TSC rate."""
+        if not self.alive:
+            self.start()
+        h = self.hello
+        return {"dpdk_version": h.get("dpdk_version"), "gateway": self.gateway_spec,
+                "workers": h.get("workers"), "worker_cpus": h.get("worker_cpus"),
+                "tsc_hz": h.get("tsc_hz"), "abi_version": h["constants"]["abi_version"]}
+
     @property
     def workers(self) -> int:
         if not self.alive:

@@ -56,6 +56,11 @@ def constants() -> dict[str, int]:
     }
 
 
+def dpdk_version() -> str:
+    """The DPDK the extension runs on, e.g. 'DPDK 22.11.11'."""
+    return _text(lib.netload_dpdk_version())
+
+
 def crash() -> None:
     """Write through a wild pointer, as a native bug would (crash tests)."""
     ffi.cast("int *", 64)[0] = 1

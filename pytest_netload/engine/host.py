@@ -52,7 +52,7 @@ class Host:
         return {"constants": f.constants(), "workers": f.Eal.workers(), "eal_args": args,
                 "main_cpu": cpus[0], "worker_cpus": cpus[1:],
                 "tsc_hz": f.tsc_hz(), "hist_lower_ns": f.hist_lower_bounds_ns().tolist(),
-                "pid": os.getpid()}
+                "pid": os.getpid(), "dpdk_version": f.dpdk_version()}
 
     def op_close(self) -> None:
         for run_id in list(self.runs):
