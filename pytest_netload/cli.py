@@ -146,10 +146,11 @@ def cmd_ports(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .reports.html import write
     from .reports.load import load
 
     document = load(args.results)
+    from .reports.html import write  # matplotlib: only once the file is known to be good
+
     output = args.output or os.path.join(os.path.dirname(args.results) or ".", "report.html")
     try:
         path = write(document, output)
@@ -183,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     ports = sub.add_parser("ports", help="Open DPDK devices and print their capabilities")
     ports.add_argument("devices", nargs="+", help="Device strings, e.g. net_null0 or 0000:01:00.0")
     ports.set_defaults(func=cmd_ports)
-    r = sub.add_parser("report", help="Rebuild the HTML acceptance report from a saved results file")
+    r = sub.add_parser("report",
+                       help="Rebuild the HTML acceptance report from a saved results file")
     r.add_argument("results", help="A results.json a test session wrote (--netload-report-dir)")
     r.add_argument("-o", "--output",
                    help="The HTML file to write. Default: report.html beside the results file")

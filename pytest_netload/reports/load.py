@@ -1,0 +1,71 @@
+"""Reading a saved results file back: `load(path)` returns the checked document.
+
+Every problem is one ResultsFileError (a NetloadConfigError) whose message starts with the
+file's path and says what is wrong: the file is missing or unreadable, is not JSON (with
+line and column), ends early (a run interrupted while writing), was written by a newer
+pytest-netload, or breaks the schema (with the JSON path of the field).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from .schema import ResultsFileError, validate
+
+__all__ = ["ResultsFileError", "load", "parse"]
+
+# what a file cut inside a value leaves after the point where parsing failed
+_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_NUMBER_END = re.compile(r"^[-+.eE0-9]+$")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise ResultsFileError(path, "no such file; give the results.json a test session "
+                               "wrote (in --netload-report-dir)") from None
+    except IsADirectoryError:
+        raise ResultsFileError(path, "is a directory; give the results.json inside it") from None
+    except OSError as exc:
+        raise ResultsFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsFileError(path, f"is not UTF-8 text (byte {exc.start}); it is not a "
+                               "results file") from None
+
+
+def parse(text: str, source: str) -> Any:
+    """The JSON value of `text`; errors name `source`, the line and the column."""
+    if not text.strip():
+        raise ResultsFileError(source, "is empty (a run interrupted before it wrote its "
+                               "results?)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        rest = text[exc.pos:].rstrip()
+        if not rest or exc.msg.startswith("Unterminated string") or _NUMBER_END.match(rest) \
+                or any(word.startswith(rest) for word in _LITERALS):
+            end = len(text.rstrip())
+            line = text.count("\n", 0, end) + 1
+            column = end - text.rfind("\n", 0, end) - 1  # of its last character
+            raise ResultsFileError(
+                source, f"is truncated: it ends at line {line} column {column}, before its "
+                "JSON document does; the file was cut off (a run interrupted while writing, "
+                "or an incomplete copy)") from None
+        raise ResultsFileError(source, f"is not valid JSON: {exc.msg} at line {exc.lineno} "
+                               f"column {exc.colno}") from None
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read, parse and check a results file (schema reports/results.schema.json)."""
+    source = os.fspath(path)
+    document = parse(_read(source), source)
+    validate(document, source)
+    assert isinstance(document, dict)
+    return document

@@ -1,0 +1,268 @@
+"""Builds results-full.json: a results document with every kind of measurement.
+
+The RFC 2544 procedures run here against fake DUTs (pure logic, no engine), their results
+are recorded as the runner records them and the verdicts come from the real assertion
+helpers, so the document has the producer's exact shapes. It adds what a lab run has and
+the built-in sample lacks: a line rate (10 Gbit/s), DUT metadata, an IMIX size, MLRsearch,
+recovery, a traffic run with a latency meter, invalid trials, a failed test, and the
+optional `environment` and latency `histogram` fields.
+
+    python3 tests/data/make_full_sample.py          # rewrites tests/data/results-full.json
+
+tests/unit/test_report_schema.py also calls `build()` to check that the producer's shapes
+still match the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_netload import assert_latency, assert_loss, assert_throughput
+from pytest_netload.histogram import LogHistogram
+from pytest_netload.latency import LatencyResult
+from pytest_netload.recording import record_measurement, recording
+from pytest_netload.reports import json as json_report
+from pytest_netload.rfc2544 import TrialResult, binary_search
+from pytest_netload.rfc2544.back_to_back import back_to_back
+from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
+from pytest_netload.rfc2544.latency import latency_trials
+from pytest_netload.rfc2544.mlr import mlr_search
+from pytest_netload.rfc2544.recovery import RecoveryTrial, ResetResult, ResetTrial, system_recovery
+from pytest_netload.units import frame_bits
+
+LINE_RATE_BPS = 10_000_000_000
+HERE = Path(__file__).parent
+# the DUT forwards at most this share of the line rate per frame size
+CAPACITY_SHARE = {64: 0.62, 512: 1.0, 1518: 1.0, "imix": 0.93}
+MEAN_SIZE = {64: 64.0, 512: 512.0, 1518: 1518.0, "imix": 4342 / 12}
+GENERATOR_SHARE = 0.995  # the fake generator falls short on its first try above this share
+
+
+def _layout() -> np.ndarray:
+    """Log-linear bucket lower bounds (ns), like the engine's: exact below 128 ns."""
+    steps = [np.arange(128)]
+    for k in range(7, 34):
+        steps.append((2 ** k + np.arange(64) * 2 ** (k - 6)).astype(np.int64))
+    return np.concatenate(steps).astype(np.uint64)
+
+
+LOWER = _layout()
+
+
+def _latency(rng: np.random.Generator, n: int, median_ns: float, tail: float) -> LatencyResult:
+    """A log-normal latency sample with a heavier tail, as a LatencyResult."""
+    values = rng.lognormal(math.log(median_ns), 0.15, n)
+    heavy = rng.random(n) < 0.002
+    values[heavy] *= tail
+    idx = np.searchsorted(LOWER.astype(np.float64), values, side="right") - 1
+    counts = np.bincount(idx, minlength=LOWER.size).astype(np.uint64)
+    return LatencyResult(LogHistogram(counts, LOWER), clock="tsc-software",
+                         resolution_ns=0.4, samples=n, duplicates=0, reordered=0,
+                         jitter_ns=float(median_ns * 0.03))
+
+
+class FakeLab:
+    """A DUT with a capacity per frame size behind a generator that falls short near the
+    line rate (invalid trials), with latency samples scaled down so the file stays small."""
+
+    def __init__(self, size: Any, seed: int) -> None:
+        self.size = size
+        self.mean = MEAN_SIZE[size]
+        self.line_pps = LINE_RATE_BPS / frame_bits(self.mean, "l1")
+        self.capacity = self.line_pps * CAPACITY_SHARE[size]
+        self.rng = np.random.default_rng(seed)
+        self.tried: set[float] = set()
+
+    def measure(self, load: float, duration_s: float, *, latency: bool = False) -> TrialResult:
+        tx = round(load * duration_s)
+        first = load not in self.tried
+        self.tried.add(load)
+        if load > self.line_pps * GENERATOR_SHARE and first:
+            sent = int(tx * 0.97)
+            return TrialResult(self.size, self.mean, load, duration_s, sent, sent,
+                               achieved_tx_pps=sent / duration_s, valid=False,
+                               invalid_reason=f"the generator sent {sent:,} of {tx:,} scheduled "
+                               "frames", clock="tsc-software")
+        rx = min(tx, round(self.capacity * duration_s))
+        lat = _latency(self.rng, 4000, 2_000 + self.mean * 4, 30.0) if latency else None
+        return TrialResult(self.size, self.mean, load, duration_s, tx, rx, achieved_tx_pps=load,
+                           latency=lat, clock="tsc-software")
+
+
+def _test(nodeid: str, body: Callable[[], None], duration_s: float) -> dict[str, Any]:
+    """Run `body` in a test record, as the plugin does; a failed assertion fails the test."""
+    outcome = "passed"
+    with recording(nodeid) as record:
+        try:
+            body()
+        except AssertionError:
+            outcome = "failed"
+    data = json.loads(json.dumps(record.as_dict(), default=str))
+    return {"nodeid": nodeid, "outcome": outcome, "duration_s": duration_s,
+            "measurements": data["measurements"], "verdicts": data["verdicts"],
+            "captures": data.get("captures", [])}
+
+
+def _rfc2544_size(size: Any) -> Callable[[], None]:
+    def body() -> None:
+        lab = FakeLab(size, seed=7)
+        record_measurement("calibration", {
+            "port": "0000:3b:00.0", "frame_size": size, "generator_max_pps": lab.line_pps,
+            "seconds": 1.0, "search_max_pps": lab.line_pps, "latency_bias_ns": 850.0,
+            "latency_bias_note": "measured on the p2->p3 cable that bypasses the DUT"})
+        tput = binary_search(lambda load: lab.measure(load, 2.0), lab.line_pps, frame_size=size,
+                             mean_frame_size=lab.mean, duration_s=2.0, max_trials=10,
+                             line_rate_bps=LINE_RATE_BPS)
+        record_measurement("throughput", tput.as_dict())
+        lat = latency_trials(lambda load: lab.measure(load, 2.0, latency=True),
+                             tput.throughput_pps, frame_size=size, mean_frame_size=lab.mean,
+                             duration_s=2.0, trials=3)
+        record_measurement("latency_rfc2544", lat.as_dict())
+        loss = frame_loss_sweep(lambda load: lab.measure(load, 2.0), lab.line_pps,
+                                frame_size=size, mean_frame_size=lab.mean, duration_s=2.0,
+                                line_rate_bps=LINE_RATE_BPS)
+        record_measurement("frame_loss", loss.as_dict())
+        assert_throughput(tput, at_least="60%")
+        assert_latency(lat, p50="< 50us", p99_9="< 2ms")
+        assert_loss(lat, at_most=0)
+    return body
+
+
+def _back_to_back() -> None:
+    for size, buffer in ((64, 60_000), (1518, 40_000)):
+        lab = FakeLab(size, seed=3)
+        rng = np.random.default_rng(size)
+
+        def burst(n: int, lab: FakeLab = lab, limit: int = buffer,
+                  rng: np.random.Generator = rng) -> TrialResult:
+            held = int(limit * (1 + 0.02 * rng.standard_normal()))
+            return TrialResult(lab.size, lab.mean, lab.line_pps, n / lab.line_pps, n,
+                               min(n, held), achieved_tx_pps=lab.line_pps)
+        result = back_to_back(burst, rate_pps=lab.line_pps, max_frames=int(lab.line_pps * 0.1),
+                              frame_size=size, mean_frame_size=lab.mean, repetitions=5)
+        record_measurement("back_to_back", result.as_dict())
+
+
+def _recovery() -> None:
+    lab = FakeLab(64, seed=5)
+
+    def measure(overload: float, relief: float) -> RecoveryTrial:
+        lost = int((overload - lab.capacity) * 10.0)
+        return RecoveryTrial(overload, relief, 10_000_000_000, int(overload * 10 + relief * 5),
+                             lost, 10_000_000_000 + 184_000_000)
+    result = system_recovery(measure, throughput_pps=lab.capacity, max_pps=lab.line_pps,
+                             frame_size=64)
+    record_measurement("recovery", result.as_dict())
+
+
+def _reset() -> None:
+    trials = (ResetTrial(1_000_000.0, 10_000_000, 2_310_000, 2_311_000_000.0, 2_000_000_000,
+                         0.05, 9_999_999_000),
+              ResetTrial(1_000_000.0, 10_000_000, 0, 1_000.0, 0, 0.0, 9_999_999_000,
+                         valid=False, invalid_reason="the run ended before the reset hook was "
+                         "due at 2 s; give a longer duration"),
+              ResetTrial(1_000_000.0, 10_000_000, 2_250_000, 2_250_000_000.0, 2_000_000_000,
+                         0.05, 9_999_999_000))
+    record_measurement("reset", ResetResult(64, trials).as_dict())
+
+
+def _ndr_pdr() -> None:
+    lab = FakeLab(1518, seed=11)
+    lab.capacity = lab.line_pps * 0.9
+
+    def measure(load: float, duration_s: float) -> TrialResult:
+        tx = round(load * duration_s)
+        p = 0.0 if load <= lab.capacity * 0.97 else 0.004 if load <= lab.capacity else \
+            1 - lab.capacity / load
+        lost = int(lab.rng.binomial(tx, p)) if p else 0
+        return TrialResult(1518, 1518.0, load, duration_s, tx, tx - lost, achieved_tx_pps=load,
+                           clock="tsc-software")
+    result = mlr_search(measure, min_pps=lab.line_pps / 1000, max_pps=lab.line_pps,
+                        goals="ci-fast", frame_size=1518, mean_frame_size=1518.0,
+                        line_rate_bps=LINE_RATE_BPS, time_budget_s=60.0)
+    record_measurement("mlrsearch", result.as_dict())
+
+
+def _traffic_and_latency() -> None:
+    rng = np.random.default_rng(2)
+    lat = _latency(rng, 20_000, 4_500, 8.0)
+    record_measurement("traffic", {
+        "pattern": "poisson", "offered_pps": 100_000.0,
+        "streams": [{"name": "p0->p1", "offered_pps": 100_000.0, "tx_packets": 500_012,
+                     "rx_packets": 500_012, "lost": 0, "achieved_tx_pps": 100_002.4,
+                     "achieved_rx_pps": 100_002.1, "mean_frame_size": 128.0}],
+        "duration_s": 5.0})
+    record_measurement("latency", {"stream": "p0->p1", "tx_packets": 500_012,
+                                   "rx_packets": 500_012, "lost": 0,
+                                   "latency": lat.as_dict()})
+    assert_latency(lat, p50="< 20us", p99="< 200us")
+
+
+def _too_strict() -> None:
+    lab = FakeLab(64, seed=9)
+    tput = binary_search(lambda load: lab.measure(load, 1.0), lab.line_pps, frame_size=64,
+                         mean_frame_size=64.0, duration_s=1.0, max_trials=6,
+                         line_rate_bps=LINE_RATE_BPS)
+    record_measurement("throughput", tput.as_dict())
+    assert_throughput(tput, at_least="99%")
+
+
+def _histogram(latency: dict[str, Any], result: LatencyResult) -> None:
+    """The optional `histogram` field (non-empty buckets), as a future producer may add."""
+    h = result.histogram
+    used = np.flatnonzero(h.counts)
+    latency["histogram"] = {"lower_ns": h.lower_ns[used].tolist(),
+                            "upper_ns": h.upper_ns[used].tolist(),
+                            "counts": h.counts[used].tolist()}
+
+
+def build() -> dict[str, Any]:
+    base = "tests/acceptance/test_edge.py::"
+    tests = [_test(f"{base}test_rfc2544[{s}B]" if isinstance(s, int) else
+                   f"{base}test_rfc2544[{s}]", _rfc2544_size(s), 41.5) for s in (64, 512, 1518)]
+    tests.append(_test(f"{base}test_rfc2544[imix]", _rfc2544_size("imix"), 44.0))
+    tests += [_test(f"{base}test_back_to_back", _back_to_back, 12.0),
+              _test(f"{base}test_recovery", _recovery, 95.2),
+              _test(f"{base}test_reset", _reset, 31.0),
+              _test(f"{base}test_ndr_pdr", _ndr_pdr, 58.0),
+              _test(f"{base}test_latency_under_load", _traffic_and_latency, 5.4),
+              _test(f"{base}test_line_rate_at_64B", _too_strict, 7.9)]
+    capture = "netload-results/captures/tests_acceptance_test_edge.py_test_line_rate_at_64B.pcap"
+    tests[-1]["captures"] = [capture]
+    # the optional histogram on one record, so readers and the HDR plot use it
+    lat = next(m for m in tests[0]["measurements"] if m["kind"] == "latency_rfc2544")
+    _histogram(lat["latency"], _latency(np.random.default_rng(1), 12_000, 2_256, 30.0))
+    doc = json_report.session_document(
+        tests,
+        topology={"name": "edge-1", "dut": {"name": "edge-1", "model": "ACME R-100",
+                                            "firmware": "4.2.1", "serial": "R100-0042"},
+                  "source": "lab/edge-1.toml", "line_rate_bps": LINE_RATE_BPS},
+        settings={"topology": "lab/edge-1.toml", "backend": "af_packet",
+                  "engine": "ssh=root@traffic-gen//python=python3", "trial_duration_s": None})
+    doc["created"] = "2025-03-14T09:26:53+00:00"
+    doc["package"]["version"] = "0.1.0"
+    doc["host"] = {"hostname": "traffic-gen", "platform": "Linux-6.1.0-18-amd64-x86_64",
+                   "python": "3.11.2", "cpus": 16}
+    doc["environment"] = {
+        "dpdk_version": "DPDK 22.11.5", "clock_source": "tsc-software", "tsc_hz": 2_500_000_000,
+        "ports": [{"name": "p0", "device": "0000:3b:00.0", "driver": "net_ice"},
+                  {"name": "p1", "device": "0000:3b:00.1", "driver": "net_ice"}]}
+    return doc
+
+
+def main() -> int:
+    target = HERE / "results-full.json"
+    target.write_text(json.dumps(build(), indent=1) + "\n")
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
