@@ -30,6 +30,7 @@ CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure capt
 TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
 BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
 ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results
+DUT_KEY = pytest.StashKey[dict[str, Any]]()  # a built-in DUT's metadata, for results
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -105,6 +106,10 @@ def _netload_built(pytestconfig: pytest.Config) -> Iterator[tuple[Topology, Any]
             built = stack.enter_context(build(name, backend=settings.backend, **params))
         except (NetloadEnvironmentError, NetloadConfigError) as exc:
             _harness_failure(f"building topology {settings.topology}", exc)
+        if built.dut is not None:
+            pytestconfig.stash[DUT_KEY] = {**built.dut.info,
+                                           "name": settings.topology.partition(":")[0],
+                                           "namespace": built.dut.namespace}
         yield built.topology, built.dut
 
 

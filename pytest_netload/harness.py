@@ -267,7 +267,8 @@ class LatencyMeter:
     def summary(self) -> dict[str, Any]:
         lat = self.latency
         return {"tx_packets": self.tx_packets, "rx_packets": self.rx_packets,
-                "lost": self.lost, "latency": lat.as_dict()}
+                "lost": self.lost,
+                "latency": {**lat.as_dict(), "histogram": lat.histogram_dict()}}
 
 
 def line_rate_of(topology: Topology) -> float | None:

@@ -318,6 +318,14 @@ class LatencyResult:
             "ipdv_ns": ipdv,
         }
 
+    def histogram_dict(self) -> dict[str, list[int]]:
+        """The non-empty buckets, JSON-ready: [lower_ns, upper_ns) and their counts."""
+        h = self.histogram
+        nz = np.nonzero(np.asarray(h.counts))[0]
+        return {"lower_ns": [int(v) for v in np.asarray(h.lower_ns)[nz]],
+                "upper_ns": [int(v) for v in np.asarray(h.upper_ns)[nz]],
+                "counts": [int(v) for v in np.asarray(h.counts)[nz]]}
+
     def __str__(self) -> str:
         parts: list[str]
         if self.empty:

@@ -149,6 +149,27 @@ class TerminalProgress:
             self.reporter.write_line(text)
 
 
+def environment_of(env: dict[str, Any]) -> dict[str, Any]:
+    """The results' environment section from what the engine and port fixtures kept."""
+    engine = env.get("engine") or {}
+    ports = env.get("ports") or []
+    hw = bool(ports) and all(p.get("hw_timestamps") for p in ports)
+    tsc_hz = engine.get("tsc_hz")
+    out: dict[str, Any] = {
+        "dpdk_version": engine.get("dpdk_version") or "unknown",
+        "engine": str(engine.get("gateway", "popen")),
+        "tsc_hz": tsc_hz,
+        "clock_source": "nic-hardware" if hw else "tsc-software",
+        "clock_resolution_ns": 1e9 / tsc_hz if tsc_hz and not hw else None,
+        "worker_cpus": engine.get("worker_cpus"),
+        "ports": [{"name": p["name"], "device": p["device"], "driver": p["driver"],
+                   "mac": p.get("mac"), "mtu": p.get("mtu") or None,
+                   "link_speed_bps": (p.get("link_speed_mbps") or 0) * 1_000_000 or None}
+                  for p in ports],
+    }
+    return out
+
+
 class Summary:
     """Collects the netload records from test reports; writes the results file and
     prints the table at the end."""
@@ -161,39 +182,64 @@ class Summary:
         self.captures: list[tuple[str, str]] = []
         self.comparison: Any = None
         self.saved: str | None = None
+        self.report: str | None = None
+        self.measured = 0
         self.write_error: str | None = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
-            return
         record = getattr(report, "netload", None)
-        if isinstance(record, dict):
-            self.rows += rows_of(report.nodeid, report.outcome, record)
-            self.captures += [(report.nodeid, c) for c in record.get("captures", ())]
-            self.tests.append({"nodeid": report.nodeid, "outcome": report.outcome,
-                               "duration_s": report.duration,
-                               "measurements": record.get("measurements", []),
-                               "verdicts": record.get("verdicts", []),
-                               "captures": record.get("captures", [])})
+        if report.when == "call":
+            if isinstance(record, dict):
+                self.rows += rows_of(report.nodeid, report.outcome, record)
+                self.captures += [(report.nodeid, c) for c in record.get("captures", ())]
+                self.measured += 1
+            self._test(report.nodeid, report.outcome, report.duration, record or {})
+        elif report.failed or (report.skipped and report.when == "setup"):
+            # listed too, so a report's verdict is never PASS over a test that errored
+            self._test(report.nodeid, "error" if report.failed else "skipped",
+                       report.duration, {})
 
-    @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.tests:
-            return
-        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY, report_dir
+    def _test(self, nodeid: str, outcome: str, duration: float,
+              record: dict[str, Any]) -> None:
+        for t in self.tests:
+            if t["nodeid"] == nodeid:  # a teardown error after the call: keep its figures
+                t["outcome"] = outcome
+                return
+        self.tests.append({"nodeid": nodeid, "outcome": outcome, "duration_s": duration,
+                           "measurements": record.get("measurements", []),
+                           "verdicts": record.get("verdicts", []),
+                           "captures": record.get("captures", [])})
+
+    def _document(self) -> dict[str, Any]:
+        from .fixtures import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
         from .reports import json as json_report
 
         settings = self.config.stash[SETTINGS_KEY]
         topo = self.config.stash.get(TOPOLOGY_KEY, None)
-        topology = {"name": settings.topology}
+        topology: dict[str, Any] = {"name": settings.topology}
         if topo is not None:
             topology.update(name=topo.name, dut=dict(topo.dut), source=topo.source,
                             line_rate_bps=topo.line_rate_bps)
+        elif DUT_KEY in self.config.stash:
+            topology["dut"] = {k: str(v) for k, v in self.config.stash[DUT_KEY].items()}
         doc = json_report.session_document(
             self.tests, topology=topology,
             settings={"topology": settings.topology, "backend": settings.backend,
                       "engine": settings.engine, "trial_duration_s": settings.trial_duration_s})
+        env = self.config.stash.get(ENVIRONMENT_KEY, None)
+        if env is not None:
+            doc["environment"] = environment_of(env)
+        return doc
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.measured:
+            return
+        from .fixtures import report_dir
+        from .reports import json as json_report
+
+        doc = self._document()
         base = report_dir(self.config)
         path = base / "results.json"
         try:
@@ -201,7 +247,22 @@ class Summary:
         except OSError as exc:
             self.write_error = (f"could not write {path}: {exc.strerror or exc}; give a "
                                 "writable --netload-report-dir")
+            return
+        self._html(doc, base)
         self._baselines(doc, base)
+
+    def _html(self, doc: dict[str, Any], base: Any) -> None:
+        """The HTML report, from a document the schema accepts (else: why not)."""
+        from .errors import NetloadConfigError
+        from .reports import html, schema
+
+        try:
+            schema.validate(doc, "results.json")
+            self.report = str(html.write(doc, base / "report.html"))
+        except NetloadConfigError as exc:
+            self.write_error = f"report.html not written: {exc}"
+        except OSError as exc:
+            self.write_error = f"report.html not written: {exc.strerror or exc}"
 
     def _baselines(self, doc: dict[str, Any], base: Any) -> None:
         from .fixtures import BASELINE_KEY, SETTINGS_KEY
@@ -233,6 +294,8 @@ class Summary:
                 terminalreporter.write_line(line)
         if self.written:
             terminalreporter.write_line(f"netload: results written to {self.written}")
+        if self.report:
+            terminalreporter.write_line(f"netload: report written to {self.report}")
         if self.comparison is not None:
             terminalreporter.write_sep("=", "netload baseline comparison")
             terminalreporter.write_line(self.comparison.summary_line())

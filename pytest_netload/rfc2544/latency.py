@@ -83,7 +83,8 @@ class LatencyProcedureResult:
             "procedure": "latency", "frame_size": self.frame_size,
             "mean_frame_size": self.mean_frame_size, "load_pps": self.load_pps,
             "duration_s": self.duration_s, "rfc2544_ns": self.rfc2544_ns.as_dict(),
-            "latency": lat.as_dict(DEFAULT_PERCENTILES), "lost": self.lost,
+            "latency": {**lat.as_dict(DEFAULT_PERCENTILES), "histogram": lat.histogram_dict()},
+            "lost": self.lost,
             "tx_packets": self.tx_packets, "trials": [t.as_dict() for t in self.trials],
         }
 

@@ -51,8 +51,16 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rA", *args, timeout=600)
 
 
-def _check(result: pytest.RunResult) -> None:
+def _check(result: pytest.RunResult, where: Path) -> None:
+    from pytest_netload.reports.load import load
+
     result.assert_outcomes(passed=2, failed=1)
+    doc = load(where / "netload-results" / "results.json")  # the schema accepts it
+    assert doc["environment"]["dpdk_version"].startswith("DPDK 22.11")
+    assert {p["driver"] for p in doc["environment"]["ports"]} <= {"net_af_packet", "net_af_xdp"}
+    assert (where / "netload-results" / "report.html").stat().st_size > 10_000
+    lat = next(m for t in doc["tests"] for m in t["measurements"] if m["kind"] == "latency")
+    assert sum(lat["latency"]["histogram"]["counts"]) == lat["latency"]["count"]
     out = result.stdout.str()
     # the failure reads as measured vs required with the trial conditions
     result.stdout.fnmatch_lines([
@@ -73,7 +81,7 @@ def _check(result: pytest.RunResult) -> None:
 
 
 def test_example_suite_on_netns_router(pytester: pytest.Pytester) -> None:
-    _check(_run(pytester, "--netload-topology=netns-router"))
+    _check(_run(pytester, "--netload-topology=netns-router"), pytester.path)
 
 
 def test_example_suite_on_a_topology_file(pytester: pytest.Pytester) -> None:
@@ -84,7 +92,7 @@ def test_example_suite_on_a_topology_file(pytester: pytest.Pytester) -> None:
         path.write_text(_toml_of(built.topology))
         result = _run(pytester, f"--netload-topology={path}")
     result.stdout.fnmatch_lines([f"netload: *topology {path}*"])
-    _check(result)
+    _check(result, pytester.path)
 
 
 def test_dut_fixture_runs_commands_in_the_router(pytester: pytest.Pytester) -> None:

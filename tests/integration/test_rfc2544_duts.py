@@ -4,7 +4,6 @@ its binomial interval, and the example RFC 2544 suite passes on the router."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -85,6 +84,11 @@ def test_example_rfc2544_suite_on_the_router(pytester: pytest.Pytester) -> None:
         "test_back_to_back*64B*PASS*back-to-back*frames",
         "test_reset*64B*PASS*reset 0.*s",
     ])
-    doc = json.loads((pytester.path / "out" / "results.json").read_text())
+    from pytest_netload.reports.load import load
+
+    doc = load(pytester.path / "out" / "results.json")  # valid against the shipped schema
+    assert doc["topology"]["dut"]["name"] == "netns-router"
+    html = (pytester.path / "out" / "report.html").read_text()
+    assert "<svg" in html and "RFC 2544" in html
     kinds = {m["kind"] for t in doc["tests"] for m in t["measurements"]}
     assert {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "reset"} <= kinds

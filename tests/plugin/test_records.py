@@ -180,7 +180,8 @@ def test_session_results_are_written_as_json(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines([f"netload: results written to {path}"])
     doc = json.loads(path.read_text())
     assert doc["schema_version"] == "1.0"
-    assert [t["outcome"] for t in doc["tests"]] == ["passed", "failed"]
+    assert [t["outcome"] for t in doc["tests"]] == ["passed", "failed", "passed"]
+    assert doc["tests"][2]["measurements"] == []  # every test is listed
     assert doc["tests"][0]["measurements"][0]["throughput_pps"] == 250000.0
     assert doc["topology"]["name"] == "netns-router"
 
