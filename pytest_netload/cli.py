@@ -161,6 +161,35 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trend(args: argparse.Namespace) -> int:
+    """Change points of every figure over a history of results files (oldest first by
+    their `created` time), grouped by minimum description length (reports/trend.py)."""
+    from .reports.load import load
+    from .reports.trend import analyse
+
+    documents = sorted((load(path) for path in args.results), key=lambda d: d["created"])
+    if len(documents) < 2:
+        raise NetloadError("give at least two results files: a trend needs a history")
+    trends = analyse(documents)
+    changes = 0
+    for key, trend in sorted(trends.items(), key=lambda kv: (kv[0].nodeid, kv[0].metric)):
+        if not trend.changes and not args.all:
+            continue
+        size = "" if key.frame_size is None else f" {key.frame_size}B" \
+            if isinstance(key.frame_size, int) else f" {key.frame_size}"
+        print(f"{key.nodeid} {key.metric}{size}: {len(trend.points)} runs, "
+              f"{len(trend.groups)} group(s)")
+        for c in trend.changes:
+            changes += 1
+            rel = c.relative_change
+            print(f"  {c.kind} at run {c.index} ({trend.points[c.index].created}): "
+                  f"{c.before.mean:,.6g} -> {c.after.mean:,.6g}"
+                  + (f" ({rel:+.1%})" if rel is not None else ""))
+    print(f"{changes} change point(s) in {len(trends)} figure(s) over {len(documents)} runs")
+    return 1 if args.fail_on_regression and any(
+        c.kind == "regression" for t in trends.values() for c in t.changes) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="netload", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -190,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output",
                    help="The HTML file to write. Default: report.html beside the results file")
     r.set_defaults(func=cmd_report)
+    t = sub.add_parser("trend", help="Change points of a DUT's figures over saved results")
+    t.add_argument("results", nargs="+", help="results.json files of earlier sessions")
+    t.add_argument("--all", action="store_true", help="List figures without changes too")
+    t.add_argument("--fail-on-regression", action="store_true",
+                   help="Exit 1 when any figure's latest change is a regression")
+    t.set_defaults(func=cmd_trend)
     return p
 
 
