@@ -500,7 +500,9 @@ def _verdicts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "test": short_name(test["nodeid"]), "nodeid": test["nodeid"],
             "outcome": {"passed": "PASS", "failed": "FAIL"}.get(outcome, outcome.upper()),
             "duration": fmt_s(test.get("duration_s")),
-            "captures": list(test.get("captures", ())),
+            # pcaps sit in captures/ beside the report the session writes: link them there
+            "captures": [{"path": c, "href": "captures/" + os.path.basename(c)}
+                         for c in test.get("captures", ())],
             "checks": [{
                 "check": v["check"], "verdict": "PASS" if v["passed"] else "FAIL",
                 "measured": _verdict_value(v, "measured"),

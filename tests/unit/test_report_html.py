@@ -100,10 +100,11 @@ def test_page_is_well_formed_and_self_contained(full_page: str) -> None:
     assert "http://" not in full_page and "https://" not in full_page
     assert "<script" not in full_page and "<link" not in full_page and "<img" not in full_page
     assert "@import" not in full_page and "url(" not in full_page.replace("url(#fig", "")
-    assert all(link.startswith("#") for link in tags.links), tags.links
+    # in-page anchors, and the failure pcaps in captures/ beside the report: nothing remote
+    assert all(link.startswith(("#", "captures/")) for link in tags.links), tags.links
     assert len(tags.ids) == len(set(tags.ids)), "ids must be unique across the inline SVGs"
     for link in tags.links:
-        assert link[1:] in tags.ids, f"dangling link {link}"
+        assert link.startswith("captures/") or link[1:] in tags.ids, f"dangling link {link}"
 
 
 def test_cover_shows_dut_date_verdict_and_package(full_page: str) -> None:
@@ -368,3 +369,18 @@ def test_report_command_errors_in_process(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(tmp_path)
     code = main(["report", *make(tmp_path)])
     _one_line(code, capsys.readouterr().err, *words)
+
+
+def test_a_failed_tests_capture_is_linked_beside_the_report() -> None:
+    import copy
+    import json
+    from pathlib import Path
+
+    from pytest_netload.reports.html import render
+
+    doc = json.loads((Path(__file__).parents[1] / "data" / "results-sample.json").read_text())
+    doc = copy.deepcopy(doc)
+    doc["tests"][0]["outcome"] = "failed"
+    doc["tests"][0]["captures"] = ["/lab/netload-results/captures/t.py_test_a.pcap"]
+    page = render(doc)
+    assert '<a href="captures/t.py_test_a.pcap">' in page
