@@ -16,7 +16,8 @@ JSON format history:
   written for failed verdicts), `topology.dut`/`source`/`line_rate_bps`
   (topology files), `environment` (DPDK version, port drivers, clock
   source) and a latency record's `histogram`/`hdr`, which the schema
-  accepts ahead of their producer.
+  accepts ahead of their producer; a trial's `loss_upper_bound`
+  (Clopper-Pearson, 95 %); test outcome "error" (setup or teardown failed).
 """
 
 from __future__ import annotations

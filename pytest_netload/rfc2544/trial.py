@@ -92,6 +92,7 @@ class TrialResult:
             "rx_packets": self.rx_packets,
             "lost": self.lost,
             "loss_ratio": self.loss_ratio,
+            "loss_upper_bound": self.loss_upper_bound(),
             "achieved_tx_pps": self.achieved_tx_pps,
             "valid": self.valid,
             "invalid_reason": self.invalid_reason,
