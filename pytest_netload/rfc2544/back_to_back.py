@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidTrial, NetloadConfigError
+from ..errors import NetloadConfigError
 from .summary import Spread, check_positive, check_trials
-from .throughput import valid_trial
+from .throughput import require_valid, valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
 
 
@@ -79,11 +79,7 @@ def back_to_back(
     log: list[TrialResult] = []
 
     def passes(n: int) -> bool | None:
-        before = len(log)
-        trial = valid_trial(lambda _load: measure_burst(n), float(n), retries, log)
-        if on_trial is not None:
-            for t in log[before:]:
-                on_trial(t)
+        trial = valid_trial(lambda _load: measure_burst(n), float(n), retries, log, on_trial)
         return None if trial is None else trial.lost == 0
 
     bursts = []
@@ -100,8 +96,6 @@ def back_to_back(
             else:
                 hi = mid
         bursts.append(lo)
-    if not any(t.valid for t in log):
-        raise InvalidTrial("every back-to-back burst was invalid (the generator failed): "
-                           + "; ".join(dict.fromkeys(t.invalid_reason or "?" for t in log)))
+    require_valid(log, "the back-to-back bursts")
     return BackToBackResult(frame_size, mean_frame_size, rate_pps, max_frames, tuple(bursts),
                             tuple(log))

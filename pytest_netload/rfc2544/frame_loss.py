@@ -88,11 +88,7 @@ def frame_loss_sweep(
         if share <= 1e-9:
             break
         load = max_pps * share
-        before = len(log)
-        trial = valid_trial(measure, load, retries, log)
-        if on_trial is not None:
-            for t in log[before:]:
-                on_trial(t)
+        trial = valid_trial(measure, load, retries, log, on_trial)
         if trial is None:
             skipped.append(load)
             clean_in_a_row = 0

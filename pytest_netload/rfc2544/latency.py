@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidTrial, NetloadConfigError
+from ..errors import NetloadConfigError
 from ..latency import DEFAULT_PERCENTILES, LatencyResult
 from .summary import Spread, check_positive, check_trials
-from .throughput import valid_trial
+from .throughput import require_valid, valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
 
 
@@ -105,12 +105,6 @@ def latency_trials(
     check_trials(trials)
     log: list[TrialResult] = []
     for _ in range(trials):
-        before = len(log)
-        valid_trial(measure, load_pps, retries, log)
-        if on_trial is not None:
-            for t in log[before:]:
-                on_trial(t)
-    if not any(t.valid for t in log):
-        raise InvalidTrial("every latency trial was invalid (the generator failed): "
-                           + "; ".join(dict.fromkeys(t.invalid_reason or "?" for t in log)))
+        valid_trial(measure, load_pps, retries, log, on_trial)
+    require_valid(log, "the latency procedure")
     return LatencyProcedureResult(frame_size, mean_frame_size, load_pps, duration_s, tuple(log))

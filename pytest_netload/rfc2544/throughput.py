@@ -136,15 +136,27 @@ def check_search(max_pps: float, loss_tolerance: float, resolution_pps: float,
 
 
 def valid_trial(measure: Callable[[float], TrialResult], load_pps: float, retries: int,
-                log: list[TrialResult]) -> TrialResult | None:
+                log: list[TrialResult],
+                on_trial: Callable[[TrialResult], None] | None = None) -> TrialResult | None:
     """Measure at a load until a trial is valid, at most 1 + retries tries; every try is
-    logged. None when no try was valid: the generator could not offer this load."""
+    logged (and shown to `on_trial`). None when no try was valid: the generator could
+    not offer this load."""
     for _ in range(retries + 1):
         trial = measure(load_pps)
         log.append(trial)
+        if on_trial is not None:
+            on_trial(trial)
         if trial.valid:
             return trial
     return None
+
+
+def require_valid(log: list[TrialResult], what: str) -> None:
+    """InvalidTrial naming the reasons when not one trial of `what` was valid."""
+    if not any(t.valid for t in log):
+        raise InvalidTrial(
+            f"every trial of {what} was invalid (the generator, not the DUT, failed): "
+            + "; ".join(dict.fromkeys(t.invalid_reason or "?" for t in log)))
 
 
 def binary_search(
@@ -180,13 +192,7 @@ def binary_search(
 
     def run(load: float) -> bool:
         nonlocal ceiling
-        before = len(log)
-        try:
-            trial = valid_trial(measure, load, retries, log)
-        finally:
-            if on_trial is not None:
-                for t in log[before:]:
-                    on_trial(t)
+        trial = valid_trial(measure, load, retries, log, on_trial)
         if trial is None:
             ceiling = load if ceiling is None else min(ceiling, load)
             return False
@@ -208,10 +214,7 @@ def binary_search(
                 hi = mid
                 if ceiling != mid:
                     upper = mid
-    if not any(t.valid for t in log):
-        raise InvalidTrial(
-            f"every trial at {frame_size_label(frame_size)} was invalid (the generator, not the "
-            f"DUT, failed): {'; '.join(dict.fromkeys(t.invalid_reason or '?' for t in log))}")
+    require_valid(log, f"the throughput search at {frame_size_label(frame_size)}")
     return FrameSizeThroughput(frame_size, mean_frame_size, lo, upper, max_pps, tuple(log),
                                loss_tolerance, duration_s, line_rate_bps,
                                generator_ceiling_pps=ceiling)

@@ -92,7 +92,8 @@ def test_generator_failures_are_retried_and_cap_the_search_without_blaming_the_d
 
 def test_all_invalid_raises_naming_the_reason() -> None:
     dut = FakeDut(capacity=1e6, generator_max=0.0)
-    with pytest.raises(InvalidTrial, match="every trial at 64B was invalid.*generator sent 90"):
+    with pytest.raises(InvalidTrial, match="every trial of the throughput search at 64B was "
+                       "invalid.*generator sent 90"):
         binary_search(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0)
 
 
