@@ -19,7 +19,7 @@ import numpy as np
 
 from . import progress
 from .engine.client import Engine, LoadedStream, Port, Tx
-from .errors import NetloadConfigError
+from .errors import InvalidTrial, NetloadConfigError
 from .harness import WiredPorts
 from .markers import Rfc2544Mark
 from .patterns import CBR, MaxRate, Phase
@@ -178,6 +178,7 @@ BACK_TO_BACK_REPETITIONS = 50  # §26.4: at least 50
 BACK_TO_BACK_BURST_S = 2.0   # the longest burst tried, as time at the maximum rate
 RECOVERY_OVERLOAD_S = 60.0   # §26.5: at least 60 s at 110 % of throughput
 RECOVERY_RELIEF_S = 30.0
+LATENCY_STEP_DOWNS = 3       # 5 % steps below a throughput the generator cannot hold
 
 
 class Calibration:
@@ -405,14 +406,32 @@ class Rfc2544Runner:
                         f"latency at {frame_size_label(size)}: the throughput is 0 pps, so "
                         "there is no rate to measure latency at")
                 seconds = self._duration(duration, LATENCY_DURATION_S)
-                result = latency_trials(partial(m.measure, duration_s=seconds), load,
-                                        frame_size=size, mean_frame_size=m.stream.mean_frame_size,
-                                        duration_s=seconds, trials=trials,
-                                        retries=self.mark.retries,
-                                        on_trial=self._progress("latency", size))
-            record_measurement("latency_rfc2544", result.as_dict())
+                result = self._latency_at(m, load, size, seconds, trials)
+            record_measurement("latency_rfc2544", {**result.as_dict(), "throughput_pps": load})
             out.append(result)
         return out
+
+    def _latency_at(self, m: EngineMeasurer, load: float, size: FrameSize, seconds: float,
+                    trials: int) -> LatencyProcedureResult:
+        """Latency trials at the throughput rate. When that rate is the generator's own
+        ceiling (a throughput no DUT loss bounded) and the generator cannot hold it for
+        a single valid trial, step down by 5 % (at most 3 times): latency is then
+        measured at the highest rate the generator sustains, and the result says so."""
+        for attempt in range(LATENCY_STEP_DOWNS + 1):
+            try:
+                return latency_trials(partial(m.measure, duration_s=seconds), load,
+                                      frame_size=size, mean_frame_size=m.stream.mean_frame_size,
+                                      duration_s=seconds, trials=trials,
+                                      retries=self.mark.retries,
+                                      on_trial=self._progress("latency", size))
+            except InvalidTrial:
+                if attempt == LATENCY_STEP_DOWNS:
+                    raise
+                load *= 0.95
+                progress.report(test=self.test, frame_size=size, procedure="latency",
+                                note=f"the generator cannot hold the throughput rate: "
+                                     f"stepping down to {load:,.0f} pps")
+        raise AssertionError("unreachable")
 
     def frame_loss(self, frame_sizes: Any = None, *, step: float = 0.1,
                    duration: Any = None) -> list[FrameLossResult]:

@@ -268,3 +268,21 @@ def test_spread() -> None:
     assert Spread.of([5.0]).stdev == 0
     with pytest.raises(NetloadConfigError, match="no values"):
         Spread.of([])
+
+
+def test_latency_steps_down_when_the_generator_cannot_hold_its_own_ceiling() -> None:
+    from types import SimpleNamespace
+
+    from pytest_netload.markers import Rfc2544Mark
+    from pytest_netload.runner import Rfc2544Runner
+
+    dut = FakeDut(capacity=1e9, generator_max=8.6e5, latency_ns=10)
+    measurer = SimpleNamespace(measure=dut.measure, stream=SimpleNamespace(mean_frame_size=64))
+    runner = Rfc2544Runner(None, None, Rfc2544Mark(retries=0))  # type: ignore[arg-type]
+    result = runner._latency_at(measurer, 1e6, 64, 0.01, trials=2)  # type: ignore[arg-type]
+    assert result.load_pps == pytest.approx(1e6 * 0.95**3)  # 857,375 pps: held
+    assert result.rfc2544_ns.n == 2
+    stuck = FakeDut(capacity=1e9, generator_max=1.0)
+    measurer.measure = stuck.measure
+    with pytest.raises(InvalidTrial, match="latency procedure"):
+        runner._latency_at(measurer, 1e6, 64, 0.01, trials=1)  # type: ignore[arg-type]
