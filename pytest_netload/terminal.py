@@ -7,6 +7,7 @@ so the table is the same with or without xdist.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -184,7 +185,7 @@ class Summary:
         self.saved: str | None = None
         self.report: str | None = None
         self.measured = 0
-        self.write_error: str | None = None
+        self.write_errors: list[str] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -245,9 +246,14 @@ class Summary:
         try:
             self.written = str(json_report.write(doc, path))
         except OSError as exc:
-            self.write_error = (f"could not write {path}: {exc.strerror or exc}; give a "
-                                "writable --netload-report-dir")
-            return
+            # measured results are never lost: they go to a fresh temporary directory
+            import tempfile
+
+            base = Path(tempfile.mkdtemp(prefix="netload-results-"))
+            self.written = str(json_report.write(doc, base / "results.json"))
+            self.write_errors.append(
+                f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
+                "instead; give a writable --netload-report-dir")
         self._html(doc, base)
         self._baselines(doc, base)
 
@@ -260,9 +266,9 @@ class Summary:
             schema.validate(doc, "results.json")
             self.report = str(html.write(doc, base / "report.html"))
         except NetloadConfigError as exc:
-            self.write_error = f"report.html not written: {exc}"
+            self.write_errors.append(f"report.html not written: {exc}")
         except OSError as exc:
-            self.write_error = f"report.html not written: {exc.strerror or exc}"
+            self.write_errors.append(f"report.html not written: {exc.strerror or exc}")
 
     def _baselines(self, doc: dict[str, Any], base: Any) -> None:
         from .fixtures import BASELINE_KEY, SETTINGS_KEY
@@ -276,13 +282,14 @@ class Summary:
             try:
                 json_report.write(self.comparison.as_dict(), base / "baseline-comparison.json")
             except OSError as exc:
-                self.write_error = f"could not write the baseline comparison: {exc}"
+                self.write_errors.append(f"could not write the baseline comparison: {exc}")
         if settings.save_baseline:
             try:
                 self.saved = str(save_baseline(doc, settings.save_baseline, baseline_dir(base)))
             except OSError as exc:
-                self.write_error = (f"could not save baseline {settings.save_baseline!r}: "
-                                    f"{exc}; give a writable --netload-report-dir")
+                self.write_errors.append(
+                    f"could not save baseline {settings.save_baseline!r}: {exc}; give a "
+                    "writable --netload-report-dir")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -306,5 +313,5 @@ class Summary:
             terminalreporter.write_line(f"netload: baseline saved to {self.saved}")
         for nodeid, path in self.captures:
             terminalreporter.write_line(f"netload: last packets of failed {nodeid}: {path}")
-        if self.write_error:
-            terminalreporter.write_line(f"netload: {self.write_error}", red=True)
+        for error in self.write_errors:
+            terminalreporter.write_line(f"netload: {error}", red=True)

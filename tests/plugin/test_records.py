@@ -193,8 +193,9 @@ def test_an_unwritable_report_dir_is_named_and_results_stay_on_screen(
     result = pytester.runpytest("--netload-report-dir=blocked/out")
     result.stdout.fnmatch_lines([
         "test_measured*64B*250.000 kpps*",
-        ("netload: could not write */blocked/out/results.json: *; give a writable "
-        "--netload-report-dir")])
+        "netload: results written to */netload-results-*/results.json",
+        ("netload: could not write */blocked/out/results.json: *; the results went to "
+         "*/netload-results-* instead; give a writable --netload-report-dir")])
 
 
 def test_allure_gets_steps_attachments_and_environment(pytester: pytest.Pytester) -> None:
