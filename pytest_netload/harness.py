@@ -16,7 +16,6 @@ from typing import Any, Self
 from . import progress
 from .engine.client import Engine, Port
 from .errors import NetloadConfigError, NetloadEnvironmentError
-from .histogram import LogHistogram
 from .latency import LatencyResult
 from .markers import NetloadMark
 from .ratecontrol import RateController, RateResult
@@ -250,16 +249,7 @@ class LatencyMeter:
         parts = [s.latency_result() for s in self.results if s.latency is not None]
         if not parts:
             raise NetloadConfigError(f"stream {self.name!r} kept no latency histogram")
-        hist: LogHistogram = parts[0].histogram
-        for p in parts[1:]:
-            hist = hist.merge(p.histogram)
-        last = parts[-1]
-        return LatencyResult(hist, clock=last.clock, resolution_ns=last.resolution_ns,
-                             samples=hist.total,
-                             duplicates=sum(p.duplicates or 0 for p in parts),
-                             reordered=sum(p.reordered or 0 for p in parts),
-                             jitter_ns=last.jitter_ns,
-                             delays_ns=last.delays_ns if len(parts) == 1 else None)
+        return LatencyResult.merge(parts)
 
     def latency_result(self) -> LatencyResult:
         return self.latency

@@ -17,6 +17,7 @@ import importlib
 import math
 import numbers
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -317,6 +318,22 @@ class LatencyResult:
             "jitter_ns": None if self.jitter_ns is None else float(self.jitter_ns),
             "ipdv_ns": ipdv,
         }
+
+    @classmethod
+    def merge(cls, parts: Sequence[LatencyResult]) -> LatencyResult:
+        """One result over several runs or trials of a stream: histograms and sequence
+        counters add up; the clock, tick and RFC 3550 jitter are the last part's; raw
+        delays survive only when there is one part."""
+        if not parts:
+            raise NetloadConfigError("no latency results to merge")
+        hist = parts[0].histogram
+        for p in parts[1:]:
+            hist = hist.merge(p.histogram)
+        last = parts[-1]
+        return cls(hist, clock=last.clock, resolution_ns=last.resolution_ns, samples=hist.total,
+                   duplicates=sum(p.duplicates or 0 for p in parts),
+                   reordered=sum(p.reordered or 0 for p in parts), jitter_ns=last.jitter_ns,
+                   delays_ns=last.delays_ns if len(parts) == 1 else None)
 
     def histogram_dict(self) -> dict[str, list[int]]:
         """The non-empty buckets, JSON-ready: [lower_ns, upper_ns) and their counts."""

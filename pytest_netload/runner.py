@@ -462,9 +462,10 @@ class Rfc2544Runner:
         burst_s = as_duration(burst, what="burst").seconds
         for size in self._sizes(frame_sizes):
             with self._measurer(size) as m:
-                rate = self._max_pps(m, m.stream.mean_frame_size) / CALIBRATION_SHARE \
-                    if not self.ports.topology.line_rate_bps and self.mark.max_rate is None \
-                    else self._max_pps(m, m.stream.mean_frame_size)
+                # back to back: the generator's full rate, not the search's 95 % of it
+                rate = self._max_pps(m, m.stream.mean_frame_size)
+                if not self.ports.topology.line_rate_bps and self.mark.max_rate is None:
+                    rate /= CALIBRATION_SHARE
                 max_frames = max(1, int(rate * burst_s))
                 result = back_to_back(lambda n, m=m, rate=rate: m.measure_burst(n, rate),
                                       rate_pps=rate, max_frames=max_frames, frame_size=size,

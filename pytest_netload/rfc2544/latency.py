@@ -54,13 +54,7 @@ class LatencyProcedureResult:
         parts = [t.latency for t in self.valid_trials if t.latency is not None]
         if not parts:
             raise NetloadConfigError("no valid trial kept a latency histogram")
-        hist = parts[0].histogram
-        for p in parts[1:]:
-            hist = hist.merge(p.histogram)
-        return LatencyResult(hist, clock=parts[-1].clock, resolution_ns=parts[-1].resolution_ns,
-                             samples=hist.total,
-                             duplicates=sum(p.duplicates or 0 for p in parts),
-                             reordered=sum(p.reordered or 0 for p in parts))
+        return LatencyResult.merge(parts)
 
     def latency_result(self) -> LatencyResult:
         return self.latency

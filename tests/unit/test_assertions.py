@@ -524,8 +524,6 @@ def test_throughput_failure_message() -> None:
     ]
 
 
-@pytest.mark.skipif("generator_ceiling_pps" not in FrameSizeThroughput.__dataclass_fields__,
-                    reason="FrameSizeThroughput has no generator ceiling")
 def test_throughput_names_a_generator_ceiling() -> None:
     result = size_result(throughput_pps=1e6, upper_pps=1.1e6, generator_ceiling_pps=1.1e6)
     with recording("t") as record:

@@ -305,3 +305,14 @@ def test_hdr_missing_package(monkeypatch: pytest.MonkeyPatch, result: LatencyRes
         to_hdr(result)
     with pytest.raises(NetloadEnvironmentError, match="pip install hdrhistogram"):
         from_hdr("HISTF", LOWER)
+
+
+def test_merging_results_adds_histograms_and_counters() -> None:
+    a = LatencyResult(histogram_of(np.array([10, 20], dtype=np.uint64)), clock="tsc-software",
+                      samples=2, duplicates=1, reordered=0, jitter_ns=3.0)
+    b = LatencyResult(histogram_of(np.array([30], dtype=np.uint64)), clock="tsc-software",
+                      samples=1, duplicates=0, reordered=2, jitter_ns=5.0)
+    m = LatencyResult.merge([a, b])
+    assert m.count == 3 and m.duplicates == 1 and m.reordered == 2 and m.jitter_ns == 5.0
+    with pytest.raises(NetloadConfigError, match="no latency results"):
+        LatencyResult.merge([])
