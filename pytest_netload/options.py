@@ -131,12 +131,9 @@ def _memory(value: str) -> int:
 def _duration(value: str) -> float | None:
     if value in ("", "none"):
         return None
-    from .units import as_duration
+    from .units import run_seconds
 
-    seconds = as_duration(value, what="trial duration").seconds
-    if seconds <= 0:
-        raise NetloadConfigError(f"{value!r}: a trial duration must be > 0, e.g. '1s'")
-    return seconds
+    return run_seconds(value, what="trial duration")
 
 
 SETTINGS = (

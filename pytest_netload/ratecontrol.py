@@ -23,8 +23,8 @@ from typing import Any
 from .engine.client import Engine, LoadedStream, Port, Tx
 from .errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
 from .patterns import MaxRate, Pattern, parse_pattern
-from .results import RunResult, StreamResult
-from .units import Duration, Rate, as_duration, as_rate, frame_bits
+from .results import RunResult, StreamResult, shortfall_cause
+from .units import Duration, Rate, as_rate, frame_bits, run_seconds
 
 DEFAULT_TOLERANCE = 0.005  # achieved TX may fall 0.5 % short of offered before a warning
 
@@ -155,7 +155,7 @@ class RateController:
             raise NetloadConfigError(
                 f"pattern {pat.name!r} paces at a rate: give rate=, e.g. '100kpps' or '1Gbit/s'"
             )
-        run_s = 0.0 if duration is None else as_duration(duration, what="duration").seconds
+        run_s = 0.0 if duration is None else run_seconds(duration, what="duration")
         if count < 0:
             raise NetloadConfigError(f"count={count}: give a number of packets >= 0")
         weighted = _weighted(streams)
@@ -167,7 +167,7 @@ class RateController:
                     temporary.append(stream)
                 loaded.append((stream, weight))
             return self._run(loaded, the_rate, pat, run_s, count, rx, seed, timing_samples,
-                             as_duration(drain, what="drain").seconds)
+                             run_seconds(drain, what="drain", zero_ok=True))
         finally:
             for stream in temporary:
                 stream.free()
@@ -241,15 +241,13 @@ class RateController:
             if err is not None and err < -self.tolerance and s.result.tx_packets:
                 notes.append(
                     f"stream {s.result.name!r}: offered {s.offered_pps:,.0f} pps but the port "
-                    f"achieved {s.achieved_tx_pps:,.0f} pps ({err:+.2%}); the rate is above what "
-                    f"this port and generator can send: lower it or add TX cores"
-                )
+                    f"achieved {s.achieved_tx_pps:,.0f} pps ({err:+.2%}): "
+                    + shortfall_cause(s.result, s.offered_pps or 0.0, s.result.tx_span_ns / 1e9))
             elif scheduled and s.result.tx_packets < scheduled * (1 - self.tolerance) - 1:
                 notes.append(
-                    f"stream {s.result.name!r}: sent {s.result.tx_packets} packets where its "
-                    f"schedule had {scheduled:,.0f} in {duration_s:g} s; the generator stalled "
-                    f"(worst lag {s.result.tx_max_lag_ns / 1e3:,.0f} us): run it on a quieter CPU"
-                )
+                    f"stream {s.result.name!r}: sent {s.result.tx_packets:,} packets where its "
+                    f"schedule had {scheduled:,.0f} in {duration_s:g} s: "
+                    + shortfall_cause(s.result, s.offered_pps or 0.0, duration_s))
         for note in notes:
             warnings.warn(note, RateShortfallWarning, stacklevel=4)
         return tuple(notes)

@@ -70,6 +70,9 @@ class StreamResult:
     hw_stamp_missing: int = 0     # nic-hardware: stamped frames that came without an RX timestamp
     gap_events: int = 0           # arrivals after missing sequence numbers (loss events)
     last_gap_tx_ns: int = 0       # TX time of the latest frame that arrived after a gap; 0: none
+    tx_end_ns: int = 0            # when the stream stopped sending, after the start deadline
+    tx_end_reason: str = "none"   # why: "count", "duration", "phases", "stopped" (or "none")
+    rx_by_tx_end: int = 0         # arrivals (duplicates included) before TX ended
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
@@ -80,6 +83,11 @@ class StreamResult:
     @property
     def rx_unique(self) -> int:
         return self.rx_packets - self.duplicates
+
+    @property
+    def rx_after_tx_end(self) -> int:
+        """Arrivals in the drain, after TX ended: frames in flight, and the DUT's backlog."""
+        return max(self.rx_packets - self.rx_by_tx_end, 0)
 
     @property
     def lost(self) -> int:
@@ -158,6 +166,42 @@ class StreamResult:
     @property
     def latency_mean_ns(self) -> float | None:
         return self.latency_sum_ns / self.latency_samples if self.latency_samples else None
+
+
+def shortfall_cause(s: StreamResult, offered_pps: float, duration_s: float) -> str:
+    """Why stream `s` sent fewer frames than `offered_pps` for `duration_s` would have,
+    told from what the engine measured, never guessed: a stop, an early end, the
+    generator's own measured lag, frames the port refused, an empty pool; otherwise it
+    says that no cause was measured."""
+    missing = offered_pps * duration_s - s.tx_packets
+    end_s = s.tx_end_ns / 1e9
+    if s.tx_end_reason == "stopped":
+        return (f"the run was stopped (Ctrl-C or a stop call) at {end_s:.3f} s of the "
+                f"{duration_s:g} s scheduled")
+    if s.tx_end_reason in ("duration", "phases") and duration_s and \
+            end_s < duration_s * 0.99 - 0.01:
+        return (f"TX ended at {end_s:.3f} s of the {duration_s:g} s scheduled, on the "
+                f"schedule's end ({s.tx_end_reason}): the engine's schedule itself was short, "
+                "a bug in pytest-netload to report")
+    causes = []
+    lag_frames = s.tx_max_lag_ns * offered_pps / 1e9
+    if s.tx_lagged_bursts and lag_frames >= 0.5 * missing:
+        causes.append(
+            f"the generator fell behind its schedule (measured: worst lag "
+            f"{s.tx_max_lag_ns / 1e3:,.0f} us, {s.tx_lagged_bursts:,} bursts more than 1 us "
+            "late): its core could not keep up; lower the rate, add TX cores or run it on a "
+            "quieter CPU")
+    if s.tx_unsent:
+        causes.append(f"the port refused {s.tx_unsent:,} frames until the run ended (its TX "
+                      "ring stayed full: the link or the device below it is slower)")
+    if s.tx_alloc_failures:
+        causes.append(f"the stream's mbuf pool ran empty {s.tx_alloc_failures:,} times "
+                      "(frames not yet freed by the port)")
+    if causes:
+        return "; ".join(causes)
+    return (f"no cause was measured: the generator's worst lag was "
+            f"{s.tx_max_lag_ns / 1e3:,.0f} us ({lag_frames:,.0f} frames' worth), the port "
+            "refused nothing and the pool never ran empty")
 
 
 @dataclass(frozen=True)
@@ -299,6 +343,11 @@ def clock_fields(clock: tuple[str, float] | None, tsc_hz: int | None) -> dict[st
     return {"clock": clock[0], "clock_resolution_ns": float(clock[1])}
 
 
+def names_of(records: np.ndarray) -> tuple[str, ...]:
+    """The field names of a record array (engines before ABI 9 lack some)."""
+    return records.dtype.names or ()
+
+
 def build_run_result(
     names: list[str],
     stream_ids: list[int],
@@ -359,6 +408,10 @@ def build_run_result(
             last_gap_tx_ns=int(rx["last_gap_tx_ns"][i]),
             tx_max_lag_ns=int(tx["max_lag_ns"][i]),
             tx_lagged_bursts=int(tx["lagged_bursts"][i]),
+            tx_end_ns=int(tx["end_ns"][i]) if "end_ns" in names_of(tx) else 0,
+            tx_end_reason=str(arrays["tx_end_reason"][i]) if "tx_end_reason" in arrays
+            else "none",
+            rx_by_tx_end=int(rx["by_tx_end"][i]) if "by_tx_end" in names_of(rx) else 0,
             rx_gaps=hist("rx_gap_hist", i),
             latency=hist("rx_latency_hist", i),
             ipdv_increase=hist("rx_ipdv_pos_hist", i),

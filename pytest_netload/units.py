@@ -66,6 +66,9 @@ LAYER_TEXT = {
 MIN_FRAME_SIZE_BYTES = MIN_FRAME_BYTES + FCS_BYTES  # 64
 MAX_FRAME_SIZE_BYTES = MAX_FRAME_BYTES + FCS_BYTES  # 9604
 RATE_KINDS = ("pps", "bps", "percent")
+#: The longest time a run may take for each of its duration, drain and start delay: 24 h,
+#: the native core's NETLOAD_MAX_RUN_S (tests/native checks that they agree).
+MAX_RUN_S = 86_400
 _DEFAULT_LAYER = "l2"
 _RATE_EXAMPLES = "write e.g. '1.5Mpps', '9.5Gbit/s' or '95%'"
 
@@ -429,6 +432,24 @@ def as_duration(x: Duration | str | float | timedelta, *, what: str = "duration"
     duration = object.__new__(Duration)
     object.__setattr__(duration, "seconds", _duration_seconds(x, what))
     return duration
+
+
+def run_seconds(x: Duration | str | float | timedelta, *, what: str,
+                zero_ok: bool = False) -> float:
+    """A time a run spends (a trial or run duration, a drain, a warm-up) in seconds:
+    finite, at most 24 h (MAX_RUN_S), and > 0 unless ``zero_ok`` (where 0 means "none").
+    Errors name ``what`` and the value as given."""
+    seconds = as_duration(x, what=what).seconds
+    if seconds == 0 and not zero_ok:
+        raise NetloadConfigError(f"{what} {x!r} is zero; give a duration > 0, e.g. '10s'")
+    if 0 < seconds < 1e-9:
+        raise NetloadConfigError(f"{what} {x!r} is shorter than 1 ns, the engine's resolution; "
+                                 "give e.g. '1ms' or '10s'")
+    if seconds > MAX_RUN_S:
+        raise NetloadConfigError(
+            f"{what} {x!r} is {seconds:g} s, more than 24 h ({MAX_RUN_S} s), the longest a run "
+            "may take; split a longer soak into runs of at most 24 h")
+    return seconds
 
 
 # ---- Size --------------------------------------------------------------------------------

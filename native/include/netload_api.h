@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 8,
+	NETLOAD_ABI_VERSION = 9,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -30,7 +30,9 @@ enum netload_constants {
 	NETLOAD_MAX_BURST = 128,         /* net_af_xdp (22.11) strands TX frames at 256 */
 	NETLOAD_MAX_PHASES = 1024,
 	NETLOAD_MAX_GAPS = 1048576,
-	NETLOAD_FWD_SLOTS = 65536        /* frames a delay line holds at once */
+	NETLOAD_FWD_SLOTS = 65536,       /* frames a delay line holds at once */
+	NETLOAD_MAX_RUN_S = 86400        /* a run's duration, drain, start delay and
+	                                  * pacing schedule: at most 24 h each */
 };
 
 enum netload_status {
@@ -54,6 +56,15 @@ enum netload_field_op {
 	NETLOAD_FIELD_RANDOM = 3
 };
 
+/* Why a TX stream stopped sending (netload_tx_stats.end_reason). */
+enum netload_tx_end {
+	NETLOAD_TX_END_NONE = 0,      /* it never ended (the run was freed while sending) */
+	NETLOAD_TX_END_COUNT = 1,     /* it sent its count */
+	NETLOAD_TX_END_DURATION = 2,  /* the run's duration passed */
+	NETLOAD_TX_END_PHASES = 3,    /* its last timed pacing phase ended */
+	NETLOAD_TX_END_STOPPED = 4    /* netload_run_stop (Ctrl-C, a caller's stop) */
+};
+
 enum netload_run_state {
 	NETLOAD_RUN_WAITING = 0,  /* before the common start deadline */
 	NETLOAD_RUN_SENDING = 1,  /* TX active */
@@ -74,6 +85,12 @@ unsigned int netload_worker_count(void);
 int netload_lcore_cpus(int32_t *cpus, uint32_t n);
 uint64_t netload_tsc_hz(void);
 uint64_t netload_tsc_now(void);
+/*
+ * The one time conversion of the core: *out = value * mul / div, rounded
+ * down, on a 128-bit product. NETLOAD_EINVAL when div is 0 or the result
+ * does not fit 64 bits: a time is refused, never wrapped.
+ */
+int netload_time_scale(uint64_t value, uint64_t mul, uint64_t div, uint64_t *out);
 
 /* ---- ports --------------------------------------------------------------- */
 
@@ -251,6 +268,8 @@ struct netload_run_conf {
 	uint64_t duration_ns;     /* 0: bounded by the counts alone */
 	uint64_t start_delay_ns;  /* common TX start deadline after run_start */
 	uint64_t drain_ns;        /* RX keeps polling this long after TX ends */
+	/* each of the three at most NETLOAD_MAX_RUN_S, and so is each stream's
+	 * pacing schedule (its phases added up) */
 	uint16_t burst;           /* packets per burst; 0: default 32 */
 	uint32_t timing_samples;  /* per stream: TX and RX times of the first N arrivals */
 	uint32_t n_fwd;
@@ -265,6 +284,8 @@ struct netload_run_status {
 	uint64_t elapsed_ns;      /* since the start deadline */
 	uint64_t tx_packets;      /* so far, all streams */
 	uint64_t rx_packets;      /* so far, all queues, signed and foreign */
+	uint64_t end_ns;          /* TX end on the schedule (run duration), ns after the
+	                           * start deadline; 0: bounded by counts or phases */
 };
 
 struct netload_tx_stats {
@@ -276,6 +297,8 @@ struct netload_tx_stats {
 	uint64_t last_ns;         /* last burst accepted by the PMD, same clock */
 	uint64_t max_lag_ns;      /* paced streams: worst delay of a burst behind its deadline */
 	uint64_t lagged_bursts;   /* paced bursts that left more than 1 us late */
+	uint64_t end_ns;          /* when it stopped sending, ns after the start deadline */
+	int end_reason;           /* enum netload_tx_end */
 };
 
 struct netload_rx_stream_stats {
@@ -297,6 +320,9 @@ struct netload_rx_stream_stats {
 	uint64_t last_gap_tx_ns;  /* TX time (after the start deadline) of the latest frame
 	                           * that arrived after a gap: when the last loss happened;
 	                           * 0 when none, or when that frame carried no timestamp */
+	uint64_t by_tx_end;       /* packets (duplicates included) that arrived before TX
+	                           * ended: the rest arrived in the drain, after the last
+	                           * frame left (frames in flight, and the DUT's backlog) */
 };
 
 struct netload_rx_queue_stats {

@@ -160,3 +160,14 @@ netload_tsc_now(void)
 {
 	return rte_rdtsc();
 }
+
+int
+netload_time_scale(uint64_t value, uint64_t mul, uint64_t div, uint64_t *out)
+{
+	if (out == NULL)
+		return netload_fail(NETLOAD_EINVAL, "time_scale: NULL result");
+	if (netload_scale(value, mul, div, out) < 0)
+		return netload_fail(NETLOAD_EINVAL, "time_scale: %" PRIu64 " * %" PRIu64 " / %"
+				PRIu64 " does not fit 64 bits", value, mul, div);
+	return 0;
+}

@@ -18,6 +18,29 @@ extern int netload_logtype;
 /* Record the calling thread's last error and log it; returns status. */
 int netload_fail(int status, const char *fmt, ...) __rte_format_printf(2, 3);
 
+/*
+ * value * mul / div, rounded down, on a 128-bit product: every conversion
+ * between ns, ps, TSC cycles and fixed-point deadlines goes through it (a
+ * 64-bit product overflows past 2^64 / tsc_hz ns, about 7 s). Returns -1,
+ * leaving *out alone, when div is 0 or the result needs more than 64 bits.
+ */
+static inline int
+netload_scale(uint64_t value, uint64_t mul, uint64_t div, uint64_t *out)
+{
+	unsigned __int128 r;
+
+	if (div == 0)
+		return -1;
+	r = (unsigned __int128)value * mul / div;
+	if (r > UINT64_MAX)
+		return -1;
+	*out = (uint64_t)r;
+	return 0;
+}
+
+#define NETLOAD_NS_PER_S UINT64_C(1000000000)
+#define NETLOAD_MAX_RUN_NS ((uint64_t)NETLOAD_MAX_RUN_S * NETLOAD_NS_PER_S)
+
 #define NETLOAD_DEFAULT_BURST 32
 #define NETLOAD_DEFAULT_POOL_MBUFS 8191
 #define NETLOAD_POOL_CACHE 256

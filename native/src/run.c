@@ -4,6 +4,7 @@
  * the results read back after every worker has returned.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,10 @@ static struct netload_run *active_run;
 static inline uint64_t
 tsc_to_ns(const struct netload_run *run, uint64_t cycles)
 {
-	return (uint64_t)((double)cycles * 1e9 / (double)run->hz);
+	uint64_t ns = UINT64_MAX;  /* only past 2^64 ns, which no run reaches */
+
+	netload_scale(cycles, NETLOAD_NS_PER_S, run->hz, &ns);
+	return ns;
 }
 
 /*
@@ -175,15 +179,30 @@ tx_step(struct netload_run *run, struct tx_task *t)
 	return old + want;
 }
 
+/* A stream stops sending: what the PMD still refused is freed, and why and when it ended kept. */
 static void
-tx_finish(struct tx_task *t)
+tx_finish(struct tx_task *t, int reason)
 {
 	if (t->n_pending) {
 		rte_pktmbuf_free_bulk(t->pending, t->n_pending);
 		t->unsent += t->n_pending;
 		t->n_pending = 0;
 	}
+	if (t->end_tsc == 0 && reason != NETLOAD_TX_END_NONE) {
+		t->end_tsc = rte_rdtsc();
+		t->end_reason = reason;
+	}
 	t->done = 1;
+}
+
+/* Why a stream that is still sending stops now: `over` means the run's end or a stop. */
+static inline int
+tx_end_reason(const struct netload_run *run, const struct tx_task *t, int over)
+{
+	if (over)
+		return run->stop ? NETLOAD_TX_END_STOPPED : NETLOAD_TX_END_DURATION;
+	return t->count && t->next_seq >= t->count ? NETLOAD_TX_END_COUNT :
+		NETLOAD_TX_END_PHASES;
 }
 
 static int
@@ -229,16 +248,21 @@ worker_main(void *arg)
 				if (!over)
 					tx_step(run, t);
 				if (over || t->done)
-					tx_finish(t);
+					tx_finish(t, tx_end_reason(run, t, over));
 				else
 					active++;
 			}
 			if (active == 0) {
 				sending = 0;
-				if (__atomic_sub_fetch(&run->tx_running, 1, __ATOMIC_ACQ_REL) == 0)
-					__atomic_store_n(&run->drain_end_tsc,
-							rte_rdtsc() + run->drain_tsc,
+				if (__atomic_sub_fetch(&run->tx_running, 1, __ATOMIC_ACQ_REL) == 0) {
+					uint64_t end = rte_rdtsc();
+
+					/* Earlier than the scheduled end: counts, phases or a stop. */
+					if (run->tx_end_tsc == 0 || end < run->tx_end_tsc)
+						run->tx_end_tsc = end;
+					__atomic_store_n(&run->drain_end_tsc, end + run->drain_tsc,
 							__ATOMIC_RELEASE);
+				}
 			}
 		}
 		for (i = 0; i < w->n_fwd; i++)
@@ -273,7 +297,7 @@ netload_run_free(struct netload_run *run)
 			rte_eal_wait_lcore(run->workers[i].lcore);
 	}
 	for (i = 0; run->tx != NULL && i < run->n_tx; i++) {
-		tx_finish(&run->tx[i]);
+		tx_finish(&run->tx[i], NETLOAD_TX_END_NONE);
 		if (run->tx[i].stream)
 			run->tx[i].stream->in_run = 0;
 		for (j = 0; j < run->tx[i].n_phases; j++)
@@ -356,7 +380,10 @@ load_forwarders(struct netload_run *run, const struct netload_run_conf *c)
 		f->rx_queue = fc->rx_queue;
 		f->tx_port = fc->tx_port;
 		f->tx_queue = fc->tx_queue;
-		f->delay = (uint64_t)((double)fc->delay_ns * (double)run->hz / 1e9 + 0.5);
+		if (fc->delay_ns > NETLOAD_MAX_RUN_NS)
+			return netload_fail(NETLOAD_EINVAL, "run: forwarder %u: delay %" PRIu64
+					" ns; at most %d s", i, fc->delay_ns, NETLOAD_MAX_RUN_S);
+		netload_scale(fc->delay_ns, run->hz, NETLOAD_NS_PER_S, &f->delay);
 		f->loss_threshold = fc->loss_ppm == 1000000 ? UINT64_MAX :
 			(uint64_t)((double)fc->loss_ppm / 1e6 * 18446744073709551616.0);
 		f->rng = fc->seed ? fc->seed : rte_rdtsc() | 1;
@@ -371,21 +398,31 @@ load_forwarders(struct netload_run *run, const struct netload_run_conf *c)
 			if (f->jitter == NULL)
 				return netload_fail(NETLOAD_ENOMEM, "run: forwarder %u jitter", i);
 			for (k = 0; k < fc->n_jitter; k++)
-				f->jitter[k] = (uint64_t)((double)fc->jitter_ps[k] * (double)run->hz /
-						1e12 + 0.5);
+				if (fc->jitter_ps[k] > NETLOAD_MAX_RUN_NS * 1000 || netload_scale(
+						fc->jitter_ps[k], run->hz, NETLOAD_NS_PER_S * 1000,
+						&f->jitter[k]) < 0)
+					return netload_fail(NETLOAD_EINVAL, "run: forwarder %u: jitter "
+							"entry %u is %" PRIu64 " ps; at most %d s", i, k,
+							fc->jitter_ps[k], NETLOAD_MAX_RUN_S);
 			f->n_jitter = fc->n_jitter;
 		}
 	}
 	return 0;
 }
 
-/* Gap tables in picoseconds -> TSC cycles << 16, phase ends relative to the start. */
+/*
+ * Gap tables in picoseconds -> TSC cycles << NETLOAD_FP_SHIFT, phase ends
+ * relative to the start. Each gap's rounding remainder is carried into the
+ * next, so a table's deadlines add up to its period within one fixed-point
+ * unit, and the mean rate does not drift over a 24 h run.
+ */
 static int
 load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_conf *c,
 		uint32_t index)
 {
-	const double fp_per_ps = (double)run->hz * (1 << NETLOAD_FP_SHIFT) / 1e12;
-	uint64_t end_fp = 0;
+	const uint64_t fp_hz = run->hz << NETLOAD_FP_SHIFT;
+	const uint64_t ps_per_s = NETLOAD_NS_PER_S * 1000;
+	uint64_t end_ns = 0, end_fp, sum;
 	uint32_t p, k;
 
 	if (c->n_phases == 0)
@@ -410,7 +447,12 @@ load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_
 					"run: TX entry %u phase %u has no duration, but phases follow it",
 					index, p);
 		if (pc->duration_ns) {
-			end_fp += (uint64_t)((double)pc->duration_ns * 1e3 * fp_per_ps);
+			end_ns += pc->duration_ns;
+			if (pc->duration_ns > NETLOAD_MAX_RUN_NS || end_ns > NETLOAD_MAX_RUN_NS ||
+					netload_scale(end_ns, fp_hz, NETLOAD_NS_PER_S, &end_fp) < 0)
+				return netload_fail(NETLOAD_EINVAL, "run: TX entry %u: its phases "
+						"up to phase %u last more than %d s (24 h); give shorter "
+						"phases", index, p, NETLOAD_MAX_RUN_S);
 			ph->end_fp = end_fp;
 		}
 		ph->n_gaps = pc->n_gaps;
@@ -419,17 +461,25 @@ load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_
 		ph->gaps_fp = rte_malloc("netload_gaps", sizeof(uint64_t) * pc->n_gaps, 0);
 		if (ph->gaps_fp == NULL)
 			return netload_fail(NETLOAD_ENOMEM, "run: gap table of %u entries", pc->n_gaps);
-		for (k = 0; k < pc->n_gaps; k++) {
-			ph->mean_gap_fp += (uint64_t)((double)pc->gaps_ps[k] * fp_per_ps /
-					pc->n_gaps);
-			if (pc->gaps_ps[k] == 0)
-				return netload_fail(NETLOAD_EINVAL,
-						"run: TX entry %u phase %u gap %u is 0 ps; gaps must be "
-						"positive (use a phase without gaps for maximum rate)",
-						index, p, k);
-			ph->gaps_fp[k] = (uint64_t)((double)pc->gaps_ps[k] * fp_per_ps + 0.5);
-			if (ph->gaps_fp[k] == 0)
-				ph->gaps_fp[k] = 1;
+		{
+			unsigned __int128 carry = 0, x;
+
+			sum = 0;
+			for (k = 0; k < pc->n_gaps; k++) {
+				if (pc->gaps_ps[k] == 0 || pc->gaps_ps[k] > NETLOAD_MAX_RUN_NS * 1000)
+					return netload_fail(NETLOAD_EINVAL,
+							"run: TX entry %u phase %u gap %u is %" PRIu64
+							" ps; give 1 ps to %d s (a phase without gaps "
+							"sends at the maximum rate)", index, p, k,
+							pc->gaps_ps[k], NETLOAD_MAX_RUN_S);
+				x = (unsigned __int128)pc->gaps_ps[k] * fp_hz + carry;
+				ph->gaps_fp[k] = (uint64_t)(x / ps_per_s);
+				carry = x % ps_per_s;
+				if (ph->gaps_fp[k] == 0)
+					ph->gaps_fp[k] = 1;
+				sum += ph->gaps_fp[k];
+			}
+			ph->mean_gap_fp = sum / pc->n_gaps;
 		}
 	}
 	return 0;
@@ -442,6 +492,11 @@ check_run_conf(const struct netload_run_conf *c)
 
 	if (c->n_tx == 0 && c->n_rx == 0 && c->n_fwd == 0)
 		return netload_fail(NETLOAD_EINVAL, "run: no TX stream, RX queue or forwarder");
+	if (c->duration_ns > NETLOAD_MAX_RUN_NS || c->drain_ns > NETLOAD_MAX_RUN_NS ||
+			c->start_delay_ns > NETLOAD_MAX_RUN_NS)
+		return netload_fail(NETLOAD_EINVAL, "run: duration %" PRIu64 " ns, drain %" PRIu64
+				" ns, start delay %" PRIu64 " ns; each at most %d s (24 h)",
+				c->duration_ns, c->drain_ns, c->start_delay_ns, NETLOAD_MAX_RUN_S);
 	if (c->burst > NETLOAD_MAX_BURST)
 		return netload_fail(NETLOAD_EINVAL, "run: burst %u; at most %d",
 				c->burst, NETLOAD_MAX_BURST);
@@ -738,10 +793,15 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	ret = assign(run, n_lcores);
 	if (ret < 0)
 		goto fail;
-	run->drain_tsc = c->drain_ns * run->hz / 1000000000ull;
-	run->start_tsc = rte_rdtsc() + c->start_delay_ns * run->hz / 1000000000ull;
-	if (c->duration_ns)
-		run->end_tsc = run->start_tsc + c->duration_ns * run->hz / 1000000000ull;
+	/* check_run_conf bounded these to 24 h, which no TSC below 200 GHz overflows */
+	netload_scale(c->drain_ns, run->hz, NETLOAD_NS_PER_S, &run->drain_tsc);
+	netload_scale(c->start_delay_ns, run->hz, NETLOAD_NS_PER_S, &run->start_tsc);
+	run->start_tsc += rte_rdtsc();
+	if (c->duration_ns) {
+		netload_scale(c->duration_ns, run->hz, NETLOAD_NS_PER_S, &run->end_tsc);
+		run->end_tsc += run->start_tsc;
+	}
+	run->tx_end_tsc = run->end_tsc;
 	if (run->tx_running == 0)
 		run->drain_end_tsc = run->end_tsc ? run->end_tsc :
 			run->start_tsc + run->drain_tsc;
@@ -810,6 +870,7 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 			st->tx_packets += run->tx[i].packets;
 		for (i = 0; i < run->n_rx; i++)
 			st->rx_packets += run->rx[i].packets;
+		st->end_ns = run->end_tsc ? tsc_to_ns(run, run->end_tsc - run->start_tsc) : 0;
 	}
 	return state;
 }
@@ -858,6 +919,8 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	out->first_ns = since_start(run, t->first_tsc);
 	out->last_ns = since_start(run, t->last_tsc);
 	out->max_lag_ns = tsc_to_ns(run, t->max_lag);
+	out->end_ns = since_start(run, t->end_tsc);
+	out->end_reason = t->end_reason;
 	out->lagged_bursts = t->lagged_bursts;
 	return 0;
 }
@@ -1007,6 +1070,7 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 			continue;
 		out->packets += st->packets;
 		out->bytes += st->bytes;
+		out->by_tx_end += st->by_tx_end;
 		out->duplicates += st->duplicates;
 		out->reordered += st->reordered;
 		out->max_seq = RTE_MAX(out->max_seq, st->next);

@@ -6,7 +6,7 @@
 
 #define NETLOAD_NO_SLOT 0xffff
 
-/* A pacing phase in TSC cycles << 16, relative to the run's start. */
+/* A pacing phase in TSC cycles << NETLOAD_FP_SHIFT, relative to the run's start. */
 struct tx_phase {
 	uint64_t *gaps_fp;
 	uint32_t n_gaps;          /* 0: as fast as the port takes them */
@@ -14,7 +14,12 @@ struct tx_phase {
 	uint64_t mean_gap_fp;     /* 0 for maximum rate */
 };
 
-#define NETLOAD_FP_SHIFT 16
+/*
+ * Deadlines keep 12 fractional bits of a cycle: 1/4096 cycle is 0.1 ps at
+ * 2.3 GHz, finer than the gap tables' 1 ps, and 24 h of deadlines fit 64
+ * bits up to a 52 GHz TSC (16 bits overflowed 24 h above 3.3 GHz).
+ */
+#define NETLOAD_FP_SHIFT 12
 
 /* Written by one worker only; read by the main lcore after the run. */
 struct tx_task {
@@ -44,11 +49,14 @@ struct tx_task {
 	uint64_t alloc_failures;
 	uint64_t first_tsc;
 	uint64_t last_tsc;
+	uint64_t end_tsc;         /* when it stopped sending; 0: not yet */
+	int end_reason;           /* enum netload_tx_end */
 } __rte_cache_aligned;
 
 struct rx_stream_state {
 	uint64_t packets;
 	uint64_t bytes;
+	uint64_t by_tx_end;       /* packets that arrived before TX ended */
 	uint64_t duplicates;
 	uint64_t reordered;
 	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */
@@ -141,6 +149,8 @@ struct netload_run {
 	uint64_t ns_mult;         /* ns = cycles * ns_mult >> 32 */
 	uint64_t start_tsc;
 	uint64_t end_tsc;         /* 0: no duration bound */
+	volatile uint64_t tx_end_tsc;     /* end_tsc, or when TX ended everywhere if earlier;
+	                                   * 0 while unknown (RX counts arrivals before it) */
 	uint64_t drain_tsc;
 	volatile uint32_t stop;           /* TX stop requested */
 	volatile uint32_t abort;          /* every worker returns at once */

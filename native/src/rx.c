@@ -168,11 +168,12 @@ gap(const struct netload_run *run, struct rx_stream_state *st, uint64_t now)
  */
 static void
 arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
-		struct rte_mbuf *m, const struct netload_signature *sig)
+		struct rte_mbuf *m, const struct netload_signature *sig, uint64_t by_end)
 {
 	uint64_t rx_ns = hw_arrival_ns(t->port_id, m);
 
 	st->packets++;
+	st->by_tx_end += by_end;
 	st->bytes += m->pkt_len;
 	gap(run, st, rte_rdtsc());
 	if (sig->tx_tsc != 0) {
@@ -210,7 +211,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	uint16_t n, i;
-	uint64_t now, bytes = 0;
+	uint64_t now, bytes = 0, tx_end, by_end;
 
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
 	if (n == 0)
@@ -220,6 +221,9 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		return;
 	}
 	now = rte_rdtsc();
+	/* Did this burst arrive while TX was still on (its schedule, or its actual end)? */
+	tx_end = run->tx_end_tsc;
+	by_end = tx_end == 0 || now < tx_end;
 	t->bursts++;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = bufs[i];
@@ -243,7 +247,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		}
 		st = &t->streams[slot];
 		if (unlikely(st->hw_clock)) {
-			arrival(run, t, st, m, sig);
+			arrival(run, t, st, m, sig, by_end);
 			continue;
 		}
 		if (unlikely(run->timing_samples != 0)) {
@@ -255,6 +259,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			}
 		}
 		st->packets++;
+		st->by_tx_end += by_end;
 		st->bytes += m->pkt_len;
 		gap(run, st, now);
 		if (likely(sig->tx_tsc != 0))

@@ -22,6 +22,7 @@ from typing import Any, Self
 
 from .. import errors
 from ..results import RunResult, build_run_result
+from ..units import run_seconds
 from .host import remove_runtime_dir, unpack_array
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -393,10 +394,11 @@ class Engine:
             for e in tx
         ]
         expected = list(expect)
-        if count < 0 or duration_s < 0 or drain_s < 0:
-            raise errors.NetloadConfigError(
-                f"count={count}, duration_s={duration_s}, drain_s={drain_s}: none may be negative"
-            )
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise errors.NetloadConfigError(f"count={count!r}: give a number of packets >= 0")
+        duration_s, drain_s, start_delay_s = (
+            run_seconds(value, what=name, zero_ok=True) for name, value in
+            (("duration_s", duration_s), ("drain_s", drain_s), ("start_delay_s", start_delay_s)))
         for stream in expected:
             self._check_generation(stream.generation, f"stream {stream.name!r}")
         for entry in entries:

@@ -33,6 +33,13 @@ RUN_STATES = {
     lib.NETLOAD_RUN_DRAINING: "draining",
     lib.NETLOAD_RUN_DONE: "done",
 }
+TX_END_REASONS = {
+    lib.NETLOAD_TX_END_NONE: "none",
+    lib.NETLOAD_TX_END_COUNT: "count",
+    lib.NETLOAD_TX_END_DURATION: "duration",
+    lib.NETLOAD_TX_END_PHASES: "phases",
+    lib.NETLOAD_TX_END_STOPPED: "stopped",
+}
 _CONFIG_STATUSES = {lib.NETLOAD_EINVAL, lib.NETLOAD_EBUSY}
 _ENVIRONMENT_STATUSES = {
     lib.NETLOAD_ENODEV,
@@ -53,7 +60,16 @@ def constants() -> dict[str, int]:
         "max_frame_bytes": int(lib.NETLOAD_MAX_FRAME_BYTES),
         "max_fields": int(lib.NETLOAD_MAX_FIELDS),
         "max_frames": int(lib.NETLOAD_MAX_FRAMES),
+        "max_run_s": int(lib.NETLOAD_MAX_RUN_S),
     }
+
+
+def time_scale(value: int, mul: int, div: int) -> int:
+    """value * mul // div as the native core computes every time conversion (128-bit
+    product); NetloadConfigError when the result does not fit 64 bits."""
+    out = ffi.new("uint64_t *")
+    _check(lib.netload_time_scale(value, mul, div, out), "time scale")
+    return int(out[0])
 
 
 def dpdk_version() -> str:
@@ -537,6 +553,7 @@ class Run:
             "elapsed_ns": int(st.elapsed_ns),
             "tx_packets": int(st.tx_packets),
             "rx_packets": int(st.rx_packets),
+            "end_ns": int(st.end_ns),
         }
 
     def stop(self) -> None:
@@ -572,6 +589,8 @@ class Run:
             "tx": _records("struct netload_tx_stats", txs, n_tx),
             "rx": _records("struct netload_rx_stream_stats", rxs, n_tx),
             "rx_queues": _records("struct netload_rx_queue_stats", rxq, n_rx),
+            "tx_end_reason": np.array([TX_END_REASONS.get(int(txs[i].end_reason), "none")
+                                       for i in range(n_tx)], dtype="U8"),
             "rx_gap_hist": gap_hist,
             "rx_latency_hist": lat_hist,
             "rx_latency_lower_ns": hist_lower_bounds_ns(self.latency_sub_bits),
