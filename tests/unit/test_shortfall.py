@@ -1,0 +1,53 @@
+"""A shortfall is explained by what the engine measured, never guessed: "the generator
+stalled" only when its own lag counters show it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_netload.results import StreamResult, shortfall_cause
+
+
+def stream(**kw: Any) -> StreamResult:
+    base: dict[str, Any] = dict(
+        name="s", stream_id=0, tx_packets=90_000, tx_bytes=60 * 90_000, tx_unsent=0,
+        tx_alloc_failures=0, tx_first_ns=0, tx_last_ns=10**10, rx_packets=90_000,
+        rx_bytes=60 * 90_000, duplicates=0, reordered=0, rx_first_ns=0, rx_last_ns=10**10,
+        latency_min_ns=0, latency_max_ns=0, latency_sum_ns=0, tx_end_ns=10 * 10**9,
+        tx_end_reason="duration")
+    base.update(kw)
+    return StreamResult(**base)
+
+
+def test_a_stop_is_named_with_its_time() -> None:
+    text = shortfall_cause(stream(tx_end_reason="stopped", tx_end_ns=3_300_000_000), 10_000, 10)
+    assert text.startswith("the run was stopped (Ctrl-C or a stop call) at 3.300 s of the 10 s")
+
+
+@pytest.mark.parametrize("reason", ["duration", "phases"])
+def test_a_schedule_that_ended_early_is_the_engines_bug(reason: str) -> None:
+    """What the 64-bit overflow looked like: TX ended on its 'duration' at 3.3 s of 60 s."""
+    text = shortfall_cause(stream(tx_end_reason=reason, tx_end_ns=3_300_000_000,
+                                  tx_max_lag_ns=10_000_000, tx_lagged_bursts=5), 10_000, 60)
+    assert "TX ended at 3.300 s of the 60 s scheduled" in text and "a bug" in text
+    assert "quieter CPU" not in text
+
+
+def test_measured_lag_is_the_generators_fault() -> None:
+    # 10,000 missing at 10 kpps: a worst lag of 1 s explains them
+    text = shortfall_cause(stream(tx_max_lag_ns=1_000_000_000, tx_lagged_bursts=42), 10_000, 10)
+    assert text.startswith("the generator fell behind its schedule (measured: worst lag "
+                           "1,000,000 us, 42 bursts")
+
+
+def test_a_small_lag_does_not_take_the_blame() -> None:
+    text = shortfall_cause(stream(tx_max_lag_ns=20_000, tx_lagged_bursts=3), 10_000, 10)
+    assert text.startswith("no cause was measured: the generator's worst lag was 20 us")
+
+
+def test_refused_frames_and_an_empty_pool_are_named() -> None:
+    text = shortfall_cause(stream(tx_unsent=128, tx_alloc_failures=7), 10_000, 10)
+    assert "the port refused 128 frames" in text
+    assert "mbuf pool ran empty 7 times" in text
