@@ -524,6 +524,27 @@ def _pick_size(obj: object, frame_size: object) -> tuple[FrameSizeThroughput | N
         "ThroughputResult or a FrameSizeThroughput (rfc2544.throughput)")
 
 
+def _bracket_text(fst: FrameSizeThroughput) -> str:
+    """E.g. "bracket [6,421, 6,453] pps (resolution 0.5 % of the lower bound)"; with
+    "not reached" when the search ran out of trials; "" for a search without a
+    resolution (MLRsearch) or an open bracket (the maximum passed)."""
+    lo, hi = fst.bracket_pps
+    if fst.resolution is None or hi is None:
+        return ""
+    text = (f"bracket [{_fmt_pps(lo).removesuffix(' pps')}, "
+            f"{_fmt_pps(hi).removesuffix(' pps')}] pps (resolution {fst.resolution.describe()}")
+    if fst.resolution_reached is False:
+        text += ", not reached: the search ran out of max_trials first"
+    return text + ")"
+
+
+def _bracket_fields(fst: FrameSizeThroughput) -> dict[str, Any]:
+    if fst.resolution is None:
+        return {}
+    return {"bracket_pps": list(fst.bracket_pps), **fst.resolution.as_dict(),
+            "resolution_reached": fst.resolution_reached}
+
+
 def assert_throughput(obj: object, *, at_least: object, frame_size: object = None,
                       layer: str = "l1") -> None:
     """Check RFC 2544 throughput: ``assert_throughput(result, at_least="95%", frame_size=64)``.
@@ -534,6 +555,8 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
     ``"> 1Mpps"``). A bit rate written without ``@layer`` counts ``layer`` (default L1, as
     line rates do); a Rate keeps its own layer. The check compares packets per second,
     converting with the result's mean frame size (and its line rate for a percentage).
+    A failure shows the binary search's final bracket and its resolution, and says when
+    the search ran out of trials before reaching it; the verdict record keeps both.
     """
     __tracebackhide__ = True
     layer = check_layer(layer, what="assert_throughput: layer")
@@ -566,7 +589,10 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
              f"{_fmt_bps(fst.line_rate_bps)} line rate" if fst.line_rate_bps else "")
     measured = (f"{_fmt_pps(measured_pps)} ({_fmt_bps(measured_bps)} at {LAYER_TEXT[layer]}"
                 f"{share}), the highest load that passed")
-    if fst.upper_pps is not None:
+    bracket = _bracket_text(fst)
+    if bracket:
+        measured += f"; the search's final {bracket}"
+    elif fst.upper_pps is not None:
         measured += f"; the lowest that failed: {_fmt_pps(fst.upper_pps)}"
     else:
         measured += " (the search's maximum)"
@@ -583,6 +609,6 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
                    required_pps=required_pps, op=bound.op, unit="pps", layer=layer,
                    measured_bps=measured_bps, upper_pps=fst.upper_pps,
                    line_rate_bps=fst.line_rate_bps, generator_ceiling_pps=ceiling,
-                   message=verdict, conditions=cond)
+                   **_bracket_fields(fst), message=verdict, conditions=cond)
     if not ok:
         raise _failure([verdict, f"measured: {measured}", f"required: {required}"], cond, layer)

@@ -13,7 +13,9 @@ import pytest
 
 from .errors import NetloadConfigError
 from .rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes, frame_size_label
-from .units import Rate, as_duration, as_rate
+from .rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
+from .rfc2544.trial import STEADY_STATES
+from .units import Rate, as_duration, as_rate, run_seconds
 
 NETLOAD_HELP = (
     "netload(rate=None, pattern='cbr', duration='1s', frame_sizes=None, flows=1, wire=0): "
@@ -23,8 +25,13 @@ RFC2544_HELP = (
     "rfc2544(frame_sizes=[64, 128, 256, 512, 1024, 1280, 1518], trial_duration='60s', "
     "loss_tolerance=0, search='binary', resolution=0.005, max_trials=20, retries=2, "
     "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s', goals='rfc2544-strict', "
-    "time_budget=None): settings of the rfc2544 fixture's "
-    "procedures; a test taking a `frame_size` argument runs once per size. "
+    "time_budget=None, steady_state='warn'): settings of the rfc2544 fixture's "
+    "procedures; a test taking a `frame_size` argument runs once per size. resolution: "
+    "the binary search stops when its bracket is within this ratio of its lower bound "
+    "(0.005: 0.5 %), or within a rate such as '100pps' or '1Mbit/s'. steady_state: what a "
+    "trial does whose DUT still held more than 0.5 % of its frames in its buffers when "
+    "traffic stopped: 'warn' (flagged in the record, summary and report), 'fail' (the "
+    "backlog counts as loss, so the trial fails) or 'off'. "
     "Provided by pytest-netload.")
 
 SEARCHES = ("binary", "mlrsearch")
@@ -46,8 +53,9 @@ class Rfc2544Mark:
     trial_duration_s: float = 60.0
     loss_tolerance: float = 0.0
     search: str = "binary"
-    resolution: float = 0.005
-    """Search resolution as a share of the maximum load."""
+    resolution: float | Rate = DEFAULT_RESOLUTION_RATIO
+    """Binary-search resolution: a ratio in (0, 1) of the bracket's lower bound (the
+    search stops when hi - lo <= ratio * lo), or an absolute Rate (hi - lo <= rate)."""
     max_trials: int = 20
     retries: int = 2
     drain_s: float = 2.0
@@ -64,12 +72,51 @@ class Rfc2544Mark:
     """MLRsearch loss goals: a preset name or a tuple of rfc2544.mlr.LossGoal."""
     time_budget_s: float | None = None
     """MLRsearch: the most trial time one search may spend."""
+    steady_state: str = "warn"
+    """A trial whose DUT buffered a material backlog: "warn", "fail" or "off"."""
+
+    @property
+    def resolution_ratio(self) -> float | None:
+        """The relative resolution; None when it is a rate."""
+        return None if isinstance(self.resolution, Rate) else self.resolution
+
+    def resolution_pps(self, mean_frame_size: float,
+                       line_rate_bps: float | None = None) -> float | None:
+        """The absolute resolution in pps for frames of `mean_frame_size` bytes; None
+        when it is a ratio."""
+        if not isinstance(self.resolution, Rate):
+            return None
+        return self.resolution.pps(mean_frame_size, line_rate_bps=line_rate_bps)
 
 
 def _count(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise NetloadConfigError(f"{name}={value!r}: give a whole number from {low} to {high}")
     return value
+
+
+def _resolution(value: Any) -> float | Rate:
+    """The marker's resolution: a ratio in (0, 1) of the lower bound or a rate > 0."""
+    if isinstance(value, (str, Rate)):
+        fix = ("give a ratio of the lower bound in (0, 1), e.g. 0.005, or a rate, e.g. "
+               "'100pps' or '1Mbit/s'")
+        try:
+            rate = as_rate(value, what="resolution")
+        except NetloadConfigError:
+            raise NetloadConfigError(f"resolution={value!r}: {fix}") from None
+        if rate.kind == "percent":
+            raise NetloadConfigError(
+                f"resolution={value!r}: a share of the line rate is not a search resolution; "
+                f"{fix}")
+        if not (math.isfinite(rate.value) and rate.value > 0):
+            raise NetloadConfigError(f"resolution={value!r}: {fix}")
+        return rate
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or not 0 < value < 1:
+        raise NetloadConfigError(
+            f"resolution={value!r}: give a ratio of the lower bound in (0, 1), e.g. 0.005 "
+            "(0.5 %), or a rate, e.g. '100pps' or '1Mbit/s'")
+    return float(value)
 
 
 def _seconds(name: str, value: Any) -> float:
@@ -79,10 +126,15 @@ def _seconds(name: str, value: Any) -> float:
     return seconds
 
 
+def _run_seconds(name: str, value: Any, zero_ok: bool = False) -> float:
+    """Time a run spends: > 0 (or >= 0) and at most 24 h, the error naming the argument."""
+    return run_seconds(value, what=name, zero_ok=zero_ok)
+
+
 NETLOAD_ARGS = ("rate", "pattern", "duration", "frame_sizes", "flows", "wire")
 RFC2544_ARGS = ("frame_sizes", "trial_duration", "loss_tolerance", "search", "resolution",
                 "max_trials", "retries", "drain", "flows", "max_rate", "wire", "learning_frames",
-                "warmup", "goals", "time_budget")
+                "warmup", "goals", "time_budget", "steady_state")
 
 
 def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -109,7 +161,7 @@ def parse_netload(mark: pytest.Mark) -> NetloadMark:
             parse_pattern(value)
             out["pattern"] = value
         elif key == "duration":
-            out["duration_s"] = _seconds("duration", value)
+            out["duration_s"] = _run_seconds("duration", value)
         elif key == "frame_sizes":
             out["frame_sizes"] = check_frame_sizes(value)
         elif key == "flows":
@@ -126,7 +178,7 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
         if key == "frame_sizes":
             out["frame_sizes"] = check_frame_sizes(value)
         elif key == "trial_duration":
-            out["trial_duration_s"] = _seconds("trial_duration", value)
+            out["trial_duration_s"] = _run_seconds("trial_duration", value)
             out["trial_duration_set"] = True
         elif key == "goals":
             from .rfc2544.mlr import check_goals
@@ -138,32 +190,27 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
         elif key == "learning_frames":
             out["learning_frames"] = _count("learning_frames", value, 0, 1_000_000)
         elif key == "warmup":
-            seconds = as_duration(value, what="warmup").seconds
-            if seconds < 0:
-                raise NetloadConfigError(f"warmup={value!r}: give a duration >= 0")
-            out["warmup_s"] = seconds
+            out["warmup_s"] = _run_seconds("warmup", value, zero_ok=True)
         elif key == "drain":
-            seconds = as_duration(value, what="drain").seconds
-            if seconds < 0:
-                raise NetloadConfigError(f"drain={value!r}: give a duration >= 0")
-            out["drain_s"] = seconds
+            out["drain_s"] = _run_seconds("drain", value, zero_ok=True)
         elif key == "loss_tolerance":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                     not 0 <= value < 1:
                 raise NetloadConfigError(
                     f"loss_tolerance={value!r}: give a ratio in [0, 1), e.g. 0 or 1e-6")
             out["loss_tolerance"] = float(value)
+        elif key == "steady_state":
+            if value not in STEADY_STATES:
+                raise NetloadConfigError(
+                    f"steady_state={value!r}: use one of {list(STEADY_STATES)} ('warn' flags a "
+                    "trial whose DUT buffered an overload, 'fail' fails it)")
+            out["steady_state"] = value
         elif key == "search":
             if value not in SEARCHES:
                 raise NetloadConfigError(f"search={value!r}: use one of {list(SEARCHES)}")
             out["search"] = value
         elif key == "resolution":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                    not math.isfinite(value) or not 0 < value < 1:
-                raise NetloadConfigError(
-                    f"resolution={value!r}: give a share of the maximum load in (0, 1), "
-                    "e.g. 0.005")
-            out["resolution"] = float(value)
+            out["resolution"] = _resolution(value)
         elif key == "max_trials":
             out["max_trials"] = _count("max_trials", value, 1, 1000)
         elif key == "retries":
@@ -180,6 +227,9 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
             raise NetloadConfigError(
                 f"{given[0]} applies to search='mlrsearch', but the search is binary; add "
                 "search='mlrsearch' or drop it")
+        ratio = out.get("resolution", DEFAULT_RESOLUTION_RATIO)
+        if not isinstance(ratio, Rate):   # a rate's reach depends on the maximum load
+            check_reachable(Resolution(ratio=ratio), out.get("max_trials", Rfc2544Mark.max_trials))
     elif "max_trials" in kw or "resolution" in kw:
         raise NetloadConfigError(
             "max_trials and resolution bound the binary search; MLRsearch takes its width "

@@ -24,6 +24,7 @@ from .harness import WiredPorts
 from .markers import Rfc2544Mark
 from .patterns import CBR, MaxRate, Phase
 from .recording import record_measurement
+from .results import shortfall_cause
 from .rfc2544 import (
     FrameSize,
     FrameSizeThroughput,
@@ -47,12 +48,13 @@ from .rfc2544.recovery import (
 )
 from .rfc2544.summary import check_trials
 from .traffic import UdpSpec
-from .units import Rate, as_duration, as_rate, frame_bits
+from .units import Rate, as_duration, as_rate, frame_bits, run_seconds
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
 FOREIGN_FLOOD_RATIO = 0.1  # foreign frames beyond 10 % of those sent make a trial invalid
 CALIBRATION_S = 1.0        # the generator's own maximum is measured over this long
 CALIBRATION_SHARE = 0.95   # paced sending costs more than unpaced: search from 95 % of it
+IN_FLIGHT_SLACK_FRAMES = 32  # one TX burst: frames that may leave together at a trial's end
 
 
 @dataclass
@@ -66,12 +68,14 @@ class EngineMeasurer:
     drain_s: float = 2.0
     tx_tolerance: float = TX_TOLERANCE
     warmup_s: float = 0.0
+    steady_state: str = "warn"
 
     def _invalid(self, run: Any, s: Any, scheduled: float, offered_pps: float) -> str | None:
         """Why the generator, not the DUT, failed this run; None when it did its part."""
         if s.tx_packets < scheduled * (1 - self.tx_tolerance) - 1:
             return (f"the generator sent {s.tx_packets:,} of {scheduled:,.0f} scheduled frames "
-                    f"({s.tx_pps:,.0f} pps of {offered_pps:,.0f} offered)")
+                    f"({s.tx_pps:,.0f} pps of {offered_pps:,.0f} offered): "
+                    + shortfall_cause(s, offered_pps, scheduled / offered_pps))
         if run.generator_drops:
             return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
                     "(imissed / rx_nombuf / kernel drops)")
@@ -80,6 +84,20 @@ class EngineMeasurer:
         if run.interrupted:
             return "interrupted"
         return None
+
+    @staticmethod
+    def _backlog(s: Any, offered_pps: float, duration_s: float) -> dict[str, Any]:
+        """The DUT's backlog when traffic stopped and its forwarding rate over the trial.
+
+        Frames that arrived after TX ended, less those normally in flight then (the load
+        times the trial's least latency, when the queue was empty, plus one TX burst), were
+        held in the DUT's buffers. Measured only for a trial that ran to its scheduled end
+        with latency stamps; otherwise both are None."""
+        if s.tx_end_reason != "duration" or not s.latency_samples:
+            return {}
+        in_flight = offered_pps * s.latency_min_ns / 1e9 + IN_FLIGHT_SLACK_FRAMES
+        return {"backlog_frames": max(0, round(s.rx_after_tx_end - in_flight)),
+                "forwarding_pps": s.rx_by_tx_end / duration_s}
 
     def _trial(self, run: Any, offered_pps: float, duration_s: float,
                scheduled: float) -> TrialResult:
@@ -92,7 +110,8 @@ class EngineMeasurer:
             valid=reason is None, invalid_reason=reason,
             latency=s.latency_result() if s.latency is not None else None, clock=s.clock,
             extra={"duplicates": s.duplicates, "reordered": s.reordered,
-                   "generator_drops": run.generator_drops, "foreign": run.foreign})
+                   "generator_drops": run.generator_drops, "foreign": run.foreign},
+            steady_state=self.steady_state, **self._backlog(s, offered_pps, duration_s))
 
     def _cbr(self, load_pps: float) -> tuple[Any, ...]:
         return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))
@@ -232,10 +251,7 @@ class Rfc2544Runner:
         if self.duration_override_s:
             return self.duration_override_s
         if given is not None:
-            seconds = as_duration(given, what="duration").seconds
-            if seconds <= 0:
-                raise NetloadConfigError(f"duration={given!r}: give a duration > 0")
-            return seconds
+            return run_seconds(given, what="duration")
         return self.mark.trial_duration_s if self.mark.trial_duration_set else rfc_default_s
 
     def _sizes(self, frame_sizes: Any) -> tuple[FrameSize, ...]:
@@ -291,7 +307,8 @@ class Rfc2544Runner:
         stream = self.engine.load(tx, spec.for_flow(self.ports.flow(tx, rx)))
         try:
             yield EngineMeasurer(self.engine, stream, [rx], size, self.mark.drain_s,
-                                 warmup_s=self.mark.warmup_s)
+                                 warmup_s=self.mark.warmup_s,
+                                 steady_state=self.mark.steady_state)
         finally:
             stream.free()
 
@@ -326,7 +343,9 @@ class Rfc2544Runner:
                     partial(measurer.measure, duration_s=self.trial_duration_s), max_pps,
                     frame_size=size, mean_frame_size=measurer.stream.mean_frame_size,
                     duration_s=self.trial_duration_s, loss_tolerance=self.mark.loss_tolerance,
-                    resolution_pps=max_pps * self.mark.resolution,
+                    resolution_ratio=self.mark.resolution_ratio,
+                    resolution_pps=self.mark.resolution_pps(
+                        measurer.stream.mean_frame_size, self.ports.topology.line_rate_bps),
                     max_trials=self.mark.max_trials, retries=self.mark.retries,
                     line_rate_bps=self.ports.topology.line_rate_bps,
                     on_trial=self._progress("throughput", size))
@@ -503,8 +522,8 @@ class Rfc2544Runner:
         the reset time is the longest silence at the receiver. `load` defaults to 50 % of
         the maximum (a rate every DUT forwards before and after its reset)."""
         check_hook(hook)
-        at_s = as_duration(at, what="at").seconds
-        seconds = as_duration(duration, what="duration").seconds
+        at_s = run_seconds(at, what="at", zero_ok=True)
+        seconds = run_seconds(duration, what="duration")
         if not 0 <= at_s < seconds:
             raise NetloadConfigError(f"at={at!r}: the reset must come inside the run "
                                      f"(0 <= at < duration={duration!r})")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from .progress import progress_line
+from .rfc2544.trial import steady_summary
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
@@ -86,7 +87,8 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
             lat = (best or {}).get("latency")
             loss = "0 at throughput" if m.get("throughput_pps") else "-"
             rows.append([name, _size(m.get("frame_size")), _pps(m.get("throughput_pps")),
-                         _percentile(lat, "p50"), _percentile(lat, "p99"), loss, verdict, ""])
+                         _percentile(lat, "p50"), _percentile(lat, "p99"), loss, verdict,
+                         steady_summary(m.get("trials", ())) or ""])
         elif kind == "latency_rfc2544":
             row = row_for(m.get("frame_size"))
             if row is None:
@@ -117,6 +119,10 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
             if row is None:
                 row = [name, _size(m.get("frame_size")), "-", "-", "-", "-", verdict, ""]
                 rows.append(row)
+            row[7] = f"{row[7]}; {note}" if row[7] else note
+        if kind in ("latency_rfc2544", "frame_loss") and \
+                (note := steady_summary(m.get("trials", ()))) is not None and \
+                (row := row_for(m.get("frame_size"))) is not None:
             row[7] = f"{row[7]}; {note}" if row[7] else note
     return [tuple(r) for r in rows]
 

@@ -14,7 +14,7 @@ from pytest_netload import assert_latency, assert_loss, assert_throughput, udp
 
 
 @pytest.mark.rfc2544(frame_sizes=[64, 512], trial_duration="1s", drain="200ms",
-                     max_trials=6, loss_tolerance=0)
+                     max_trials=6, resolution=0.1, loss_tolerance=0)
 def test_router_throughput(rfc2544):
     result = rfc2544.throughput()
     assert_throughput(result, at_least="10kpps", frame_size=64)

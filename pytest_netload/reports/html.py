@@ -27,6 +27,8 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullFormatter
 
+from ..rfc2544.trial import steady_note, steady_summary
+
 __all__ = ["overall_verdict", "render", "write"]
 
 DASH = "–"
@@ -232,6 +234,10 @@ def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             notes.append(f"generator ceiling {fmt_pps(m['generator_ceiling_pps'])}")
         if m.get("upper_pps") is None and not m.get("generator_ceiling_pps"):
             notes.append("the maximum load passed")
+        if m.get("resolution_reached") is False:
+            notes.append("resolution not reached within max_trials: the bracket is wider")
+        if (steady := steady_summary(m["trials"])) is not None:
+            notes.append(steady)
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
             "pps": fmt_pps(m["throughput_pps"]), "bps_l1": fmt_bps(m["throughput_bps_l1"]),
@@ -352,6 +358,8 @@ def _mlrsearch(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "target": fmt_share(goal["relative_width"]),
             })
         stop = m.get("stop_reason") or "every goal reached"
+        if (steady := steady_summary(m["trials"])) is not None:
+            stop += f"; {steady}"
         tables.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid), "goals": goals,
             "range": f"{fmt_pps(m['min_pps'])} – {fmt_pps(m['max_pps'])}",
@@ -397,6 +405,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
     override = settings.get("trial_duration_s")
     procedures: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
+    unsteady: list[dict[str, Any]] = []
     clocks: dict[str, Any] = {}
     kinds = ("throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recovery",
              "reset", "mlrsearch")
@@ -426,6 +435,14 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
                                 PROCEDURE_NAMES[m["kind"]], "size": size_label(m["frame_size"]),
                                 "offered": fmt_pps(offered),
                                 "reason": t.get("invalid_reason") or "not given"})
+            elif t.get("steady") is False:
+                unsteady.append({"test": short_name(nodeid), "procedure":
+                                 PROCEDURE_NAMES[m["kind"]], "size": size_label(m["frame_size"]),
+                                 "offered": fmt_pps(t["offered_pps"]),
+                                 "forwarding": fmt_pps(t.get("forwarding_pps")),
+                                 "backlog": fmt_count(t["backlog_frames"]),
+                                 "verdict": "failed" if t.get("steady_state") == "fail"
+                                 else "flagged", "note": steady_note(t)})
     for _, m in _measurements(doc, "latency_rfc2544", "latency"):
         lat = m["latency"]
         if lat.get("clock"):
@@ -457,7 +474,8 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
         + [(k.replace("_", " "), str(v)) for k, v in sorted(settings.items())
            if k != "trial_duration_s"],
         "host": sorted((doc.get("host") or {}).items()),
-        "procedures": procedures, "invalid": invalid, "calibrations": calibrations,
+        "procedures": procedures, "invalid": invalid, "unsteady": unsteady,
+        "calibrations": calibrations,
         "clocks": [f"{name}" + (f" (resolution {fmt_ns(res)})" if _real(res) else "")
                    for name, res in clocks.items()],
         "clock_source": clock_source,

@@ -6,6 +6,7 @@ procedures to real trials, and unit tests bind them to fake DUTs.
 
 from .throughput import (
     FrameSizeThroughput,
+    Resolution,
     ThroughputResult,
     binary_search,
     check_frame_sizes,
@@ -19,6 +20,7 @@ __all__ = [
     "FrameSize",
     "FrameSizeThroughput",
     "Measurer",
+    "Resolution",
     "ThroughputResult",
     "TrialResult",
     "binary_search",

@@ -3,9 +3,12 @@
 The textbook method is a binary search between 0 and the maximum rate:
 a trial that passes raises the lower bound, one that fails lowers the
 upper bound, until the bounds are within the resolution or the trial
-budget is spent. The result is the highest load that passed, never an
-interpolation. Trials the generator failed are retried (within a bound)
-and kept, with their reason, but never decide the search.
+budget is spent. The resolution is relative to the lower bound by default
+(0.5 %), so a small capacity is found as precisely as a large one whatever
+the generator's ceiling; an absolute one (pps) is available. The result is
+the highest load that passed, never an interpolation. Trials the generator
+failed are retried (within a bound) and kept, with their reason, but never
+decide the search.
 """
 
 from __future__ import annotations
@@ -19,9 +22,115 @@ from ..errors import InvalidTrial, NetloadConfigError
 from ..units import frame_bits
 from .trial import FrameSize, TrialResult, frame_size_label
 
-DEFAULT_RESOLUTION_RATIO = 0.005   # search stops when bounds are within 0.5 % of the maximum
+DEFAULT_RESOLUTION_RATIO = 0.005   # search stops when hi - lo <= 0.5 % of lo
 DEFAULT_MAX_TRIALS = 20
 DEFAULT_RETRIES = 2                # an invalid trial is tried again at most this often
+
+_RESOLUTION_FIX = "give a ratio of the lower bound in (0, 1), e.g. 0.005, or a rate, e.g. '100pps'"
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _fmt_pps(pps: float) -> str:
+    return f"{pps:,.0f} pps" if abs(pps) >= 100 else f"{pps:.4g} pps"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """When the binary search may stop: its bracket [lo, hi] is within `ratio` of the
+    lower bound (relative: hi - lo <= ratio * lo) or within `pps` (absolute:
+    hi - lo <= pps). Give one or both; with both, whichever is reached first stops it.
+    While nothing has passed (lo == 0) no relative resolution is reached."""
+
+    ratio: float | None = None
+    pps: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.ratio is None and self.pps is None:
+            raise NetloadConfigError(f"no search resolution: {_RESOLUTION_FIX}")
+        if self.ratio is not None and not (
+                _is_number(self.ratio) and math.isfinite(self.ratio) and 0 < self.ratio < 1):
+            raise NetloadConfigError(f"resolution {self.ratio!r}: {_RESOLUTION_FIX}")
+        if self.pps is not None and not (
+                _is_number(self.pps) and math.isfinite(self.pps) and self.pps > 0):
+            raise NetloadConfigError(
+                f"resolution {self.pps!r} pps: give a rate > 0, e.g. '100pps', or a ratio of "
+                "the lower bound, e.g. 0.005")
+
+    def reached(self, lo: float, hi: float) -> bool:
+        """Whether the bracket [lo, hi] is within this resolution."""
+        width = hi - lo
+        return (self.pps is not None and width <= self.pps) or \
+            (self.ratio is not None and width <= self.ratio * lo)
+
+    def trials_needed(self, max_pps: float | None = None) -> int:
+        """Loads a search tries before it can stop: for `pps`, halving from `max_pps`
+        (1 + ceil(log2(max/pps))); for `ratio`, when the capacity is half the maximum
+        (the maximum, half of it, then ceil(log2(1/ratio)) halvings). Smaller capacities
+        need more. The least of the two when both are set; `pps` is skipped without a
+        `max_pps`."""
+        needs = []
+        if self.ratio is not None:
+            halvings = 0
+            while 2.0 ** -halvings > self.ratio:
+                halvings += 1
+            needs.append(2 + halvings)
+        if self.pps is not None and max_pps is not None:
+            trials = 1
+            while max_pps / 2.0 ** (trials - 1) > self.pps:
+                trials += 1
+            needs.append(trials)
+        return min(needs) if needs else 1
+
+    def describe(self) -> str:
+        """E.g. "0.5 % of the lower bound", "100 pps"."""
+        parts = []
+        if self.ratio is not None:
+            parts.append(f"{self.ratio * 100:g} % of the lower bound")
+        if self.pps is not None:
+            parts.append(_fmt_pps(self.pps))
+        return " or ".join(parts)
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"resolution_ratio": self.ratio, "resolution_pps": self.pps}
+
+
+DEFAULT_RESOLUTION = Resolution(ratio=DEFAULT_RESOLUTION_RATIO)
+
+
+def check_reachable(resolution: Resolution, max_trials: int,
+                    max_pps: float | None = None) -> None:
+    """NetloadConfigError when `max_trials` loads cannot narrow the bracket to
+    `resolution` (see Resolution.trials_needed), naming both fixes."""
+    needed = resolution.trials_needed(max_pps)
+    if needed <= max_trials:
+        return
+    ratio = f"resolution={_round_up(2.0 ** -(max_trials - 2)):g}" if max_trials >= 3 else None
+    if resolution.ratio is not None and (resolution.pps is None or max_pps is None):
+        why = "even for a capacity at half the maximum load"
+        coarser = f", e.g. {ratio}" if ratio else \
+            " to a rate of at least half the maximum load, e.g. resolution='100kpps'"
+    else:
+        why = f"halving from the maximum {_fmt_pps(max_pps or 0.0)}"
+        finest = _round_up((max_pps or 0.0) / 2.0 ** (max_trials - 1))
+        coarser = f", e.g. resolution='{finest:g}pps'" + (f" or {ratio}" if ratio else "")
+    raise NetloadConfigError(
+        f"resolution {resolution.describe()} cannot be reached within max_trials={max_trials}: "
+        f"it takes {needed} trials {why}; raise max_trials to {needed} or coarsen the "
+        f"resolution{coarser}")
+
+
+def _round_up(x: float) -> float:
+    """`x` rounded up to two significant digits (a suggestion that is still reachable)."""
+    if not x > 0:
+        return x
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)
+    out = math.ceil(x / step) * step
+    while out < x:   # a float product may land one ulp short
+        out += step
+    return out
 
 
 @dataclass(frozen=True)
@@ -43,6 +152,11 @@ class FrameSizeThroughput:
     generator_ceiling_pps: float | None = None
     """Lowest load the generator could not offer (every try invalid); None if none."""
     method: str = "binary"
+    resolution: Resolution | None = None
+    """The resolution the search was asked for; None for MLRsearch (its goals set it)."""
+    resolution_reached: bool | None = None
+    """Whether the final bracket is within `resolution` (True when the maximum passed);
+    False when max_trials ran out first; None for MLRsearch."""
 
     @property
     def label(self) -> str:
@@ -73,6 +187,16 @@ class FrameSizeThroughput:
         """Distance between the passing and the failing bound; None when max passed."""
         return None if self.upper_pps is None else self.upper_pps - self.throughput_pps
 
+    @property
+    def bracket_pps(self) -> tuple[float, float | None]:
+        """The search's final bracket [lo, hi]: lo passed, hi failed or could not be
+        offered (the lower of upper_pps and generator_ceiling_pps); hi is None when the
+        maximum passed (open above)."""
+        lo = self.throughput_pps
+        above = [x for x in (self.upper_pps, self.generator_ceiling_pps)
+                 if x is not None and x >= lo]
+        return lo, min(above) if above else None
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "frame_size": self.frame_size,
@@ -88,6 +212,10 @@ class FrameSizeThroughput:
             "duration_s": self.duration_s,
             "generator_ceiling_pps": self.generator_ceiling_pps,
             "method": self.method,
+            "bracket_pps": list(self.bracket_pps),
+            **(self.resolution.as_dict() if self.resolution is not None else
+               {"resolution_ratio": None, "resolution_pps": None}),
+            "resolution_reached": self.resolution_reached,
             "trials": [t.as_dict() for t in self.trials],
         }
 
@@ -120,19 +248,21 @@ class ThroughputResult:
         return {"procedure": "throughput", "sizes": [s.as_dict() for s in self.sizes]}
 
 
-def check_search(max_pps: float, loss_tolerance: float, resolution_pps: float,
+def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution | float,
                  max_trials: int, retries: int) -> None:
+    """The search's settings, before any traffic; `resolution` as a number is in pps."""
     if not (isinstance(max_pps, (int, float)) and math.isfinite(max_pps) and max_pps > 0):
         raise NetloadConfigError(f"maximum load {max_pps!r} pps: give a positive rate")
     if not 0 <= loss_tolerance < 1:
         raise NetloadConfigError(
             f"loss_tolerance={loss_tolerance!r}: give a ratio in [0, 1) (0: no frame may be lost)")
-    if not resolution_pps > 0:
-        raise NetloadConfigError(f"resolution {resolution_pps!r} pps: must be > 0")
+    if not isinstance(resolution, Resolution):
+        resolution = Resolution(pps=resolution)
     if not isinstance(max_trials, int) or max_trials < 1:
         raise NetloadConfigError(f"max_trials={max_trials!r}: give a whole number >= 1")
     if not isinstance(retries, int) or retries < 0:
         raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0")
+    check_reachable(resolution, max_trials, max_pps)
 
 
 def valid_trial(measure: Callable[[float], TrialResult], load_pps: float, retries: int,
@@ -168,6 +298,7 @@ def binary_search(
     duration_s: float,
     loss_tolerance: float = 0.0,
     resolution_pps: float | None = None,
+    resolution_ratio: float | None = None,
     max_trials: int = DEFAULT_MAX_TRIALS,
     retries: int = DEFAULT_RETRIES,
     min_pps: float = 0.0,
@@ -177,15 +308,20 @@ def binary_search(
     """RFC 2544 §26.1 throughput at one frame size by binary search.
 
     Starts at `max_pps`; if that passes, it is the throughput. Otherwise
-    halves [lo, hi] until hi - lo <= `resolution_pps` (default 0.5 % of
-    `max_pps`) or `max_trials` loads were tried. A load at which every try
+    halves [lo, hi] until hi - lo <= `resolution_ratio` * lo (relative to the
+    lower bound) or hi - lo <= `resolution_pps` (absolute; with both, whichever
+    comes first), or `max_trials` loads were tried: the result's
+    `resolution_reached` says which. Default: 0.5 % of the lower bound. While
+    nothing has passed (lo == 0) a relative search keeps halving. A
+    resolution that `max_trials` cannot reach is refused before any trial
+    (see Resolution.trials_needed). A load at which every try
     was invalid (the generator could not offer it) caps the search as a
     ceiling, like a failure, but is never counted as the DUT's loss: the
     result's `generator_ceiling_pps` says so. When no load was ever valid,
     InvalidTrial names the reasons.
     """
-    resolution = resolution_pps if resolution_pps is not None else \
-        max_pps * DEFAULT_RESOLUTION_RATIO
+    resolution = DEFAULT_RESOLUTION if resolution_pps is None and resolution_ratio is None \
+        else Resolution(resolution_ratio, resolution_pps)
     check_search(max_pps, loss_tolerance, resolution, max_trials, retries)
     log: list[TrialResult] = []
     ceiling: float | None = None
@@ -205,7 +341,7 @@ def binary_search(
     else:
         if ceiling is None:
             upper = max_pps
-        while hi - lo > resolution and spent < max_trials:
+        while not resolution.reached(lo, hi) and spent < max_trials:
             mid = (lo + hi) / 2
             spent += 1
             if run(mid):
@@ -217,7 +353,8 @@ def binary_search(
     require_valid(log, f"the throughput search at {frame_size_label(frame_size)}")
     return FrameSizeThroughput(frame_size, mean_frame_size, lo, upper, max_pps, tuple(log),
                                loss_tolerance, duration_s, line_rate_bps,
-                               generator_ceiling_pps=ceiling)
+                               generator_ceiling_pps=ceiling, resolution=resolution,
+                               resolution_reached=lo == max_pps or resolution.reached(lo, hi))
 
 
 def check_frame_sizes(frame_sizes: Sequence[Any], what: str = "frame_sizes") -> tuple[FrameSize, ...]:

@@ -7,6 +7,8 @@ so every search and verdict runs against fake DUTs in unit tests.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,6 +18,12 @@ from ..stats import clopper_pearson_upper
 from ..units import frame_bits
 
 FrameSize = int | str  # bytes with FCS, or "imix"
+
+#: A trial is steady when the DUT's backlog at the end of traffic is at most this share of
+#: the frames sent: a deeper backlog means the load exceeded what the DUT forwards, and a
+#: buffer, not forwarding, kept the frames (a longer trial would have lost them).
+STEADY_BACKLOG_RATIO = 0.005
+STEADY_STATES = ("warn", "fail", "off")
 
 
 def frame_size_label(size: FrameSize) -> str:
@@ -47,6 +55,16 @@ class TrialResult:
     latency: LatencyResult | None = field(default=None, repr=False, compare=False)
     clock: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    backlog_frames: int | None = None
+    """Frames that arrived after the last one left beyond those normally in flight (the
+    load times the trial's least latency): what the DUT still held in its buffers when
+    traffic stopped. None when not measured."""
+    forwarding_pps: float | None = None
+    """Frames received by the end of traffic / the trial duration (RFC 2889's forwarding
+    rate over the trial window). None when not measured."""
+    steady_state: str = "warn"
+    """What a trial that is not steady does: "warn" (flagged), "fail" (its backlog counts
+    as lost, so it fails the search) or "off" (not judged)."""
 
     def __post_init__(self) -> None:
         for name in ("tx_packets", "rx_packets"):
@@ -57,6 +75,9 @@ class TrialResult:
             raise NetloadConfigError(f"trial offered_pps = {self.offered_pps!r}: must be > 0")
         if not self.duration_s > 0:
             raise NetloadConfigError(f"trial duration_s = {self.duration_s!r}: must be > 0")
+        if self.steady_state not in STEADY_STATES:
+            raise NetloadConfigError(f"steady_state={self.steady_state!r}: use one of "
+                                     f"{list(STEADY_STATES)}")
 
     @property
     def lost(self) -> int:
@@ -66,6 +87,42 @@ class TrialResult:
     @property
     def loss_ratio(self) -> float:
         return self.lost / self.tx_packets if self.tx_packets else 0.0
+
+    @property
+    def steady(self) -> bool | None:
+        """False when the backlog at the end of traffic exceeds STEADY_BACKLOG_RATIO of the
+        frames sent; None when the backlog was not measured or steady_state is "off"."""
+        if self.backlog_frames is None or self.steady_state == "off":
+            return None
+        return self.backlog_frames <= STEADY_BACKLOG_RATIO * self.tx_packets
+
+    @property
+    def buffer_s(self) -> float | None:
+        """How long the backlog took to forward at the forwarding rate: a lower bound on
+        the DUT's buffer depth in time."""
+        if not self.backlog_frames or not self.forwarding_pps:
+            return None
+        return self.backlog_frames / self.forwarding_pps
+
+    @property
+    def steady_duration_s(self) -> float | None:
+        """The trial duration at which a buffer of buffer_s holds at most
+        STEADY_BACKLOG_RATIO of the frames: long enough for it to be immaterial."""
+        depth = self.buffer_s
+        return None if depth is None else depth / STEADY_BACKLOG_RATIO
+
+    @property
+    def judged_lost(self) -> int:
+        """The loss a verdict counts: `lost`, plus the backlog of a trial that is not
+        steady when steady_state is "fail" (those frames were held, not forwarded)."""
+        if self.steady is False and self.steady_state == "fail":
+            return min(self.lost + int(self.backlog_frames or 0), self.tx_packets)
+        return self.lost
+
+    def steady_note(self) -> str | None:
+        """One line for a trial that is not steady: the backlog, the forwarding rate and
+        the trial duration that would make the buffer immaterial; None otherwise."""
+        return steady_note(self.as_dict()) if self.steady is False else None
 
     def loss_upper_bound(self, confidence: float = 0.95) -> float:
         """Clopper-Pearson upper bound on the loss ratio; 1.0 when nothing was sent."""
@@ -80,7 +137,10 @@ class TrialResult:
         """A valid trial whose loss ratio is within the tolerance (0: no frame lost)."""
         if not self.valid:
             raise NetloadConfigError("an invalid trial has no verdict; retry it")
-        return self.lost == 0 if loss_tolerance == 0 else self.loss_ratio <= loss_tolerance
+        lost = self.judged_lost
+        if loss_tolerance == 0:
+            return lost == 0
+        return (lost / self.tx_packets if self.tx_packets else 0.0) <= loss_tolerance
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -98,9 +158,38 @@ class TrialResult:
             "invalid_reason": self.invalid_reason,
             "clock": self.clock,
         }
+        if self.backlog_frames is not None:
+            out.update(backlog_frames=self.backlog_frames, forwarding_pps=self.forwarding_pps,
+                       steady=self.steady, steady_state=self.steady_state,
+                       buffer_s=self.buffer_s, steady_duration_s=self.steady_duration_s)
         if self.latency is not None and not self.latency.empty:
             out["latency"] = self.latency.as_dict()
         return out
+
+
+def steady_note(trial: Mapping[str, Any]) -> str:
+    """The not-steady line of a trial record (`TrialResult.as_dict()`): its backlog, the
+    DUT's forwarding rate, and the trial duration that makes its buffer immaterial."""
+    backlog, sent = int(trial["backlog_frames"]), max(int(trial["tx_packets"]), 1)
+    text = (f"not steady at {trial['offered_pps']:,.0f} pps: {backlog:,} frames "
+            f"({backlog / sent:.2%}) were still in the DUT's buffers when traffic stopped; it "
+            f"forwarded {trial['forwarding_pps']:,.0f} pps")
+    if trial.get("steady_duration_s"):
+        text += (f"; its buffer holds >= {trial['buffer_s'] * 1e3:,.1f} ms: trials of "
+                 f">= {math.ceil(trial['steady_duration_s']):,} s make it immaterial")
+    return text
+
+
+def steady_summary(trials: Sequence[Mapping[str, Any]]) -> str | None:
+    """The not-steady note of a procedure's trial records: the highest load among the
+    valid trials that were not steady (what hid an overload), and how many there were;
+    None when every trial was steady or unjudged."""
+    unsteady = [t for t in trials if t.get("valid", True) and t.get("steady") is False]
+    if not unsteady:
+        return None
+    worst = max(unsteady, key=lambda t: t["offered_pps"])
+    more = f" ({len(unsteady)} trials not steady)" if len(unsteady) > 1 else ""
+    return steady_note(worst) + more
 
 
 class Measurer(Protocol):

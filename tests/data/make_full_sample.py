@@ -209,7 +209,7 @@ def _too_strict() -> None:
     lab = FakeLab(64, seed=9)
     tput = binary_search(lambda load: lab.measure(load, 1.0), lab.line_pps, frame_size=64,
                          mean_frame_size=64.0, duration_s=1.0, max_trials=6,
-                         line_rate_bps=LINE_RATE_BPS)
+                         resolution_ratio=0.1, line_rate_bps=LINE_RATE_BPS)
     record_measurement("throughput", tput.as_dict())
     assert_throughput(tput, at_least="99%")
 

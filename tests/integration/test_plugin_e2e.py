@@ -22,7 +22,8 @@ FAILING = """
 import pytest
 from pytest_netload import assert_throughput
 
-@pytest.mark.rfc2544(frame_sizes=[64], trial_duration="300ms", drain="50ms", max_trials=3)
+@pytest.mark.rfc2544(frame_sizes=[64], trial_duration="300ms", drain="50ms", max_trials=3,
+                     resolution=0.5)
 def test_too_demanding(rfc2544):
     assert_throughput(rfc2544.throughput(), at_least="100Gpps")
 """

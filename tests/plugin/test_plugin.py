@@ -71,7 +71,9 @@ def test_cli_beats_env_beats_ini(pytester: pytest.Pytester, monkeypatch: pytest.
     (["--netload-topology=mesh"], "",
      "*--netload-topology: 'mesh' is neither a built-in topology*nor a TOML file path*"),
     (["--netload-trial-duration=soon"], "", "*--netload-trial-duration: *soon*"),
-    (["--netload-trial-duration=0s"], "", "*--netload-trial-duration: *must be > 0*"),
+    (["--netload-trial-duration=0s"], "", "*--netload-trial-duration: *is zero; give a duration > 0*"),
+    (["--netload-trial-duration=2d"], "", "*--netload-trial-duration: *unknown unit 'd'*"),
+    (["--netload-trial-duration=25h"], "", "*--netload-trial-duration: *more than 24 h*"),
 ])
 def test_bad_settings_are_usage_errors_naming_their_source(
         pytester: pytest.Pytester, args: list[str], ini: str, message: str) -> None:

@@ -22,7 +22,7 @@ from pytest_netload.histogram import LogHistogram
 from pytest_netload.latency import LatencyResult
 from pytest_netload.recording import TestRecord, recording
 from pytest_netload.results import RunResult, StreamResult
-from pytest_netload.rfc2544 import FrameSizeThroughput, ThroughputResult, TrialResult
+from pytest_netload.rfc2544 import FrameSizeThroughput, Resolution, ThroughputResult, TrialResult
 from pytest_netload.stats import clopper_pearson_upper
 from pytest_netload.units import Rate, Size
 
@@ -522,6 +522,29 @@ def test_throughput_failure_message() -> None:
         ("conditions: frame size 64B, searched up to 14,880,952 pps, duration 1m per trial, "
         "loss tolerance 0%, 3 trials, 3 valid (binary search), line rate 10 Gbit/s"),
     ]
+
+
+def test_throughput_shows_the_search_bracket_and_its_resolution() -> None:
+    result = size_result(throughput_pps=6421.0, upper_pps=6453.0, line_rate_bps=None,
+                         resolution=Resolution(ratio=0.005), resolution_reached=True)
+    with recording("t") as record:
+        assert_throughput(result, at_least="6kpps")
+        lines = failure(lambda: assert_throughput(result, at_least="7kpps"))
+    assert lines[1] == ("measured: 6,421 pps (4.315 Mbit/s at L1: frame+FCS+preamble+IFG), the "
+                        "highest load that passed; the search's final bracket [6,421, 6,453] pps "
+                        "(resolution 0.5 % of the lower bound)")
+    passed = record.verdicts[0]
+    assert passed["passed"] and passed["bracket_pps"] == [6421.0, 6453.0]
+    assert (passed["resolution_ratio"], passed["resolution_pps"],
+            passed["resolution_reached"]) == (0.005, None, True)
+
+
+def test_throughput_says_when_the_resolution_was_not_reached() -> None:
+    result = size_result(throughput_pps=29.0, upper_pps=36.0, line_rate_bps=None,
+                         resolution=Resolution(pps=1.0), resolution_reached=False)
+    lines = failure(lambda: assert_throughput(result, at_least="1kpps"))
+    assert lines[1].endswith("the search's final bracket [29, 36] pps (resolution 1 pps, not "
+                             "reached: the search ran out of max_trials first)")
 
 
 def test_throughput_names_a_generator_ceiling() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,7 +12,13 @@ from hypothesis import strategies as st
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.histogram import LogHistogram
 from pytest_netload.latency import LatencyResult
-from pytest_netload.rfc2544 import TrialResult, binary_search, check_frame_sizes
+from pytest_netload.rfc2544 import (
+    FrameSizeThroughput,
+    Resolution,
+    TrialResult,
+    binary_search,
+    check_frame_sizes,
+)
 from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
@@ -78,6 +86,105 @@ def test_binary_search_passing_maximum_is_the_throughput() -> None:
     r = binary_search(FakeDut(1e6).measure, 5e5, frame_size=64, mean_frame_size=64,
                       duration_s=1.0)
     assert r.throughput_pps == 5e5 and r.upper_pps is None and len(r.trials) == 1
+    assert r.bracket_pps == (5e5, None) and r.resolution_reached is True
+    assert r.as_dict()["bracket_pps"] == [5e5, None]
+
+
+class ThresholdDut:
+    """Passes a trial iff its load <= `capacity` (no rounding): the bracket is exact."""
+
+    def __init__(self, capacity: float) -> None:
+        self.capacity = capacity
+        self.loads: list[float] = []
+
+    def measure(self, load: float) -> TrialResult:
+        self.loads.append(load)
+        tx = max(1, round(load))
+        return TrialResult(64, 64.0, load, 1.0, tx, tx if load <= self.capacity else tx - 1)
+
+
+def search(dut: ThresholdDut, max_pps: float, **kwargs: Any) -> FrameSizeThroughput:
+    return binary_search(dut.measure, max_pps, frame_size=64, mean_frame_size=64,
+                         duration_s=1.0, **kwargs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(max_pps=st.floats(1e3, 1e8), share=st.floats(1e-4, 1.0, exclude_max=True))
+def test_default_resolution_is_relative_to_the_lower_bound(max_pps: float, share: float) -> None:
+    capacity = max_pps * share
+    dut = ThresholdDut(capacity)
+    r = search(dut, max_pps)  # default: 0.5 % of the lower bound, 20 trials
+    lo, hi = r.bracket_pps
+    assert lo <= capacity < hi and hi == r.upper_pps
+    assert r.resolution == Resolution(ratio=0.005)
+    if share >= 2.0 ** -11:  # 1 + 11 halvings down to the capacity + 8 to 0.5 %: <= 20
+        assert r.resolution_reached
+    if r.resolution_reached:
+        assert capacity * (1 - 0.005) <= lo <= capacity
+        assert hi - lo <= 0.005 * lo
+    else:
+        assert len(dut.loads) == 20
+    # with trials enough, any capacity down to 1e-4 of the maximum is found to 0.5 %
+    r = search(ThresholdDut(capacity), max_pps, max_trials=40)
+    lo, hi = r.bracket_pps
+    assert r.resolution_reached
+    assert capacity * (1 - 0.005) <= lo <= capacity < hi and hi - lo <= 0.005 * lo
+
+
+def test_small_capacity_under_a_high_generator_ceiling() -> None:
+    """Issue 11: on veth the maximum is the generator's (300 kpps); a 6,448 pps DUT was
+    reported 15 % low when the resolution was a share of the maximum."""
+    r = search(ThresholdDut(6448.0), 300e3)
+    lo, hi = r.bracket_pps
+    assert 6448.0 * 0.995 <= lo <= 6448.0 < hi and hi - lo <= 0.005 * lo
+    assert r.resolution_reached and len(r.trials) <= 20
+    record = r.as_dict()
+    assert record["bracket_pps"] == [lo, hi]
+    assert (record["resolution_ratio"], record["resolution_pps"],
+            record["resolution_reached"]) == (0.005, None, True)
+
+
+def test_absolute_resolution_behaves_as_before() -> None:
+    dut = ThresholdDut(6448.0)
+    r = search(dut, 300e3, resolution_pps=100.0)
+    lo, hi = r.bracket_pps
+    assert lo <= 6448.0 < hi and hi - lo <= 100.0 < 2 * (hi - lo)
+    assert len(dut.loads) == 1 + 12  # the maximum, then halvings: 300e3 / 2**12 <= 100
+    assert r.resolution == Resolution(pps=100.0)
+    assert r.resolution_reached
+    assert r.as_dict()["resolution_pps"] == 100.0
+
+
+def test_both_resolutions_stop_at_the_first_reached() -> None:
+    both = search(ThresholdDut(6448.0), 300e3, resolution_pps=1000.0, resolution_ratio=0.001)
+    alone = search(ThresholdDut(6448.0), 300e3, resolution_pps=1000.0)
+    assert len(both.trials) == len(alone.trials)
+
+
+@pytest.mark.parametrize("resolution", [Resolution(ratio=0.005), Resolution(ratio=0.5),
+                                        Resolution(ratio=0.01), Resolution(ratio=1e-6)])
+def test_trials_needed_is_tight_at_half_the_maximum(resolution: Resolution) -> None:
+    needed = resolution.trials_needed()
+    dut = ThresholdDut(5e5)
+    r = search(dut, 1e6, resolution_ratio=resolution.ratio, max_trials=needed)
+    assert r.resolution_reached and len(dut.loads) == needed
+
+
+def test_trials_needed_for_an_absolute_resolution() -> None:
+    assert Resolution(pps=100.0).trials_needed(300e3) == 13
+    assert Resolution(pps=300e3).trials_needed(300e3) == 1
+    assert Resolution(ratio=0.005, pps=100.0).trials_needed(300e3) == 10  # the least
+
+
+@pytest.mark.parametrize("capacity", [1e-4 * 300e3, 0.0])
+def test_resolution_not_reached_within_max_trials_is_reported(capacity: float) -> None:
+    dut = ThresholdDut(capacity)
+    r = search(dut, 300e3)
+    lo, hi = r.bracket_pps
+    assert len(dut.loads) == 20 and lo <= capacity < hi
+    assert r.resolution_reached is False
+    assert hi - lo > 0.005 * lo
+    assert r.as_dict()["resolution_reached"] is False
 
 
 def test_generator_failures_are_retried_and_cap_the_search_without_blaming_the_dut() -> None:
@@ -114,6 +221,21 @@ def test_loss_tolerance_accepts_a_little_loss() -> None:
     ({"max_trials": 0}, "max_trials=0"),
     ({"retries": -1}, "retries=-1"),
     ({"resolution_pps": 0}, "resolution 0 pps"),
+    ({"resolution_pps": -5.0}, "resolution -5.0 pps: give a rate > 0"),
+    ({"resolution_pps": float("nan")}, "resolution nan pps"),
+    ({"resolution_ratio": 0}, r"resolution 0: give a ratio of the lower bound in \(0, 1\)"),
+    ({"resolution_ratio": 1.0}, r"resolution 1.0: give a ratio"),
+    ({"resolution_ratio": 1.5}, r"resolution 1.5: give a ratio"),
+    ({"resolution_ratio": -0.1}, r"resolution -0.1: give a ratio"),
+    ({"resolution_ratio": float("nan")}, r"resolution nan: give a ratio"),
+    ({"resolution_ratio": True}, r"resolution True: give a ratio"),
+    ({"max_trials": 9}, r"resolution 0.5 % of the lower bound cannot be reached within "
+                        r"max_trials=9: it takes 10 trials .*raise max_trials to 10 or "
+                        r"coarsen the resolution, e.g. resolution=0.0079"),
+    ({"max_trials": 2, "resolution_ratio": 0.5}, r"max_trials=2.*resolution='100kpps'"),
+    ({"max_trials": 10, "resolution_pps": 1.0},
+     r"resolution 1 pps cannot be reached within max_trials=10: it takes 21 trials halving "
+     r"from the maximum 1,000,000 pps; raise max_trials to 21 .*resolution='2000pps'"),
 ])
 def test_search_settings_are_checked_before_traffic(kwargs: dict, match: str) -> None:
     dut = FakeDut(1e6)
