@@ -164,3 +164,17 @@ def test_builtin_topology_parameters_are_checked_at_start(pytester: pytest.Pytes
     result = pytester.runpytest("--netload-topology=netns-lossy:loss_ratio=2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*loss_ratio*"])
+
+
+@pytest.mark.parametrize("suite", ["router", "rfc2544", "rfc2544_defaults"])
+def test_every_example_suite_collects(pytester: pytest.Pytester, suite: str) -> None:
+    """The example suites' markers parse at collection (CI runs the quick ones end to end;
+    rfc2544_defaults takes minutes at the RFC's 60 s trials and is only collected)."""
+    import shutil
+    from pathlib import Path
+
+    shutil.copytree(Path(__file__).parents[2] / "conftest_examples" / suite,
+                    pytester.path / suite)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q", suite)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_*"])
