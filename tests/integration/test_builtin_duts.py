@@ -38,6 +38,8 @@ from pytest_netload.topology.builtin import (
     sweep_stale,
 )
 
+from calm import CalmController
+
 INTEGRATION = pytest.mark.integration
 NEEDS_ROOT = pytest.mark.skipif(
     os.geteuid() != 0,
@@ -257,7 +259,6 @@ def test_shaper_capacity_is_measured_within_2_percent(
     The qdisc counts the frame without FCS; its own counters say so (bytes / packets =
     size - 4), and every frame that did not arrive is one the qdisc dropped.
     """
-    from pytest_netload import RateController
     from pytest_netload.traffic import flow_stream
 
     capacity = shaper_capacity_pps(RATE_BPS, size)
@@ -265,7 +266,7 @@ def test_shaper_capacity_is_measured_within_2_percent(
             _ports(engine, built) as ports:
         d1 = built.dut.interfaces[1]  # type: ignore[union-attr]
         before = _root_qdisc(built, d1)
-        rc = RateController(engine, ports["p0"], rx=[ports["p1"]])
+        rc = CalmController(engine, ports["p0"], rx=[ports["p1"]])
         r = rc.run(flow_stream(_flow(built, "p0"), size=size), f"{OVERLOAD * capacity:.0f}pps",
                    duration="2s")
         after = _root_qdisc(built, d1)

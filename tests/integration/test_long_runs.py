@@ -20,6 +20,8 @@ from pytest_netload.engine.client import Engine, Port, Tx
 from pytest_netload.patterns import CBR
 from pytest_netload.results import shortfall_cause
 
+pytest_plugins = ["pytester"]
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(os.geteuid() != 0, reason="the engine needs root (run as root or in CI)"),
@@ -107,3 +109,25 @@ def test_a_stopped_rate_controller_run_says_it_was_stopped(
     s = engine.last_result.streams[0]  # type: ignore[union-attr]
     assert s.tx_end_reason == "stopped"
     assert shortfall_cause(s, 10_000, 20.0).startswith("the run was stopped")
+
+
+def test_rfc2544_throughput_at_its_default_60_s_trial(pytester: pytest.Pytester) -> None:
+    """The marker a user writes first, at its default trial duration: one 60 s trial at a
+    maximum the router forwards, valid and passing (before the fix every default trial
+    was invalid: 'the generator sent 29 % of scheduled frames')."""
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.rfc2544(frame_sizes=[64], max_rate="20kpps")
+        def test_default(rfc2544):
+            result = rfc2544.throughput()[64]
+            (trial,) = result.trials
+            print("trial", trial.as_dict())
+            assert trial.duration_s == 60.0 and trial.valid
+            # the whole schedule left (within 60 ms of it, for a busy machine)
+            assert 20_000 * (60 - 0.06) <= trial.tx_packets <= 20_000 * 60
+            assert trial.lost == 0
+            assert result.throughput_pps == 20_000
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", timeout=300)
+    result.assert_outcomes(passed=1)
