@@ -68,10 +68,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _write_json(path: str, data: dict[str, Any]) -> None:
     """Write results; a path that cannot be written is an error naming it (the
     results were printed already, so nothing measured is lost)."""
+    from .atomic import write_atomic
+
     try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
+        write_atomic(path, json.dumps(data, indent=2))
     except OSError as exc:
         raise NetloadError(f"--json {path!r} cannot be written ({exc.strerror}); "
                            "give a writable path") from None

@@ -19,6 +19,11 @@ class NetloadEnvironmentError(NetloadError, OSError):
     """The machine lacks something: DPDK, root, a port, a kernel feature."""
 
 
+class ResourceBusy(NetloadEnvironmentError):
+    """Another engine holds what this one must own alone (a worker CPU, a port); the
+    message names the holder (pid, command line) and what to do."""
+
+
 class NativeError(NetloadError):
     """The native core refused a call; carries its status code and text."""
 

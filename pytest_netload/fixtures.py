@@ -139,30 +139,47 @@ def _open_port(engine: Engine, spec: Any, backend: str) -> Port:
     return engine.port(device, rx_queues=queues, tx_queues=queues)
 
 
+def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
+                opened: dict[str, Port]) -> None:
+    """Open every port of the topology into `opened` (as far as it gets: the caller
+    closes what is there) and note them for the results' environment."""
+    backend = _settings(config).backend
+    for spec in topology.ports:
+        try:
+            opened[spec.name] = _open_port(engine, spec, backend)
+        except (NetloadEnvironmentError, NetloadConfigError) as exc:
+            _harness_failure(f"opening port {spec.name!r} of topology {topology.name!r}", exc)
+    env = config.stash.get(ENVIRONMENT_KEY, None)
+    if env is not None:
+        env["engine"] = engine.environment()  # a fresh host may run on other CPUs
+        env["ports"] = [{"name": name, "device": p.device, "driver": p.driver,
+                         "mac": p.mac, "mtu": p.info.get("mtu"),
+                         "link_speed_mbps": p.info.get("link_speed_mbps"),
+                         "hw_timestamps": p.info.get("hw_timestamps")}
+                        for name, p in opened.items()]
+
+
 @pytest.fixture(scope="session")
 def netload_ports(pytestconfig: pytest.Config, netload_engine: Engine,
                   netload_topology: Topology) -> Iterator[WiredPorts]:
-    """The topology's ports opened on the engine; unpacks as the first wire's (tx, rx)."""
-    settings = _settings(pytestconfig)
-    opened: dict[str, Port] = {}
+    """The topology's ports opened on the engine; unpacks as the first wire's (tx, rx).
+    After an engine crash the next test gets them opened again on a fresh engine host."""
+    wired = WiredPorts(netload_topology, {}, reopen=lambda into: _open_ports(
+        pytestconfig, netload_engine, netload_topology, into))
     try:
-        for spec in netload_topology.ports:
-            try:
-                opened[spec.name] = _open_port(netload_engine, spec, settings.backend)
-            except (NetloadEnvironmentError, NetloadConfigError) as exc:
-                _harness_failure(f"opening port {spec.name!r} of topology "
-                                 f"{netload_topology.name!r}", exc)
-        env = pytestconfig.stash.get(ENVIRONMENT_KEY, None)
-        if env is not None:
-            env["ports"] = [{"name": name, "device": p.device, "driver": p.driver,
-                             "mac": p.mac, "mtu": p.info.get("mtu"),
-                             "link_speed_mbps": p.info.get("link_speed_mbps"),
-                             "hw_timestamps": p.info.get("hw_timestamps")}
-                            for name, p in opened.items()]
-        yield WiredPorts(netload_topology, opened)
+        _open_ports(pytestconfig, netload_engine, netload_topology, wired.ports)
+        yield wired
     finally:
-        for port in opened.values():
+        for port in wired.ports.values():
             port.close()
+
+
+@pytest.fixture(autouse=True)
+def _netload_fresh_ports(request: pytest.FixtureRequest) -> None:
+    """Before a test that uses the ports: open them again if the engine host they were
+    opened on died (in an earlier test, which errored); the engine restarts on use."""
+    if "netload_ports" in request.fixturenames:
+        request.getfixturevalue("netload_ports").refresh()
 
 
 def _netload_mark(request: pytest.FixtureRequest) -> NetloadMark:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -35,9 +35,27 @@ class WiredPorts:
 
     topology: Topology
     ports: dict[str, Port]
+    reopen: Callable[[dict[str, Port]], None] | None = field(default=None, repr=False,
+                                                             compare=False)
+    """Opens the topology's ports on the engine into the dict given (see `refresh`)."""
 
     def __iter__(self) -> Iterator[Port]:
         return iter(self.wire(0))
+
+    @property
+    def stale(self) -> bool:
+        """True when the engine host the ports were opened on has ended (a crash)."""
+        return any(not p.alive for p in self.ports.values())
+
+    def refresh(self) -> bool:
+        """Open the ports again when the engine host they were opened on has ended: a
+        crash ends the test it happened in, and the next test gets a fresh engine host
+        and fresh ports. Returns whether it opened them again."""
+        if self.reopen is None or not self.stale:
+            return False
+        self.ports.clear()  # handles of the dead host: nothing to close
+        self.reopen(self.ports)
+        return True
 
     @property
     def tx(self) -> Port:

@@ -15,7 +15,7 @@ from .errors import NetloadConfigError
 from .rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes, frame_size_label
 from .rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
 from .rfc2544.trial import STEADY_STATES
-from .units import Rate, as_duration, as_rate, run_seconds
+from .units import MAX_RUN_S, Rate, as_duration, as_rate, run_seconds
 
 NETLOAD_HELP = (
     "netload(rate=None, pattern='cbr', duration='1s', frame_sizes=None, flows=1, wire=0): "
@@ -112,7 +112,7 @@ def _resolution(value: Any) -> float | Rate:
             raise NetloadConfigError(f"resolution={value!r}: {fix}")
         return rate
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or not 0 < value < 1:
+            not 0 < value < 1:  # NaN compares false; isfinite overflows on huge ints
         raise NetloadConfigError(
             f"resolution={value!r}: give a ratio of the lower bound in (0, 1), e.g. 0.005 "
             "(0.5 %), or a rate, e.g. '100pps' or '1Mbit/s'")
@@ -123,7 +123,15 @@ def _seconds(name: str, value: Any) -> float:
     seconds = as_duration(value, what=name).seconds
     if seconds <= 0:
         raise NetloadConfigError(f"{name}={value!r}: give a duration > 0, e.g. '10s'")
+    if seconds > MAX_RUN_S:
+        raise NetloadConfigError(f"{name}={value!r} is {seconds:g} s, more than 24 h "
+                                 f"({MAX_RUN_S} s); give at most '24h'")
     return seconds
+
+
+def time_budget_seconds(value: Any) -> float:
+    """An MLRsearch time budget in seconds: > 0 and at most 24 h."""
+    return _seconds("time_budget", value)
 
 
 def _run_seconds(name: str, value: Any, zero_ok: bool = False) -> float:
@@ -145,7 +153,8 @@ def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...]) -> dict[str, Any]:
     unknown = sorted(set(mark.kwargs) - set(allowed))
     if unknown:
         raise NetloadConfigError(
-            f"unknown argument {unknown[0]!r}; {mark.name} takes {', '.join(allowed)}")
+            f"unknown argument {unknown[0]!r}; {mark.name} takes {', '.join(allowed)}: "
+            "rename or remove it")
     return dict(mark.kwargs)
 
 
@@ -178,12 +187,15 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
         if key == "frame_sizes":
             out["frame_sizes"] = check_frame_sizes(value)
         elif key == "trial_duration":
-            out["trial_duration_s"] = _run_seconds("trial_duration", value)
+            from .validity import trial_seconds
+
+            out["trial_duration_s"] = trial_seconds(value, what="trial_duration")
             out["trial_duration_set"] = True
         elif key == "goals":
             from .rfc2544.mlr import check_goals
 
-            out["goals"] = value if isinstance(value, str) else tuple(value)
+            out["goals"] = value if isinstance(value, str) or \
+                not isinstance(value, (list, tuple)) else tuple(value)
             check_goals(out["goals"])
         elif key == "time_budget":
             out["time_budget_s"] = _seconds("time_budget", value)
@@ -261,12 +273,76 @@ def parametrize_frame_sizes(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("frame_size", sizes, ids=[frame_size_id(s) for s in sizes])
 
 
+@dataclass(frozen=True)
+class TopologyFacts:
+    """What collection knows of the session's topology without building it."""
+
+    name: str
+    wires: tuple[str, ...]
+    """"tx->rx" of each wire, in wire order."""
+    line_rate_bps: int | None
+    mtu: int | None
+    """The ports' MTU; None where unknown before the ports open (a topology file)."""
+    source: str
+    """Where the line rate would be declared, for the fix."""
+
+
+def topology_facts(config: pytest.Config) -> TopologyFacts | None:
+    """The session's topology as far as it is known at collection: a topology file's
+    model (loaded at configure), or a built-in topology's definition (topology/facts.py)."""
+    from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+
+    settings = config.stash.get(SETTINGS_KEY, None)
+    topology = config.stash.get(TOPOLOGY_KEY, None)
+    if topology is not None:
+        return TopologyFacts(topology.name, tuple(f"{w.tx}->{w.rx}" for w in topology.wires),
+                             topology.line_rate_bps, None,
+                             f"set [topology] line_rate in {topology.source or 'the file'}")
+    if settings is None or not settings.builtin_topology:
+        return None
+    from .topology import facts
+
+    return TopologyFacts(settings.topology.partition(":")[0],
+                         tuple(f"{tx}->{rx}" for tx, rx in facts.WIRES), facts.LINE_RATE_BPS,
+                         facts.MTU, "its veth ports have none")
+
+
+def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts) -> None:
+    """NetloadConfigError for what a parsed marker asks of a topology that `facts` says it
+    does not have: a wire, a line rate to take a share of, frames above its MTU."""
+    where = f"topology {facts.name!r}"
+    if mark.wire >= len(facts.wires):
+        raise NetloadConfigError(
+            f"wire={mark.wire}: {where} has wires 0..{len(facts.wires) - 1} "
+            f"({', '.join(facts.wires)}); give one of those")
+    rate_key, rate = ("rate", mark.rate) if isinstance(mark, NetloadMark) else \
+        ("max_rate", mark.max_rate)
+    if rate is not None and rate.kind == "percent" and not facts.line_rate_bps:
+        raise NetloadConfigError(
+            f"{rate_key}='{rate}' is a share of the line rate, but {where} declares none "
+            f"({facts.source}); give the rate in pps or bit/s, e.g. '100kpps'")
+    if facts.mtu is not None:
+        from .traffic import IMIX_PRESETS
+
+        for size in mark.frame_sizes or ():
+            largest = max(IMIX_PRESETS[size]) if isinstance(size, str) else size
+            if largest - 18 > facts.mtu:  # 14-byte header and 4-byte FCS around the packet
+                raise NetloadConfigError(
+                    f"frame size {frame_size_label(size)} carries {largest - 18} bytes above "
+                    f"L2, more than the MTU {facts.mtu} of {where}'s ports; drop it from "
+                    "frame_sizes, or use a topology whose ports and DUT take jumbo frames")
+
+
 def check_markers(metafunc: pytest.Metafunc) -> None:
-    """Parse every netload marker of a test at collection; fail naming test and argument."""
+    """Parse every netload marker of a test at collection, and check it against the
+    session's topology; fail naming test and argument."""
+    facts = topology_facts(metafunc.config)
     for name, parse in (("netload", parse_netload), ("rfc2544", parse_rfc2544)):
         for mark in metafunc.definition.iter_markers(name):
             try:
-                parse(mark)
+                parsed = parse(mark)
+                if facts is not None:
+                    check_against_topology(parsed, facts)
                 continue
             except NetloadConfigError as exc:
                 message = f"{metafunc.definition.nodeid}: @pytest.mark.{name}: {exc}"

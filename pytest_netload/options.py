@@ -119,29 +119,67 @@ def _backend(value: str) -> str:
 
 
 def _memory(value: str) -> int:
+    from .engine.client import MAX_MEMORY_MB, MIN_MEMORY_MB
+
     try:
         mb = int(value)
     except ValueError:
-        raise NetloadConfigError(f"{value!r} is not a whole number of MiB") from None
-    if mb < 64:
-        raise NetloadConfigError(f"{mb} MiB is too little for the EAL; give at least 64")
+        raise NetloadConfigError(f"{value!r} is not a whole number of MiB; give one such as "
+                                 "1024") from None
+    if mb < MIN_MEMORY_MB:
+        raise NetloadConfigError(f"{mb} MiB is too little for the EAL; give at least "
+                                 f"{MIN_MEMORY_MB}")
+    if mb > MAX_MEMORY_MB:
+        raise NetloadConfigError(f"{mb} MiB is more than any machine gives the EAL; give at "
+                                 f"most {MAX_MEMORY_MB} (1 TiB)")
     return mb
+
+
+ENGINE_KINDS = ("ssh", "socket", "vagrant_ssh")
+ENGINE_KEYS = ("python", "chdir", "nice", "id", "dont_write_bytecode", "execmodel")
+
+
+def _engine(value: str) -> str:
+    """An execnet gateway spec: 'popen' or ssh=/socket=/vagrant_ssh=, then //key=value."""
+    fix = "write 'popen' (the engine runs here) or an execnet spec such as " \
+        "'ssh=gen-host//python=python3'"
+    first, *rest = value.split("//")
+    kind, eq, target = first.partition("=")
+    if first != "popen" and not (kind in ENGINE_KINDS and eq and target.strip()):
+        raise NetloadConfigError(f"{value!r} is not an execnet gateway (it starts with neither "
+                                 f"popen nor {'=, '.join(ENGINE_KINDS)}=...); {fix}")
+    for part in rest:
+        key = part.partition("=")[0]
+        if key not in ENGINE_KEYS and not key.startswith("env:"):
+            raise NetloadConfigError(
+                f"{value!r}: {part!r} is not an execnet spec key; use "
+                f"{', '.join(k + '=' for k in ENGINE_KEYS)} or env:NAME=; {fix}")
+    return value
+
+
+def _report_dir(value: str) -> str:
+    if not value.strip():
+        raise NetloadConfigError(f"{value!r} is empty; give a directory for the result files, "
+                                 "e.g. netload-results (the default)")
+    if "\0" in value:
+        raise NetloadConfigError(f"{value!r} holds a NUL character; give a directory path")
+    return value
 
 
 def _duration(value: str) -> float | None:
     if value in ("", "none"):
         return None
-    from .units import run_seconds
+    from .validity import trial_seconds
 
-    return run_seconds(value, what="trial duration")
+    return trial_seconds(value, what="trial duration")
 
 
 SETTINGS = (
     Setting("netload_topology", TOPOLOGY_DESC, "netns-router", _topology),
     Setting("netload_backend", BACKEND_DESC, "af_packet", _backend),
-    Setting("netload_engine", ENGINE_DESC, "popen", str),
+    Setting("netload_engine", ENGINE_DESC, "popen", _engine),
     Setting("netload_engine_memory", ENGINE_MEMORY_DESC, "1024", _memory),
-    Setting("netload_report_dir", REPORT_DIR_DESC, "netload-results", str),
+    Setting("netload_report_dir", REPORT_DIR_DESC, "netload-results", _report_dir),
     Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
     Setting("netload_save_baseline", SAVE_BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),

@@ -533,6 +533,9 @@ def field(template: Template, name_or_offset: str | int, op: str, *, min: Any = 
         if width is None:
             raise NetloadConfigError(f"field at offset {offset}: a raw offset needs width=, one "
                                      f"of {FIELD_WIDTHS}")
+        if not 0 <= offset < MAX_FRAME_BYTES:
+            raise NetloadConfigError(f"field at offset {offset}: give a byte offset from 0 to "
+                                     f"{MAX_FRAME_BYTES - 1} (inside the largest frame)")
     else:
         raise NetloadConfigError(f"field {name_or_offset!r} is neither a name nor a byte offset")
     lab = f"field {name!r}" if name else f"field at offset {offset}"
@@ -547,8 +550,11 @@ def field(template: Template, name_or_offset: str | int, op: str, *, min: Any = 
                                  f"with op {op!r}")
     vlan_id = name is not None and re.fullmatch(r"vlan\d*\.id", name) is not None
     top = 0xFFF if vlan_id else (1 << 8 * width) - 1
-    lo = _field_value(template, name, f"{lab}: min", 0 if min is None else min, width, offset)
-    hi = _field_value(template, name, f"{lab}: max", top if max is None else max, width, offset)
+    lo_key, hi_key = ("value", "value") if op == "set" else ("min", "max")
+    lo = _field_value(template, name, f"{lab}: {lo_key}", 0 if min is None else min, width,
+                      offset)
+    hi = _field_value(template, name, f"{lab}: {hi_key}", top if max is None else max, width,
+                      offset)
     if vlan_id:
         for key, v in (("min", lo), ("max", hi)):
             if not 0 <= v <= 0xFFF:

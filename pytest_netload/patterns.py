@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.units import Duration, Rate, as_duration, as_rate
+from pytest_netload.units import MAX_RUN_S, Duration, Rate, as_duration, as_rate, run_seconds
 
 __all__ = [
     "CBR",
@@ -519,6 +519,8 @@ class Ramp:
                                          "(rate, duration) pair, e.g. ('1Mpps', '5s')")
             rate = as_rate(step[0], what=f"ramp step {i} rate")
             duration = as_duration(step[1], what=f"ramp step {i} duration")
+            if duration.seconds > MAX_RUN_S:
+                run_seconds(step[1], what=f"ramp step {i} duration")  # raises: over 24 h
             if duration.ns == 0 and i + 1 < len(raw):
                 raise NetloadConfigError(f"ramp step {i} duration '{duration}' is under 1 ns; "
                                          "only the last step may be 0 (until the run ends)")

@@ -9,6 +9,7 @@ markers.py and the terminal output in terminal.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Generator
 from typing import Any
@@ -18,6 +19,8 @@ import pytest
 from . import options
 
 RECORD_STASH = pytest.StashKey[dict[str, Any]]()
+SIGTERM_KEY = pytest.StashKey[Any]()  # cleanup.SigtermHandler, while configured
+SWEPT_KEY = pytest.StashKey[tuple[list[str], list[str]]]()  # cleanup.sweep's answer
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,6 +34,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
     settings = options.resolve(config)
     config.stash[fixtures.SETTINGS_KEY] = settings
+    reports = fixtures.report_dir(config)
+    if reports.exists() and not reports.is_dir():  # found now, not after the whole run
+        raise pytest.UsageError(
+            f"--netload-report-dir: {reports} is not a directory (a file is there); give a "
+            "directory for the result files, or move the file away")
     if settings.baseline:  # checked before any traffic
         from .errors import NetloadConfigError
         from .reports.baseline import baseline_dir, load_baseline
@@ -45,7 +53,13 @@ def pytest_configure(config: pytest.Config) -> None:
         from .topology.toml import load_topology
 
         try:
-            config.stash[fixtures.TOPOLOGY_KEY] = load_topology(settings.topology)
+            topology = config.stash[fixtures.TOPOLOGY_KEY] = load_topology(settings.topology)
+            if settings.engine.startswith("popen"):  # the engine runs here: CPUs it may use
+                from .engine.client import check_cpus
+
+                for i, port in enumerate(topology.ports):
+                    if port.lcores:
+                        check_cpus(port.lcores, f"{settings.topology}: ports[{i}].lcores")
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"--netload-topology: {exc}") from None
     if not config.pluginmanager.has_plugin("netload-fixtures"):
@@ -55,11 +69,43 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(Summary(config), "netload-summary")
 
+    from .cleanup import SigtermHandler
 
-def pytest_report_header(config: pytest.Config) -> str:
+    handler = SigtermHandler()
+    if handler.install():  # SIGTERM unwinds the session like Ctrl-C: nothing left behind
+        config.stash[SIGTERM_KEY] = handler
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    handler = config.stash.get(SIGTERM_KEY, None)
+    if handler is not None:
+        handler.uninstall()
+        del config.stash[SIGTERM_KEY]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before anything is built: remove what sessions that died left behind."""
+    if hasattr(session.config, "workerinput"):
+        return  # the xdist controller sweeps, once
+    from .cleanup import sweep
+    from .fixtures import report_dir
+
+    session.config.stash[SWEPT_KEY] = sweep(report_dir(session.config))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
     from .fixtures import SETTINGS_KEY
 
-    return config.stash[SETTINGS_KEY].header()
+    lines = [config.stash[SETTINGS_KEY].header()]
+    removed, problems = config.stash.get(SWEPT_KEY, ([], []))
+    if removed:
+        shown = ", ".join(os.path.basename(p) for p in removed[:6])
+        more = f" and {len(removed) - 6} more" if len(removed) > 6 else ""
+        lines.append(f"netload: removed {len(removed)} leftovers of sessions that ended "
+                     f"without cleaning up: {shown}{more}")
+    lines += [f"netload: could not sweep {p}" for p in problems]
+    return lines
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -100,10 +146,14 @@ def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
             item.warn(pytest.PytestWarning(f"netload: allure attachments failed: {exc!r}"))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     from .reports import allure
 
     config = session.config
+    handler = config.stash.get(SIGTERM_KEY, None)
+    if handler is not None:  # fixtures are torn down next: a SIGTERM must not cut that short
+        handler.finishing = True
     if allure.active(config) and not hasattr(config, "workerinput"):
         from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
         from .reports.json import package_version
@@ -195,4 +245,22 @@ def pytest_runtest_makereport(item: pytest.Item,
     if call.when == "call" and RECORD_STASH in item.stash:
         # A plain JSON-able attribute: xdist serialises it with the report.
         report.netload = item.stash[RECORD_STASH]
+    if call.excinfo is not None and report.failed:
+        from .errors import EngineCrashed
+
+        if call.excinfo.errisinstance(EngineCrashed):
+            # A harness problem, not a DUT verdict: pytest_report_teststatus files the
+            # report as an error; the text (with the engine's log tail) goes to results.
+            report.netload_engine_crash = str(call.excinfo.value)
     return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport,
+                             config: pytest.Config) -> tuple[str, str, str] | None:
+    """A test in which the engine host died is an ERROR, not a FAILED: the DUT was not
+    judged. (pytest files a failed call as "failed"; this hook is how a plugin files a
+    report in another category, and the summary line, exit status and -r listings follow.)"""
+    if report.when == "call" and report.failed and \
+            getattr(report, "netload_engine_crash", None):
+        return "error", "E", "ERROR"
+    return None

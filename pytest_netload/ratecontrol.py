@@ -120,7 +120,8 @@ class RateController:
                 f"port {port.device!r} (driver {port.driver}) has no hardware queue rate "
                 "limiting; use software pacing (hardware=False)"
             )
-        if not 0 <= tolerance < 1:
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
+                not 0 <= tolerance < 1:
             raise NetloadConfigError(f"tolerance {tolerance!r}: give a share in [0, 1), e.g. 0.005")
         self.engine = engine
         self.port = port
@@ -156,8 +157,13 @@ class RateController:
                 f"pattern {pat.name!r} paces at a rate: give rate=, e.g. '100kpps' or '1Gbit/s'"
             )
         run_s = 0.0 if duration is None else run_seconds(duration, what="duration")
-        if count < 0:
-            raise NetloadConfigError(f"count={count}: give a number of packets >= 0")
+        for key, value, low in (("count", count, 0), ("seed", seed, 0),
+                                ("timing_samples", timing_samples, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise NetloadConfigError(f"{key}={value!r}: give a whole number >= {low}"
+                                         + (" (packets per stream; 0: by duration)"
+                                            if key == "count" else ""))
+        drain_s = run_seconds(drain, what="drain", zero_ok=True)
         weighted = _weighted(streams)
         loaded, temporary = [], []
         try:
@@ -167,7 +173,7 @@ class RateController:
                     temporary.append(stream)
                 loaded.append((stream, weight))
             return self._run(loaded, the_rate, pat, run_s, count, rx, seed, timing_samples,
-                             run_seconds(drain, what="drain", zero_ok=True))
+                             drain_s)
         finally:
             for stream in temporary:
                 stream.free()

@@ -25,7 +25,7 @@ import numpy as np
 
 from .engine.client import Engine, Port
 from .errors import NetloadConfigError
-from .units import Duration, as_duration
+from .units import Duration, as_duration, run_seconds
 
 _names = itertools.count()
 
@@ -70,6 +70,7 @@ class ReferenceDut:
 
     def __init__(self, engine: Engine, delay: Duration | str | float = "100us", *,
                  jitter: Any = None, loss: float = 0.0, seed: int = 1) -> None:
+        run_seconds(delay, what="reference DUT delay", zero_ok=True)  # finite, at most 24 h
         d = as_duration(delay, what="reference DUT delay")
         if not isinstance(loss, (int, float)) or not math.isfinite(loss) or not 0 <= loss <= 1:
             raise NetloadConfigError(f"reference DUT loss {loss!r}: give a ratio in [0, 1]")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .atomic import write_atomic
 from .errors import NetloadConfigError
 from .histogram import LogHistogram
 from .latency import LatencyResult
@@ -254,8 +255,7 @@ class RunResult:
             at = int(self.started_at * 1e9) + rx_ns
             out.append(struct.pack("<IIII", at // 10**9, at % 10**9, len(data), length))
             out.append(data)
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_bytes(b"".join(out))
+        write_atomic(path, b"".join(out))
         return len(frames)
 
     @property

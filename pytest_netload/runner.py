@@ -21,10 +21,9 @@ from . import progress
 from .engine.client import Engine, LoadedStream, Port, Tx
 from .errors import InvalidTrial, NetloadConfigError
 from .harness import WiredPorts
-from .markers import Rfc2544Mark
+from .markers import Rfc2544Mark, time_budget_seconds
 from .patterns import CBR, MaxRate, Phase
 from .recording import record_measurement
-from .results import shortfall_cause
 from .rfc2544 import (
     FrameSize,
     FrameSizeThroughput,
@@ -48,10 +47,9 @@ from .rfc2544.recovery import (
 )
 from .rfc2544.summary import check_trials
 from .traffic import UdpSpec
-from .units import Rate, as_duration, as_rate, frame_bits, run_seconds
+from .units import Rate, as_rate, frame_bits, run_seconds
+from .validity import TX_TOLERANCE, generator_failure, trial_seconds
 
-TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
-FOREIGN_FLOOD_RATIO = 0.1  # foreign frames beyond 10 % of those sent make a trial invalid
 CALIBRATION_S = 1.0        # the generator's own maximum is measured over this long
 CALIBRATION_SHARE = 0.95   # paced sending costs more than unpaced: search from 95 % of it
 IN_FLIGHT_SLACK_FRAMES = 32  # one TX burst: frames that may leave together at a trial's end
@@ -69,21 +67,14 @@ class EngineMeasurer:
     tx_tolerance: float = TX_TOLERANCE
     warmup_s: float = 0.0
     steady_state: str = "warn"
+    loss_tolerance: float = 0.0  # the verdict's: sets how much generator lag a trial tolerates
 
     def _invalid(self, run: Any, s: Any, scheduled: float, offered_pps: float) -> str | None:
-        """Why the generator, not the DUT, failed this run; None when it did its part."""
-        if s.tx_packets < scheduled * (1 - self.tx_tolerance) - 1:
-            return (f"the generator sent {s.tx_packets:,} of {scheduled:,.0f} scheduled frames "
-                    f"({s.tx_pps:,.0f} pps of {offered_pps:,.0f} offered): "
-                    + shortfall_cause(s, offered_pps, scheduled / offered_pps))
-        if run.generator_drops:
-            return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
-                    "(imissed / rx_nombuf / kernel drops)")
-        if run.foreign > max(1000, FOREIGN_FLOOD_RATIO * s.tx_packets):
-            return f"{run.foreign:,} foreign frames flooded the RX ports"
-        if run.interrupted:
-            return "interrupted"
-        return None
+        """Why the generator, not the DUT, failed this run; None when it did its part
+        (the rules: validity.generator_failure)."""
+        return generator_failure(run, s, scheduled, offered_pps, scheduled / offered_pps,
+                                 loss_tolerance=self.loss_tolerance,
+                                 tx_tolerance=self.tx_tolerance)
 
     @staticmethod
     def _backlog(s: Any, offered_pps: float, duration_s: float) -> dict[str, Any]:
@@ -251,7 +242,7 @@ class Rfc2544Runner:
         if self.duration_override_s:
             return self.duration_override_s
         if given is not None:
-            return run_seconds(given, what="duration")
+            return trial_seconds(given, what="duration")
         return self.mark.trial_duration_s if self.mark.trial_duration_set else rfc_default_s
 
     def _sizes(self, frame_sizes: Any) -> tuple[FrameSize, ...]:
@@ -308,7 +299,8 @@ class Rfc2544Runner:
         try:
             yield EngineMeasurer(self.engine, stream, [rx], size, self.mark.drain_s,
                                  warmup_s=self.mark.warmup_s,
-                                 steady_state=self.mark.steady_state)
+                                 steady_state=self.mark.steady_state,
+                                 loss_tolerance=self.mark.loss_tolerance)
         finally:
             stream.free()
 
@@ -373,7 +365,7 @@ class Rfc2544Runner:
         marker's. Every trial is kept for the audit log."""
         out = []
         budget = self.mark.time_budget_s if time_budget is None else \
-            as_duration(time_budget, what="time_budget").seconds
+            time_budget_seconds(time_budget)
         chosen = self._goals(goals)
         for size in self._sizes(frame_sizes):
             with self._measurer(size) as m:
@@ -478,7 +470,7 @@ class Rfc2544Runner:
         """RFC 2544 §26.4: the longest loss-free burst at the maximum rate, `repetitions`
         times; bursts up to `burst` long (as time at that rate)."""
         out = []
-        burst_s = as_duration(burst, what="burst").seconds
+        burst_s = run_seconds(burst, what="burst")
         for size in self._sizes(frame_sizes):
             with self._measurer(size) as m:
                 # back to back: the generator's full rate, not the search's 95 % of it
@@ -523,7 +515,7 @@ class Rfc2544Runner:
         the maximum (a rate every DUT forwards before and after its reset)."""
         check_hook(hook)
         at_s = run_seconds(at, what="at", zero_ok=True)
-        seconds = run_seconds(duration, what="duration")
+        seconds = trial_seconds(duration, what="duration")
         if not 0 <= at_s < seconds:
             raise NetloadConfigError(f"at={at!r}: the reset must come inside the run "
                                      f"(0 <= at < duration={duration!r})")

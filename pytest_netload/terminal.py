@@ -6,6 +6,7 @@ so the table is the same with or without xdist.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,24 @@ def environment_of(env: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+NETLOAD_FIXTURES = frozenset({"netload_engine", "netload_ports", "netload_topology", "traffic",
+                              "rate_controller", "latency_meter", "rfc2544", "dut"})
+
+
+def is_netload_test(item: pytest.Item) -> bool:
+    """A test that uses the plugin's fixtures or markers: its session writes results."""
+    names = set(getattr(item, "fixturenames", ()))
+    return bool(names & NETLOAD_FIXTURES) or any(
+        item.get_closest_marker(m) is not None for m in ("netload", "rfc2544"))
+
+
+def _error_text(report: pytest.TestReport) -> str:
+    """What made a setup or teardown fail, in a few lines (the results' `error`)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) or str(report.longrepr or "")
+    return text[-4000:]
+
+
 class Summary:
     """Collects the netload records from test reports; writes the results file and
     prints the table at the end."""
@@ -192,33 +211,74 @@ class Summary:
         self.report: str | None = None
         self.measured = 0
         self.write_errors: list[str] = []
+        self.crashes: list[tuple[str, str]] = []  # (nodeid, EngineCrashed text)
+        self.collected = 0
+        self.netload_tests = 0  # collected tests that use a netload fixture or marker
+        self.stop_reason: str | None = None
+        self.verdict: str | None = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "netload", None)
+        crash = getattr(report, "netload_engine_crash", None)
+        if crash and report.failed:
+            self.crashes.append((report.nodeid, crash))
         if report.when == "call":
+            # an engine crash is a harness problem: ERROR, not the DUT's FAIL
+            outcome = "error" if crash and report.failed else report.outcome
             if isinstance(record, dict):
-                self.rows += rows_of(report.nodeid, report.outcome, record)
+                self.rows += rows_of(report.nodeid, outcome, record)
                 self.captures += [(report.nodeid, c) for c in record.get("captures", ())]
                 self.measured += 1
-            self._test(report.nodeid, report.outcome, report.duration, record or {})
+            self._test(report.nodeid, outcome, report.duration, record or {},
+                       error=crash or None)
         elif report.failed or (report.skipped and report.when == "setup"):
             # listed too, so a report's verdict is never PASS over a test that errored
             self._test(report.nodeid, "error" if report.failed else "skipped",
-                       report.duration, {})
+                       report.duration, {},
+                       error=(crash or _error_text(report)) if report.failed else None)
 
     def _test(self, nodeid: str, outcome: str, duration: float,
-              record: dict[str, Any]) -> None:
+              record: dict[str, Any], error: str | None = None) -> None:
         for t in self.tests:
             if t["nodeid"] == nodeid:  # a teardown error after the call: keep its figures
                 t["outcome"] = outcome
+                if error:
+                    t["error"] = error
                 return
         self.tests.append({"nodeid": nodeid, "outcome": outcome, "duration_s": duration,
                            "measurements": record.get("measurements", []),
                            "verdicts": record.get("verdicts", []),
-                           "captures": record.get("captures", [])})
+                           "captures": record.get("captures", []),
+                           **({"error": error} if error else {})})
 
-    def _document(self) -> dict[str, Any]:
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = len(session.items)
+        self.netload_tests = sum(1 for item in session.items if is_netload_test(item))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.collected = max(self.collected, len(ids))  # the controller collects nothing
+
+    @pytest.hookimpl
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.stop_reason = excinfo.exconly().strip() or excinfo.typename
+
+    def _session(self, session: pytest.Session, exitstatus: int) -> dict[str, Any]:
+        """How the session ended: what results.json records as `session`."""
+        try:
+            name: str | None = pytest.ExitCode(exitstatus).name
+        except ValueError:
+            name = None
+        reason = self.stop_reason or (session.shouldfail or session.shouldstop or None)
+        return {"exit_status": int(exitstatus), "exit_status_name": name,
+                "interrupted": exitstatus == pytest.ExitCode.INTERRUPTED,
+                "stop_reason": str(reason) if reason else None,
+                "collected": max(self.collected, len(self.tests)), "ran": len(self.tests),
+                "engine_crashes": list(dict.fromkeys(n for n, _ in self.crashes))}
+
+    def _document(self, session_info: dict[str, Any] | None = None) -> dict[str, Any]:
         from .fixtures import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
         from .reports import json as json_report
 
@@ -237,16 +297,23 @@ class Summary:
         env = self.config.stash.get(ENVIRONMENT_KEY, None)
         if env is not None:
             doc["environment"] = environment_of(env)
+        if session_info is not None:
+            doc["session"] = session_info
         return doc
 
     @pytest.hookimpl
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.measured:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # Written whenever the session was about netload, measured or not: a session whose
+        # engine crashed in its first test, or that was interrupted, says so in its results.
+        if not (self.measured or self.netload_tests or self.crashes) or \
+                self.config.option.collectonly:
             return
         from .fixtures import report_dir
         from .reports import json as json_report
+        from .reports.verdict import verdict_line
 
-        doc = self._document()
+        doc = self._document(self._session(session, exitstatus))
+        self.verdict = verdict_line(doc)
         base = report_dir(self.config)
         path = base / "results.json"
         try:
@@ -255,8 +322,18 @@ class Summary:
             # measured results are never lost: they go to a fresh temporary directory
             import tempfile
 
-            base = Path(tempfile.mkdtemp(prefix="netload-results-"))
-            self.written = str(json_report.write(doc, base / "results.json"))
+            try:
+                base = Path(tempfile.mkdtemp(prefix="netload-results-"))
+                self.written = str(json_report.write(doc, base / "results.json"))
+            except OSError as second:
+                # nowhere to write (a full disk): the figures stay in this summary's table
+                where = tempfile.tempdir or os.environ.get("TMPDIR") or "the temporary directory"
+                self.write_errors.append(
+                    f"could not write {path} ({exc.strerror or exc}) nor a results file in a "
+                    f"temporary directory under {where} ({second.strerror or second}): the "
+                    "results are only in the table above; free some space, or give a "
+                    "writable --netload-report-dir (or TMPDIR)")
+                return
             self.write_errors.append(
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
@@ -319,5 +396,13 @@ class Summary:
             terminalreporter.write_line(f"netload: baseline saved to {self.saved}")
         for nodeid, path in self.captures:
             terminalreporter.write_line(f"netload: last packets of failed {nodeid}: {path}")
+        for nodeid, text in self.crashes:
+            terminalreporter.write_line(
+                f"netload: the engine host died in {nodeid} (ERROR, not a DUT verdict): "
+                f"{text.splitlines()[0]}; later tests ran on a fresh engine host", red=True)
+        if self.verdict:
+            terminalreporter.write_line(f"netload: overall verdict {self.verdict}",
+                                        red=not self.verdict.startswith("PASS"),
+                                        green=self.verdict.startswith("PASS"))
         for error in self.write_errors:
             terminalreporter.write_line(f"netload: {error}", red=True)

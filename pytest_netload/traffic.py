@@ -6,6 +6,8 @@ boundary (execnet) to the engine host.
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import math
 import zlib
 from collections.abc import Mapping, Sequence
@@ -229,16 +231,46 @@ class UdpSpec:
     stamp_every: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.flows, int) or isinstance(self.flows, bool) or \
-                not 1 <= self.flows <= 65536 - self.sport:
-            raise NetloadConfigError(
-                f"flows={self.flows!r}: give a whole number from 1 to {65536 - self.sport} "
-                f"(UDP source ports from {self.sport})")
+        # each argument on its own first, so a message names the argument that is wrong
         for key in ("sport", "dport"):
             port = getattr(self, key)
             if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
                 raise NetloadConfigError(f"{key}={port!r}: give a UDP port from 0 to 65535")
-        _plan(self.size)  # validates the size now, not at send time
+        if not isinstance(self.flows, int) or isinstance(self.flows, bool) or \
+                not 1 <= self.flows <= 65536 - self.sport:
+            raise NetloadConfigError(
+                f"flows={self.flows!r}: give a whole number from 1 to {65536 - self.sport} "
+                f"(UDP source ports from sport={self.sport} to 65535)")
+        versions = {}
+        for key in ("src", "dst"):
+            addr = getattr(self, key)
+            if addr is None:
+                continue
+            try:
+                versions[key] = ipaddress.ip_address(addr).version if isinstance(addr, str) \
+                    else None
+            except ValueError:
+                versions[key] = None
+            if versions[key] is None:
+                raise NetloadConfigError(f"{key}={addr!r} is not an IP address; give one as a "
+                                         "string, e.g. '198.18.0.2' or '2001:db8::2'")
+        if len(set(versions.values())) > 1:
+            raise NetloadConfigError(f"src={self.src!r} and dst={self.dst!r} mix IPv4 and IPv6; "
+                                     "give both in one family")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name or
+                                      not self.name.isprintable()):
+            raise NetloadConfigError(f"stream name {self.name!r} is invalid; use a printable "
+                                     "string, or leave name out")
+        if isinstance(self.stamp_every, bool) or not isinstance(self.stamp_every, int) or \
+                not 1 <= self.stamp_every < 1 << 32:
+            raise NetloadConfigError(
+                f"stamp_every={self.stamp_every!r}: give 1 (a TX timestamp in every packet) "
+                "or N (every Nth packet)")
+        # the size against a template of this stream's headers, now, not at send time
+        _, sizes, _ = _plan(self.size)
+        template = _udp_template(6 if 6 in versions.values() else 4)
+        for size in sizes:
+            template.check_size(size)
 
     def for_flow(self, flow: Any) -> Stream:
         """This stream's frames for one wire of a topology (a `topology.model.Flow`)."""
@@ -253,6 +285,13 @@ class UdpSpec:
                       max=self.sport + self.flows - 1)] if self.flows > 1 else []
         return Stream(template, size=self.size, fields=mods, stamp_every=self.stamp_every,
                       name=self.name or f"{flow.tx.name}->{flow.rx.name}")
+
+
+@functools.cache
+def _udp_template(ip_version: int) -> Template:
+    from pytest_netload.packets import UDP, Eth, IPv4, IPv6
+
+    return (Eth() / (IPv6() if ip_version == 6 else IPv4()) / UDP()).build()
 
 
 def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec = 64,

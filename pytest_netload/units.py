@@ -97,6 +97,17 @@ _NUMBER = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)"
 _QUANTITY = re.compile(rf"\s*({_NUMBER})\s*([^\s@]*)\s*(?:@\s*(\S*)\s*)?", re.IGNORECASE)
 
 
+MAX_TEXT_CHARS = 100
+"""The longest text read as a rate, duration or size ('1.5Mpps@l2-nofcs' is 16)."""
+
+
+def _check_length(x: object, what: str, examples: str) -> None:
+    """Refuse a text too long to be a quantity (its digits would also exceed int())."""
+    if isinstance(x, str) and len(x) > MAX_TEXT_CHARS:
+        raise NetloadConfigError(f"{what} {x[:20]!r}... ({len(x):,} characters) is too long "
+                                 f"to be one; {examples}")
+
+
 @runtime_checkable
 class HasMeanFrameSize(Protocol):
     """Anything with a mean frame size in bytes, FCS included (a `traffic.Stream`)."""
@@ -297,6 +308,7 @@ def _rate_fields(x: object, unit: object, layer: object,
         raise NetloadConfigError(f"{what} {shown} is a {type(x).__name__}, not a rate; "
                                  f"{_RATE_EXAMPLES}")
     text_layer: str | None = None
+    _check_length(x, what, _RATE_EXAMPLES)
     if isinstance(x, str):
         if unit is not None:
             raise NetloadConfigError(f"{what} {shown}: give a number with a unit, or a string "
@@ -310,6 +322,9 @@ def _rate_fields(x: object, unit: object, layer: object,
             check_layer(text_layer, what=f"{what} {shown}: layer")
     else:
         number, unit_text = _decimal(x), unit
+        if unit_text is None and (number.is_nan() or number.is_infinite() or number <= 0):
+            raise NetloadConfigError(f"{what} {shown} is not a rate: it is not a positive "
+                                     f"finite number, and it has no unit; {_RATE_EXAMPLES}")
         if unit_text is None:
             raise NetloadConfigError(f"{what} {shown} has no unit; write e.g. Rate({x!r}, 'pps')"
                                      f" or a string like '1.5Mpps', '9.5Gbit/s' or '95%'")
@@ -396,6 +411,7 @@ def _duration_seconds(x: object, what: str) -> float:
         return x.seconds
     if isinstance(x, timedelta):
         x = x.total_seconds()
+    _check_length(x, what, "write e.g. '10s', '500ms' or '1h'")
     if isinstance(x, str):
         m = _QUANTITY.fullmatch(x)
         if m is None or m.group(3) is not None:
@@ -490,6 +506,7 @@ _SIZE_TEXT = re.compile(r"\s*(\d+)\s*B?\s*")
 def _size_bytes(x: object, what: str) -> int:
     if isinstance(x, Size):
         return x.bytes
+    _check_length(x, what, "write whole bytes with the FCS included, e.g. 64 or '1518B'")
     if isinstance(x, str):
         m = _SIZE_TEXT.fullmatch(x)
         if m is None:

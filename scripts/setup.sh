@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   build-essential pkg-config python3-dev
+  libasan8 libubsan1                 # gcc 12's ASan/UBSan runtimes: scripts/sanitize.sh
   dpdk dpdk-dev libdpdk-dev          # DPDK 22.11 LTS: EAL, PMDs, dpdk-testpmd
   libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
   iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection

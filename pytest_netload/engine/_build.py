@@ -1,11 +1,14 @@
 """cffi builder (API mode, out-of-line) for the native core.
 
 The cdef is netload_api.h itself, read verbatim: the one source of truth for
-the C API. DPDK's flags come from `pkg-config libdpdk`.
+the C API. DPDK's flags come from `pkg-config libdpdk`. NETLOAD_NATIVE_CFLAGS and
+NETLOAD_NATIVE_LDFLAGS add flags after ours (scripts/sanitize.sh builds an
+ASan/UBSan copy with them).
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shlex
 import subprocess
@@ -41,8 +44,10 @@ ffibuilder.set_source(
     # rte_eth_read_clock (the NIC clock behind hardware timestamps) is
     # experimental in DPDK 22.11.
     define_macros=[("ALLOW_EXPERIMENTAL_API", None)],
-    extra_compile_args=["-O3", "-Wall", "-Wno-address-of-packed-member", *_pkg_config("--cflags")],
-    extra_link_args=_pkg_config("--libs"),
+    extra_compile_args=["-O3", "-Wall", "-Wno-address-of-packed-member", *_pkg_config("--cflags"),
+                        *shlex.split(os.environ.get("NETLOAD_NATIVE_CFLAGS", ""))],
+    extra_link_args=[*_pkg_config("--libs"),
+                     *shlex.split(os.environ.get("NETLOAD_NATIVE_LDFLAGS", ""))],
 )
 
 if __name__ == "__main__":

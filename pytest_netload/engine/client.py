@@ -9,24 +9,30 @@ next call starts a fresh host (handles from the dead one are refused).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
 from .. import errors
 from ..results import RunResult, build_run_result
 from ..units import run_seconds
-from .host import remove_runtime_dir, unpack_array
+from .host import TERMINATED_NOTE, remove_runtime_dir, unpack_array
+from .locks import cmdline
+from .leftovers import mark_crashed, new_log_dir
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLL_SLICE_MS = 100
+CPU_WAIT_S = 5.0  # a start waits this long for worker CPUs another engine holds
+# Each thread's CPUs before any engine of this process moved it (thread id -> CPUs).
+_FIRST_AFFINITY: dict[int, set[int]] = {}
 PCI_ADDRESS = re.compile(r"([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 LOG_TAIL_LINES = 40
 _BOOT = (
@@ -35,12 +41,60 @@ _BOOT = (
 )
 
 
+MIN_MEMORY_MB = 64
+MAX_MEMORY_MB = 1 << 20  # 1 TiB
+
+
+def cpu_ranges(cpus: Iterable[int]) -> str:
+    """'0-3,6' for CPUs 0, 1, 2, 3 and 6."""
+    runs: list[list[int]] = []
+    for cpu in sorted(set(cpus)):
+        if runs and runs[-1][1] == cpu - 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def check_cpus(cpus: object, what: str, *, local: bool = True) -> list[int]:
+    """`cpus` as a list of CPU numbers; with `local`, each one this process may run on
+    (its affinity), else NetloadConfigError naming `what` and the CPUs there are."""
+    if isinstance(cpus, (str, bytes)) or not isinstance(cpus, Iterable):
+        raise errors.NetloadConfigError(f"{what}={cpus!r}: give a list of CPU numbers, "
+                                        "e.g. [2, 3]")
+    out = list(cpus)
+    for cpu in out:
+        if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
+            raise errors.NetloadConfigError(f"{what}: {cpu!r} is not a CPU number; give "
+                                            "non-negative integers, e.g. [2, 3]")
+    if local:
+        # (with the CPUs an engine of this process moved its threads off, which stay usable)
+        allowed = os.sched_getaffinity(0).union(*_FIRST_AFFINITY.values())
+        missing = [cpu for cpu in out if cpu not in allowed]
+        if missing:
+            raise errors.NetloadConfigError(
+                f"{what}={out!r}: CPU {missing[0]} is not one this machine lets the engine "
+                f"use; its CPUs are {cpu_ranges(allowed)}: give some of those (or leave "
+                f"{what} out)")
+    return out
+
+
 def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return "".join(f.readlines()[-lines:])
     except OSError:
         return ""
+
+
+@contextlib.contextmanager
+def _unless_terminated() -> Iterator[None]:
+    """Closing something of a host that SIGTERM ended: it went with the host."""
+    try:
+        yield
+    except errors.EngineCrashed as exc:
+        if TERMINATED_NOTE not in exc.log_tail:
+            raise
 
 
 @dataclass(frozen=True)
@@ -52,6 +106,12 @@ class Port:
     device: str
     info: dict[str, Any]
     generation: int
+
+    @property
+    def alive(self) -> bool:
+        """Whether the engine host this port was opened on still runs (False after a
+        crash or close: open the device again on the engine)."""
+        return self.engine._generation == self.generation and self.engine.alive
 
     @property
     def mac(self) -> str:
@@ -73,7 +133,8 @@ class Port:
 
     def close(self) -> None:
         if self.engine._generation == self.generation and self.engine.alive:
-            self.engine._call("port_close", port_id=self.port_id)
+            with _unless_terminated():
+                self.engine._call("port_close", port_id=self.port_id)
 
     def _id(self) -> int:
         self.engine._check_generation(self.generation, f"port {self.device!r}")
@@ -115,7 +176,8 @@ class LoadedStream:
 
     def free(self) -> None:
         if self.engine._generation == self.generation and self.engine.alive:
-            self.engine._call("stream_free", handle=self.handle)
+            with _unless_terminated():
+                self.engine._call("stream_free", handle=self.handle)
 
 
 class Engine:
@@ -134,7 +196,15 @@ class Engine:
         log_dir: str | None = None,
         call_timeout_s: float = 120.0,
         isolate_workers: bool = True,
+        cpu_wait_s: float = CPU_WAIT_S,
     ) -> None:
+        if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or \
+                not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
+            raise errors.NetloadConfigError(
+                f"memory_mb={memory_mb!r}: give the EAL's memory as a whole number of MiB "
+                f"from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
+        if lcores is not None:
+            lcores = check_cpus(lcores, "lcores", local=gateway.startswith("popen"))
         self.gateway_spec = gateway
         self.python = python or sys.executable
         self._pci = list(pci)
@@ -144,6 +214,8 @@ class Engine:
         self._log_dir = log_dir
         self.call_timeout_s = call_timeout_s
         self.isolate_workers = isolate_workers
+        # How long a start waits for worker CPUs another engine busy-polls (engine/locks.py).
+        self.cpu_wait_s = float(cpu_wait_s)
         self._saved_affinity: dict[int, set[int]] = {}
         # Called with every RunResult (the plugin's latency meters listen here).
         self.observers: list[Callable[[RunResult], None]] = []
@@ -176,8 +248,7 @@ class Engine:
         if self._log_dir:
             log_dir = self._log_dir
         else:
-            log_dir = self._own_log_dir = self._own_log_dir or tempfile.mkdtemp(
-                prefix="netload-engine-")
+            log_dir = self._own_log_dir = self._own_log_dir or new_log_dir()
         os.makedirs(log_dir, exist_ok=True)
         self._generation += 1
         self.log_path = os.path.join(log_dir, f"engine-{os.getpid()}-{self._generation}.log")
@@ -191,10 +262,20 @@ class Engine:
                 f"engine host could not start with gateway {spec!r}: {exc}"
             ) from exc
         opts: dict[str, Any] = {k: v for k, v in self._eal_options.items() if v is not None}
-        self.hello = self._call(
-            "hello", eal_args=self._eal_args, log_path=self.log_path,
-            **({} if self._eal_args else opts),
-        )
+        try:
+            self.hello = self._call(
+                "hello", eal_args=self._eal_args, log_path=self.log_path,
+                cpu_wait_s=self.cpu_wait_s, client={"pid": os.getpid(), "cmdline": cmdline()},
+                timeout_s=self.call_timeout_s + self.cpu_wait_s,
+                **({} if self._eal_args else opts),
+            )
+        except BaseException:
+            # no engine (its CPUs busy, its EAL refused): end its host now, since
+            # `with Engine() as e:` never calls __exit__ when __enter__ raises
+            self._terminate()
+            raise
+        if self.hello.get("cpu_note"):
+            warnings.warn(errors.NetloadWarning(self.hello["cpu_note"]), stacklevel=2)
         if self.isolate_workers and spec.startswith("popen"):
             self._keep_off_workers()
         return self
@@ -206,9 +287,14 @@ class Engine:
             except errors.NetloadError:
                 pass
         self._terminate()
-        # Logs of a host that crashed stay for the bug report the exception pointed at.
-        if self._own_log_dir and not self._crashed:
-            shutil.rmtree(self._own_log_dir, ignore_errors=True)
+        # Logs of a host that crashed stay for the bug report the exception pointed at
+        # (marked, so the sweep of later sessions keeps them a while); a host ended
+        # by SIGTERM did not crash.
+        if self._own_log_dir:
+            if self._crashed and TERMINATED_NOTE not in _log_tail(self.log_path):
+                mark_crashed(self._own_log_dir)
+            else:
+                shutil.rmtree(self._own_log_dir, ignore_errors=True)
             self._own_log_dir = ""
 
     def __enter__(self) -> Self:
@@ -223,11 +309,18 @@ class Engine:
         A busy-polling worker shares its CPU with nobody, or software pacing
         loses its precision to whatever the scheduler puts there.
         """
-        workers = set(self.hello.get("worker_cpus", ()))
+        # ... and off the CPUs other engines' workers busy-poll (their locks said so)
+        own = set(self.hello.get("worker_cpus", ()))
+        workers = own | set(self.hello.get("busy_cpus", ()))
         for tid in os.listdir("/proc/self/task"):
             try:
                 mask = os.sched_getaffinity(int(tid))
+                first = _FIRST_AFFINITY.setdefault(int(tid), mask)
                 rest = mask - workers
+                if not rest:
+                    # every CPU it may use now is some engine's worker (another engine of
+                    # this process moved it here): at least off this engine's own workers
+                    rest = first - own
                 if rest and rest != mask:
                     self._saved_affinity.setdefault(int(tid), mask)
                     os.sched_setaffinity(int(tid), rest)
@@ -317,6 +410,9 @@ class Engine:
 
     def port(self, device: str, **options: Any) -> Port:
         """Open a DPDK device (vdev string or PCI address) as a port."""
+        from ..topology.model import check_device
+
+        check_device(device, "port device")  # before any engine starts
         address = device.split(",", 1)[0]
         if PCI_ADDRESS.fullmatch(address) and address not in self._pci:
             raise errors.NetloadConfigError(

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
 from ._netload_native import ffi, lib  # type: ignore[import-not-found]
-from .host import remove_runtime_dir
+from .host import remove_runtime_dir, runtime_dir_exists
 
 FIELD_OPS = {
     "set": lib.NETLOAD_FIELD_SET,
@@ -192,7 +192,15 @@ class Eal:
             _check(lib.netload_log_open(log_path.encode()), f"log file {log_path}")
         keep = [ffi.new("char[]", a.encode()) for a in args]
         argv = ffi.new("char *[]", keep)
-        _check(lib.netload_eal_init(len(keep), argv), "EAL start (" + " ".join(args) + ")")
+        # A failed start leaves the runtime dir it made: remove it, unless it was there
+        # before (a --file-prefix of a running process: never ours to remove).
+        existed = runtime_dir_exists(args)
+        try:
+            _check(lib.netload_eal_init(len(keep), argv), "EAL start (" + " ".join(args) + ")")
+        except BaseException:
+            if not existed:
+                remove_runtime_dir(list(args))
+            raise
         cls._args = list(args)
 
     @classmethod

@@ -8,16 +8,23 @@ numpy arrays travel as `{"descr", "data"}` and are rebuilt by the client.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import itertools
 import os
 import shutil
+import signal
+import threading
 import traceback
+from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 import numpy as np
 
 from .. import errors
+from . import locks
+from .leftovers import DPDK_RUNTIME_DIR
 
 
 class Host:
@@ -32,10 +39,12 @@ class Host:
         self.runs: dict[int, tuple[Any, list[int], dict[int, dict[str, int]]]] = {}
         self._ids = itertools.count(1)
         self.eal_args: list[str] = []
+        self.cpu_plan: locks.CpuPlan | None = None
 
     # ---- lifecycle ------------------------------------------------------------
 
     def op_hello(self, eal_args: list[str] | None = None, log_path: str | None = None,
+                 cpu_wait_s: float = 0.0, client: dict[str, Any] | None = None,
                  **eal_options: Any) -> dict[str, Any]:
         f = self.facade
         if log_path:
@@ -44,26 +53,63 @@ class Host:
             faulthandler.enable(file=self._fault_log)
             # libbpf/libxdp and some PMDs print to stderr: into the engine log with them.
             os.dup2(self._fault_log.fileno(), 2)
-        args = list(eal_args) if eal_args else f.default_eal_args(**eal_options)
-        f.Eal.start(args, log_path)
+        # Worker CPUs are this process's alone: locked here, so the locks end with it.
+        holder = locks.holder_info("worker CPU", **{f"for_{k}": v for k, v in
+                                                    (client or {}).items()})
+        plan = None
+        if not eal_args:
+            lcores = eal_options.get("lcores")
+            plan = locks.claim_worker_cpus(
+                lcores if lcores is not None else sorted(os.sched_getaffinity(0)), holder,
+                explicit=lcores is not None, wait_s=cpu_wait_s)
+            eal_options["lcores"] = plan.lcores
+        try:
+            args = list(eal_args) if eal_args else f.default_eal_args(**eal_options)
+            f.Eal.start(args, log_path)
+        except BaseException:
+            if plan is not None:
+                plan.release()
+            raise
         self.eal_args = args
-        cpus = f.Eal.lcore_cpus()
+        if plan is None:  # EAL arguments of the caller's: their workers must be free
+            # where the threads run: the EAL pinned this one (it called rte_eal_init) to
+            # the main lcore's CPUs (rte_lcore_to_cpu_id() answers core ids, not CPUs)
+            cpus = f.Eal.lcore_cpus()
+            cpus = [min(os.sched_getaffinity(0)), *(worker_thread_cpus() or cpus[1:])]
+            try:
+                plan = locks.claim_worker_cpus(cpus, holder, explicit=True, wait_s=cpu_wait_s,
+                                               main=cpus[0])
+            except BaseException:
+                f.Eal.stop()
+                raise
+        else:
+            # our own plan says where the lcores run: under --lcores=0@c,1@c DPDK's
+            # rte_lcore_to_cpu_id() answers the lcore id (1), not the CPU (c)
+            cpus = [plan.main, *plan.workers]
+        self.cpu_plan = plan
         f.keep_off_workers(cpus[0], cpus[1:])
         return {"constants": f.constants(), "workers": f.Eal.workers(), "eal_args": args,
                 "main_cpu": cpus[0], "worker_cpus": cpus[1:],
                 "tsc_hz": f.tsc_hz(), "hist_lower_ns": f.hist_lower_bounds_ns().tolist(),
-                "pid": os.getpid(), "dpdk_version": f.dpdk_version()}
+                "pid": os.getpid(), "dpdk_version": f.dpdk_version(),
+                "cpu_note": plan.note(), "busy_cpus": sorted(plan.skipped)}
 
     def op_close(self) -> None:
-        for run_id in list(self.runs):
-            self.runs.pop(run_id)[0].free()
-        for stream in self.streams.values():
-            stream.free()
-        self.streams.clear()
-        for port_id in list(self.ports):
-            self.facade.port_close(port_id)
-        self.ports.clear()
-        self.facade.Eal.stop()
+        try:
+            for run_id in list(self.runs):
+                self.runs.pop(run_id)[0].free()
+            for stream in self.streams.values():
+                stream.free()
+            self.streams.clear()
+            for port_id in list(self.ports):
+                self.facade.port_close(port_id)
+            self.ports.clear()
+        finally:
+            try:
+                self.facade.Eal.stop()  # removes the runtime dir, whatever failed before
+            finally:
+                if self.cpu_plan is not None:  # the workers stopped: their CPUs are free
+                    self.cpu_plan.release()
 
     def op_hist_bench(self, n: int) -> int:
         return self.facade.hist_bench_cycles(n)
@@ -103,6 +149,11 @@ class Host:
         iface = interface_of(self.ports[port_id])
         for what in ("rx_dropped", "tx_dropped"):
             stats[f"iface_{what}"] = read_iface_counter(iface, what) if iface else 0
+        # The generator's own link: its state, and how often the kernel interface under
+        # the port lost its carrier (a flap between two reads shows only there).
+        stats["link_up"] = int(bool(self.facade.port_info(port_id).get("link_up", True)))
+        stats["iface_carrier_down"] = read_iface_counter(
+            iface, "carrier_down_count", "") if iface else 0
         return stats
 
     # ---- streams --------------------------------------------------------------
@@ -156,18 +207,75 @@ class Host:
         finally:
             run.free()
         after = {p: self.stats(p) for p in ports}
-        deltas = {p: {k: after[p][k] - before[p][k] for k in after[p]} for p in ports}
+        deltas = {p: {k: after[p][k] - before[p][k] for k in after[p] if k != "link_up"}
+                  for p in ports}
+        for p in ports:  # a state, not a counter: both ends of the run
+            deltas[p]["link_up_before"] = before[p]["link_up"]
+            deltas[p]["link_up_after"] = after[p]["link_up"]
         return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas}
 
 
-DPDK_RUNTIME_DIR = "/var/run/dpdk"
+# What the host writes to its log when SIGTERM ends it (the client tells it from a crash).
+TERMINATED_NOTE = "netload engine host: ended by SIGTERM; its DPDK runtime files are removed"
 
 
-def remove_runtime_dir(args: list[str]) -> None:
+def runtime_dir(args: Sequence[str]) -> str | None:
+    """/var/run/dpdk/<file-prefix> of an EAL started with `args`; None without a
+    --file-prefix, or with one that is not a plain name."""
+    prefix = None
+    for i, arg in enumerate(args):
+        if arg == "--file-prefix" and i + 1 < len(args):
+            prefix = args[i + 1]
+        elif arg.startswith("--file-prefix="):
+            prefix = arg.partition("=")[2]
+    if not prefix or "/" in prefix or prefix in (".", ".."):
+        return None
+    return os.path.join(DPDK_RUNTIME_DIR, prefix)
+
+
+def runtime_dir_exists(args: Sequence[str]) -> bool:
+    path = runtime_dir(args)
+    return path is not None and os.path.lexists(path)
+
+
+def remove_runtime_dir(args: Sequence[str]) -> None:
     """Remove /var/run/dpdk/<file-prefix> that an engine's EAL left behind."""
-    if "--file-prefix" in args:
-        prefix = args[args.index("--file-prefix") + 1]
-        shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
+    path = runtime_dir(args)
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _install_sigterm(eal_args: Callable[[], Sequence[str]]) -> None:
+    """SIGTERM ends the host as it always did, but first removes the runtime dir of
+    its EAL (`eal_args()`) and leaves a note in the engine log."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # handlers are the main thread's; the client removes the dir then
+
+    pid = os.getpid()
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() == pid:  # not in a forked child: the EAL is the parent's
+            remove_runtime_dir(eal_args())
+            with contextlib.suppress(OSError):
+                os.write(2, f"{TERMINATED_NOTE}\n".encode())
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def worker_thread_cpus() -> list[int]:
+    """The CPUs the EAL's worker threads (rte-worker-N) may run on: where they
+    busy-poll, whatever the lcore-to-CPU mapping of the EAL arguments was."""
+    cpus: set[int] = set()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as f:
+                if f.read().startswith("rte-worker"):
+                    cpus |= os.sched_getaffinity(int(tid))
+        except OSError:
+            continue  # the thread ended meanwhile
+    return sorted(cpus)
 
 
 def interface_of(device: str) -> str | None:
@@ -179,9 +287,9 @@ def interface_of(device: str) -> str | None:
     return None
 
 
-def read_iface_counter(iface: str, name: str) -> int:
+def read_iface_counter(iface: str, name: str, folder: str = "statistics/") -> int:
     try:
-        with open(f"/sys/class/net/{iface}/statistics/{name}", encoding="ascii") as f:
+        with open(f"/sys/class/net/{iface}/{folder}{name}", encoding="ascii") as f:
             return int(f.read().strip())
     except (OSError, ValueError):
         return 0
@@ -199,33 +307,41 @@ def unpack_array(packed: dict[str, Any]) -> np.ndarray:
 
 
 def serve(channel: Any) -> None:
-    """Answer requests until `close` or until the channel goes away."""
-    host: Host | None = None
-    while True:
-        try:
-            msg = channel.receive()
-        except EOFError:
-            msg = {"op": "close"}
-        op = msg.pop("op")
-        try:
-            if host is None:
-                host = Host()
-            result = getattr(host, f"op_{op}")(**msg)
-            reply: dict[str, Any] = {"ok": result}
-        except errors.NetloadError as exc:
-            reply = {"error": type(exc).__name__, "message": str(exc)}
-        except AttributeError:
-            if not hasattr(host, f"op_{op}"):
-                reply = {"error": "NetloadConfigError", "message": f"unknown engine op {op!r}"}
-            else:
+    """Answer requests until `close` or until the channel goes away. However the
+    host ends (close, its channel gone, SIGTERM, an exception), the runtime dir of
+    its EAL goes with it."""
+    hosts: list[Host] = []  # the one Host, made on the first request
+    _install_sigterm(lambda: hosts[0].eal_args if hosts else [])
+    try:
+        while True:
+            try:
+                msg = channel.receive()
+            except EOFError:
+                msg = {"op": "close"}
+            op = msg.pop("op")
+            try:
+                if not hosts:
+                    hosts.append(Host())
+                result = getattr(hosts[0], f"op_{op}")(**msg)
+                reply: dict[str, Any] = {"ok": result}
+            except errors.NetloadError as exc:
+                reply = {"error": type(exc).__name__, "message": str(exc)}
+            except AttributeError:
+                if not hosts or not hasattr(hosts[0], f"op_{op}"):
+                    reply = {"error": "NetloadConfigError",
+                             "message": f"unknown engine op {op!r}"}
+                else:
+                    reply = {"error": "NativeError", "message": traceback.format_exc()}
+            except Exception:  # noqa: BLE001 - anything else is an engine bug: ship its traceback
                 reply = {"error": "NativeError", "message": traceback.format_exc()}
-        except Exception:  # noqa: BLE001 - anything else is an engine bug: ship its traceback
-            reply = {"error": "NativeError", "message": traceback.format_exc()}
-        if op == "close":
-            if not channel.isclosed():
-                channel.send(reply)
-            return
-        channel.send(reply)
+            if op == "close":
+                if not channel.isclosed():
+                    channel.send(reply)
+                return
+            channel.send(reply)
+    finally:
+        if hosts:
+            remove_runtime_dir(hosts[0].eal_args)
 
 
 if __name__ == "__channelexec__":

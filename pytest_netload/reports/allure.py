@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from ..atomic import write_atomic
+
 TRIAL_FIELDS = ("offered_pps", "duration_s", "tx_packets", "rx_packets", "lost", "loss_ratio",
                 "achieved_tx_pps", "valid", "invalid_reason", "clock")
 
@@ -52,16 +54,17 @@ def _plot(label: str, trials: list[dict[str, Any]]) -> str | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    xs, ys = zip(*sorted(points))
-    ax.plot(xs, ys, "o-")
-    ax.set_xlabel("offered load (pps)")
-    ax.set_ylabel("loss ratio")
-    ax.set_title(label)
-    ax.grid(True, alpha=0.3)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
+    with matplotlib.rc_context({"text.parse_math": False}):  # a '$' is text, not TeX
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        xs, ys = zip(*sorted(points))
+        ax.plot(xs, ys, "o-")
+        ax.set_xlabel("offered load (pps)")
+        ax.set_ylabel("loss ratio")
+        ax.set_title(label)
+        ax.grid(True, alpha=0.3)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", bbox_inches="tight")
+        plt.close(fig)
     return buf.getvalue()
 
 
@@ -100,6 +103,4 @@ def attach(record: dict[str, Any], dut: dict[str, str], topology: str) -> None:
 def write_environment(alluredir: str, values: dict[str, Any]) -> None:
     """allure's environment.properties: DUT metadata and the session's settings."""
     lines = [f"{k.replace(' ', '_')}={v}" for k, v in values.items() if v not in (None, "")]
-    path = Path(alluredir) / "environment.properties"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    write_atomic(Path(alluredir) / "environment.properties", "\n".join(lines) + "\n")

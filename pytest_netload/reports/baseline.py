@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,9 @@ from typing import Any, NamedTuple
 
 from scipy import stats as scipy_stats  # type: ignore[import-untyped,unused-ignore]
 
+from ..atomic import write_atomic
 from ..errors import NetloadConfigError
+from ..files import MIB, read_input_file
 from .json import SCHEMA_VERSION
 
 __all__ = ["BASELINE_DIR", "HIGHER", "LOWER", "Comparison", "Figure", "Key", "Row",
@@ -40,6 +41,8 @@ HIGHER = "higher-is-better"
 LOWER = "lower-is-better"
 BASELINE_DIR = "baselines"
 """Baselines live in <report dir>/baselines/<name>.json."""
+MAX_BASELINE_BYTES = 256 * MIB
+"""The largest baseline read (a saved results document)."""
 T_CONFIDENCE = 0.95
 """Confidence of the t-interval around a mean of repeated trials."""
 _PARTIAL_NUMBER = re.compile(r"[-+.eE0-9]+")   # what a number cut short leaves unparsed
@@ -336,20 +339,8 @@ def save_baseline(document: Mapping[str, Any], name: str,
     document is checked first, so a saved baseline can always be loaded."""
     check_baseline_name(name)
     extract_figures(document)
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{name}.json"
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(document, indent=1, default=str) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_atomic(Path(directory) / f"{name}.json",
+                        json.dumps(document, indent=1, default=str) + "\n")
 
 
 def load_baseline(name: str, directory: str | os.PathLike[str]) -> dict[str, Any]:
@@ -357,15 +348,31 @@ def load_baseline(name: str, directory: str | os.PathLike[str]) -> dict[str, Any
     (missing, not JSON, truncated, too new a schema, a required field missing)."""
     check_baseline_name(name)
     path = Path(directory) / f"{name}.json"
-    if not path.is_file():
+    again = f"save the baseline again (--netload-save-baseline {name})"
+    if not os.path.lexists(path):
         known = list_baselines(directory)
         raise NetloadConfigError(
             f"baseline {name!r} not found: {path} does not exist; "
             + (f"saved baselines: {', '.join(known)}" if known else
                f"save one with --netload-save-baseline {name}"))
-    text = path.read_text(errors="replace")
+    try:
+        raw = read_input_file(path, MAX_BASELINE_BYTES, what="baseline",
+                              fix=f"remove it and {again}")
+    except IsADirectoryError:
+        raise NetloadConfigError(
+            f"baseline {name!r}: {path} is a directory, not a baseline file; remove or rename "
+            f"it, or {again}") from None
+    except NetloadConfigError as exc:  # a FIFO, a device, too large
+        raise NetloadConfigError(f"baseline {exc}") from None
+    except OSError as exc:
+        raise NetloadConfigError(f"baseline {path} cannot be read ({exc.strerror or exc}); "
+                                 "check its permissions") from None
+    text = raw.decode("utf-8", errors="replace")
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise NetloadConfigError(f"baseline {path} is nested deeper than any results "
+                                 f"document: it is not a baseline; {again}") from None
     except json.JSONDecodeError as exc:
         rest = text[exc.pos:].rstrip()
         if not rest or exc.msg.startswith("Unterminated string") or \
@@ -379,7 +386,8 @@ def load_baseline(name: str, directory: str | os.PathLike[str]) -> dict[str, Any
     try:
         extract_figures(document)
     except NetloadConfigError as exc:
-        raise NetloadConfigError(f"baseline {path}: {exc}") from None
+        fix = "" if re.search(r"\b(save|upgrade)\b", str(exc)) else f"; {again}"
+        raise NetloadConfigError(f"baseline {path}: {exc}{fix}") from None
     return dict(document)
 
 

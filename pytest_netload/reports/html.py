@@ -27,7 +27,9 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullFormatter
 
+from ..atomic import write_atomic
 from ..rfc2544.trial import steady_note, steady_summary
+from . import verdict
 
 __all__ = ["overall_verdict", "render", "write"]
 
@@ -190,12 +192,10 @@ def _sorted(rows: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str,
 
 
 def overall_verdict(doc: Mapping[str, Any]) -> str:
-    """FAIL when a test failed, PASS when none failed and at least one passed, else
-    NO VERDICT (no test, or every test skipped)."""
-    outcomes = [t.get("outcome") for t in doc.get("tests", ())]
-    if "failed" in outcomes:
-        return "FAIL"
-    return "PASS" if "passed" in outcomes else "NO VERDICT"
+    """FAIL when a test failed; INCOMPLETE when the session was interrupted or tests
+    did not run; ERROR when a test errored; PASS when at least one passed; else NO
+    VERDICT (reports/verdict.py)."""
+    return verdict.overall_verdict(doc)
 
 
 def _line_rate(doc: Mapping[str, Any]) -> float | None:
@@ -221,8 +221,10 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
         "package": f"{(doc.get('package') or {}).get('name', 'pytest-netload')} "
                    f"{(doc.get('package') or {}).get('version', '?')}",
         "schema_version": doc.get("schema_version", DASH),
-        "counts": {o: outcomes.count(o) for o in ("passed", "failed", "skipped")},
+        "counts": {o: outcomes.count(o) for o in ("passed", "failed", "error", "skipped")},
         "tests": len(outcomes),
+        "session": verdict.session_counts(doc),
+        "verdict_line": verdict.verdict_line(doc).partition(": ")[2],
     }
 
 
@@ -518,6 +520,8 @@ def _verdicts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "test": short_name(test["nodeid"]), "nodeid": test["nodeid"],
             "outcome": {"passed": "PASS", "failed": "FAIL"}.get(outcome, outcome.upper()),
             "duration": fmt_s(test.get("duration_s")),
+            # why a test errored (an engine crash with its log tail): its first lines
+            "error": "\n".join(str(test.get("error") or "").splitlines()[:12]),
             # pcaps sit in captures/ beside the report the session writes: link them there
             "captures": [{"path": c, "href": "captures/" + os.path.basename(c)}
                          for c in test.get("captures", ())],
@@ -707,7 +711,17 @@ def _back_to_back_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
     return _svg(fig, index, "back-to-back bursts per frame size")
 
 
+# Free text (test ids, stream names, IMIX names) is drawn as it is written: matplotlib's
+# mathtext would read "$...$" in it as TeX, and an unbalanced formula raises at draw time.
+PLAIN_TEXT = {"text.parse_math": False}
+
+
 def _plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
+    with matplotlib.rc_context(PLAIN_TEXT):  # texts take it when made, ticks when drawn
+        return _draw_plots(doc)
+
+
+def _draw_plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
     rfc = _sorted(list(_measurements(doc, "latency_rfc2544")))
     meters = list(_measurements(doc, "latency"))
     return {
@@ -754,10 +768,4 @@ def render(document: Mapping[str, Any]) -> str:
 
 def write(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Render `document` and write the page to `path` (atomically); returns the path."""
-    target = Path(path)
-    page = render(document)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)
-    return target
+    return write_atomic(path, render(document))

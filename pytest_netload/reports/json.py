@@ -17,7 +17,10 @@ JSON format history:
   (topology files), `environment` (DPDK version, port drivers, clock
   source) and a latency record's `histogram`/`hdr`, which the schema
   accepts ahead of their producer; a trial's `loss_upper_bound`
-  (Clopper-Pearson, 95 %); test outcome "error" (setup or teardown failed).
+  (Clopper-Pearson, 95 %); test outcome "error" (setup or teardown failed,
+  or the engine host crashed during the test) with its `error` text;
+  `session` (exit status, interrupted, stop reason, tests collected and
+  run, tests in which the engine crashed).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from ..atomic import write_atomic
 
 SCHEMA_VERSION = "1.0"
 
@@ -58,9 +63,4 @@ def session_document(tests: Sequence[Mapping[str, Any]], *, topology: Mapping[st
 
 def write(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write atomically (a reader never sees half a file)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(document, indent=1, default=str) + "\n")
-    tmp.replace(target)
-    return target
+    return write_atomic(path, json.dumps(document, indent=1, default=str) + "\n")

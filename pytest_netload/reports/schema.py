@@ -7,12 +7,15 @@ and the field, e.g.::
     results.json: $.tests[0].measurements[1].throughput_pps: 'fast' is not of type 'number'
 
 A document written by a newer pytest-netload (a higher ``schema_version``)
-is refused before the schema is applied, with "upgrade" in the message.
+is refused before the schema is applied, with "upgrade" in the message; so is
+one nested deeper than MAX_DEPTH or holding a number that is not finite (NaN,
+Infinity), with the JSON path of the first one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -22,9 +25,13 @@ from typing import Any
 from ..errors import NetloadConfigError
 from .json import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_FILE", "ResultsFileError", "check_version", "schema", "validate"]
+__all__ = ["MAX_DEPTH", "SCHEMA_FILE", "ResultsFileError", "check_shape", "check_version",
+           "schema", "validate"]
 
 SCHEMA_FILE = "results.schema.json"
+MAX_DEPTH = 64
+"""The deepest nesting a results document may have (a session's is about 10 levels)."""
+_FIX = "give the results.json a test session wrote, unedited (docs/reports.md)"
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -149,6 +156,37 @@ def _describe(error: Any) -> tuple[str, str | None, list[str | int]]:
     return (message if len(message) <= 200 else message[:197] + "..."), field, path
 
 
+def check_shape(document: Any, source: str) -> None:
+    """Refuse what no results document holds and JSON Schema cannot see: nesting deeper
+    than MAX_DEPTH (it would exhaust the validator's recursion) and numbers that are not
+    finite (NaN, Infinity: Python's json reads them, but no figure of a valid measurement
+    is one, and a NaN throughput must never read as a pass)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(document, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise ResultsFileError(
+                source, f"nested deeper than any results document (at most {MAX_DEPTH} "
+                "levels): it is not a results file; give the results.json a test session "
+                "wrote", json_path=json_path(path[:8]) + "...")
+        if isinstance(value, Mapping):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        for key, item in items:
+            if isinstance(item, float) and not math.isfinite(item):
+                text = "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
+                raise ResultsFileError(
+                    source, f"{text} is not a finite number: no valid measurement has one, so "
+                    "the file is not trusted; give the results.json a test session wrote, "
+                    "unedited", json_path=json_path([*path, key]),
+                    field=key if isinstance(key, str) else None)
+            if isinstance(item, (Mapping, list)):
+                stack.append((item, (*path, key)))
+
+
 def validate(document: Any, source: str) -> None:
     """Check `document` against the schema; `source` names it in errors (a file path).
 
@@ -162,9 +200,11 @@ def validate(document: Any, source: str) -> None:
             source, f"not a pytest-netload results document: the top level is a "
             f"{type(document).__name__}, not an object", json_path="$")
     check_version(document, source)
+    check_shape(document, source)
     errors = list(_validator().iter_errors(document))
     if not errors:
         return
     error = max(errors, key=relevance)  # the shallowest, strongest one; _describe descends
     problem, field, path = _describe(error)
-    raise ResultsFileError(source, problem, json_path=json_path(path), field=field)
+    raise ResultsFileError(source, f"{problem}; {_FIX}", json_path=json_path(path),
+                           field=field)

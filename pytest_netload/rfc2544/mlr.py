@@ -186,7 +186,9 @@ def check_goals(goals: str | Sequence[LossGoal]) -> tuple[LossGoal, ...]:
     out: list[LossGoal] = []
     for goal in goals:
         if not isinstance(goal, LossGoal):
-            raise NetloadConfigError(f"goals: {goal!r} is not a LossGoal")
+            raise NetloadConfigError(f"goals: {goal!r} is not a LossGoal; give LossGoal(...) "
+                                     f"objects (rfc2544.mlr) or a preset name "
+                                     f"({', '.join(PRESETS)})")
         out.append(goal)
     names = [g.name.casefold() for g in out]
     if len(set(names)) != len(names):

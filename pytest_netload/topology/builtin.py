@@ -57,6 +57,7 @@ from pytest_netload.errors import (
     NetloadWarning,
 )
 from pytest_netload.packets import FCS_BYTES, MIN_FRAME_BYTES
+from pytest_netload.topology.facts import LINE_RATE_BPS, MTU, WIRES
 from pytest_netload.topology.model import PortSpec, Topology, Wire
 from pytest_netload.topology.nft import RANDOM_SCALE, NftDropRule, drop_random
 
@@ -83,7 +84,6 @@ T = TypeVar("T")
 PREFIX = "nl"
 ALIAS_MARK = "pytest-netload"
 BACKENDS = ("af_packet", "af_xdp")
-MTU = 1500
 
 # netns-router addressing (RFC 2544 benchmarking range 198.18.0.0/15)
 ROUTER_PREFIXLEN = 24
@@ -571,8 +571,8 @@ def _build_loopback(res: _Resources, backend: str) -> BuiltTopology:
     topology = Topology(
         name="loopback",
         ports=ports,
-        wires=(Wire("p0", "p1"), Wire("p1", "p0")),
-        line_rate_bps=None,
+        wires=tuple(Wire(tx, rx) for tx, rx in WIRES),
+        line_rate_bps=LINE_RATE_BPS,
         dut={"name": "none", "model": "veth pair (no DUT)", "kernel": os.uname().release},
         namespace=None,
     )
@@ -696,8 +696,8 @@ def _build_routed(
     topology = Topology(
         name=name,
         ports=_ports(pair, backend, ROUTER_GEN_IPS, pair.dut_macs, ROUTER_DUT_IPS),
-        wires=(Wire("p0", "p1"), Wire("p1", "p0")),
-        line_rate_bps=None,
+        wires=tuple(Wire(tx, rx) for tx, rx in WIRES),
+        line_rate_bps=LINE_RATE_BPS,
         dut=dut.info,
         namespace=pair.ns,
     )
@@ -821,8 +821,8 @@ def _build_netns_bridge(res: _Resources, backend: str) -> BuiltTopology:
     topology = Topology(
         name="netns-bridge",
         ports=_ports(pair, backend, BRIDGE_GEN_IPS, pair.gen_macs[::-1], (None, None)),
-        wires=(Wire("p0", "p1"), Wire("p1", "p0")),
-        line_rate_bps=None,
+        wires=tuple(Wire(tx, rx) for tx, rx in WIRES),
+        line_rate_bps=LINE_RATE_BPS,
         dut=info,
         namespace=pair.ns,
     )

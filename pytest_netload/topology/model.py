@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 from pytest_netload.errors import NetloadConfigError
 
-__all__ = ["Flow", "PortSpec", "Topology", "Wire", "normalize_mac"]
+__all__ = ["Flow", "PortSpec", "Topology", "Wire", "check_device", "check_ifname",
+           "check_netns_name", "normalize_mac"]
 
 _MAC_RE = re.compile(r"^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -52,6 +53,81 @@ def _normalize_ip(value: object, key: str) -> str:
             f"{key} = {value!r} is not an IPv4 or IPv6 address; write one such as "
             "'198.18.0.2' or '2001:db8::2'"
         ) from None
+
+
+_IFNAME_MAX = 15  # IFNAMSIZ - 1
+_DEVICE_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_DEVARG_KEY_RE = re.compile(r"^[A-Za-z0-9_]+$")
+_NETNS_RE = re.compile(r"^[A-Za-z0-9_.@+-]{1,255}$")
+_NEVER_IN_DEVICES = ";|&`$<>\"'\\"
+_IFNAME_RULE = "use at most 15 characters, without '/', ':', ',', '=' or whitespace (e.g. 'veth0')"
+
+
+def _ifname_problem(value: str) -> str | None:
+    """Why the kernel (dev_valid_name) or a DPDK device string refuses ``value``; None: fine."""
+    if not value:
+        return "it is empty"
+    if len(value) > _IFNAME_MAX:
+        return f"it has {len(value)} characters, more than the kernel's {_IFNAME_MAX}"
+    if value in (".", ".."):
+        return "the kernel refuses '.' and '..'"
+    bad = next((c for c in value if c in "/:,=" or c.isspace() or not c.isprintable()), None)
+    if bad is not None:
+        where = " (',' and '=' would add DPDK device arguments)" if bad in ",=" else ""
+        return f"it contains {bad!r}{where}"
+    return None
+
+
+def check_ifname(value: object, key: str) -> str:
+    """``value`` if the kernel accepts it as an interface name and it cannot add arguments
+    to a DPDK device string; else NetloadConfigError naming ``key``."""
+    if not isinstance(value, str):
+        raise NetloadConfigError(f"{key} = {value!r} is not a string; {_IFNAME_RULE}")
+    problem = _ifname_problem(value)
+    if problem is not None:
+        raise NetloadConfigError(
+            f"{key} = {value!r} is not a Linux interface name: {problem}; {_IFNAME_RULE}")
+    return value
+
+
+def check_device(value: object, key: str) -> str:
+    """``value`` if it reads as a DPDK device string: a name (PCI address or vdev name),
+    then ``,key=value`` arguments, an ``iface`` argument a valid interface name; else
+    NetloadConfigError naming ``key``."""
+    fix = ("write a PCI address such as '0000:01:00.0' or a vdev such as "
+           "'net_af_packet0,iface=veth0' (a name, then ,key=value arguments)")
+    if not isinstance(value, str) or not value:
+        raise NetloadConfigError(f"{key} = {value!r} is not a DPDK device string; {fix}")
+    problem = None
+    bad = next((c for c in value if c.isspace() or not c.isprintable()
+                or c in _NEVER_IN_DEVICES), None)
+    name, _, args = value.partition(",")
+    if bad is not None:
+        problem = f"it contains {bad!r}"
+    elif not _DEVICE_NAME_RE.match(name):
+        problem = f"its name {name!r} is not a PCI address or a vdev name"
+    else:
+        for arg in filter(None, args.split(",")):
+            arg_key, eq, arg_value = arg.partition("=")
+            if not _DEVARG_KEY_RE.match(arg_key):
+                problem = f"argument {arg!r} has no key (letters, digits, '_')"
+            elif arg_key == "iface" and (why := _ifname_problem(arg_value)) is not None:
+                problem = f"its iface={arg_value} is not a Linux interface name ({why})"
+            if problem is not None:
+                break
+    if problem is not None:
+        raise NetloadConfigError(f"{key} = {value!r} is not a DPDK device string: {problem}; "
+                                 f"{fix}")
+    return value
+
+
+def check_netns_name(value: object, key: str) -> str:
+    """``value`` if it is a network namespace name (a file name under /run/netns)."""
+    if not isinstance(value, str) or not _NETNS_RE.match(value) or value in (".", ".."):
+        raise NetloadConfigError(
+            f"{key} = {value!r} is not a network namespace name; give the name `ip netns "
+            "list` shows: 1 to 255 letters, digits, '_', '.', '-', '@' or '+' (e.g. 'dut')")
+    return value
 
 
 def _check_name(value: object, key: str) -> str:
@@ -105,11 +181,10 @@ class PortSpec:
                 "address or DPDK vdev string (e.g. 'net_af_packet0,iface=veth0') or "
                 "`iface` to a kernel interface name"
             )
-        if iface is not None and (len(iface) > 15 or "/" in iface or " " in iface):
-            raise NetloadConfigError(
-                f"{where}: iface = {iface!r} is not a Linux interface name; "
-                "use at most 15 characters without '/' or spaces"
-            )
+        if iface is not None:
+            check_ifname(iface, f"{where}: iface")
+        if device is not None:
+            check_device(device, f"{where}: device")
         mac = normalize_mac(self.mac, f"{where}: mac")
         if int(mac[:2], 16) & 1:
             raise NetloadConfigError(
@@ -290,6 +365,8 @@ class Topology:
                     "be strings (quote numbers such as firmware versions)"
                 )
         namespace = _optional_str(self.namespace, f"{where}: namespace")
+        if namespace is not None:
+            check_netns_name(namespace, f"{where}: namespace")
         _optional_str(self.source, f"{where}: source")
         object.__setattr__(self, "ports", ports)
         object.__setattr__(self, "wires", wires)

@@ -17,6 +17,7 @@ import tomllib
 from collections.abc import Mapping
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.files import MIB, read_input_file
 from pytest_netload.topology.model import (
     PortSpec,
     Topology,
@@ -24,6 +25,9 @@ from pytest_netload.topology.model import (
     _check_name,
     _normalize_ip,
     _optional_str,
+    check_device,
+    check_ifname,
+    check_netns_name,
     normalize_mac,
 )
 from pytest_netload.units import as_rate
@@ -37,6 +41,8 @@ _PORT_KEYS = (
 )
 _PORT_STRINGS = ("name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip")
 _WIRE_KEYS = ("tx", "rx")
+MAX_FILE_BYTES = MIB
+"""The largest topology file read (a topology of hundreds of ports is a few kB)."""
 _SYNTAX_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$", re.DOTALL)
 
 
@@ -44,12 +50,19 @@ def load_topology(path: str | os.PathLike[str]) -> Topology:
     """The topology in the TOML file at ``path`` (format: docs/topology-files.md).
 
     Raises NetloadConfigError, its message starting with ``path``, for a file
-    that cannot be read, is not TOML or does not describe a valid topology.
+    that cannot be read, is not a regular file (a FIFO, a device, a directory), is
+    larger than MAX_FILE_BYTES, is not TOML or does not describe a valid topology.
     """
     source = os.fspath(path)
     try:
-        with open(source, "rb") as f:
-            data = tomllib.load(f)
+        raw = read_input_file(source, MAX_FILE_BYTES, what="topology file", fix=(
+            "give the path of a TOML topology file (docs/topology-files.md)"))
+        data = tomllib.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise NetloadConfigError(
+            f"{source}: arrays or inline tables are nested too deeply for a topology file; "
+            "write the topology as in docs/topology-files.md (tables of strings and numbers)"
+        ) from None
     except OSError as exc:
         raise NetloadConfigError(
             f"{source}: cannot read the topology file ({exc.strerror or exc}); "
@@ -105,6 +118,8 @@ def parse_topology(data: Mapping[str, object], source: str) -> Topology:
     namespace = _optional_str(
         _string(table, "namespace", "topology", source), f"{source}: topology.namespace"
     )
+    if namespace is not None:
+        check_netns_name(namespace, f"{source}: topology.namespace")
 
     dut: dict[str, str] = {}
     for key, value in _table(data, "dut", source, required=False).items():
@@ -180,6 +195,10 @@ def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
     mac = normalize_mac(text["mac"], key_of("mac"))
     for key in ("device", "iface"):
         _optional_str(text[key], key_of(key))
+    if text["iface"] is not None:
+        check_ifname(text["iface"], key_of("iface"))
+    if text["device"] is not None:
+        check_device(text["device"], key_of("device"))
     if text["peer_mac"] is not None:
         normalize_mac(text["peer_mac"], key_of("peer_mac"))
     for key in ("ip", "peer_ip"):

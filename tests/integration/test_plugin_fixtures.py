@@ -56,13 +56,14 @@ def test_no_dut_on_loopback(dut):
     pass
 
 
-@pytest.mark.rfc2544(frame_sizes=[64, 9000], trial_duration="1s")
+@pytest.mark.rfc2544(trial_duration="1s")
 def test_frames_above_the_mtu_are_refused_before_traffic(rfc2544, netload_engine):
+    # (in the marker, frame_sizes=[64, 9000] fails collection: tests/plugin)
     runs = []
     netload_engine.observers.append(runs.append)
     with pytest.raises(NetloadConfigError, match="frame size 9000B carries 8982 bytes above L2, "
                        "more than the ports' MTU 1500"):
-        rfc2544.throughput()
+        rfc2544.throughput(frame_sizes=[64, 9000])
     assert runs == []
 """
 

@@ -127,6 +127,22 @@ def test_open_records_accept_extra_keys() -> None:
     validate(doc, "results.json")
 
 
+def test_optional_session_record_and_test_error() -> None:
+    """How a session ended and why a test errored: optional in 1.0, checked when present."""
+    doc = _minimal(outcome="error", error="engine host died or hung during 'run_poll'\n"
+                   "--- last engine log lines ---\nSegmentation fault")
+    doc["session"] = {"exit_status": 2, "exit_status_name": "INTERRUPTED", "interrupted": True,
+                      "stop_reason": "KeyboardInterrupt", "collected": 5, "ran": 1,
+                      "engine_crashes": ["t.py::test_x"]}
+    validate(doc, "results.json")
+    assert "session" not in _sample()  # documents without it stay valid
+    doc["session"]["ran"] = -1
+    assert "session.ran" in str(_error(doc))
+    doc["session"]["ran"] = 1
+    doc["tests"][0]["error"] = 3
+    assert "tests[0].error" in str(_error(doc))
+
+
 def test_optional_histogram_and_hdr_on_a_latency_record() -> None:
     doc = _full()
     lat = next(m for t in doc["tests"] for m in t["measurements"]
@@ -274,7 +290,7 @@ def test_directory(tmp_path: Path) -> None:
 
 
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """As root chmod 0 does not stop reading: the module's open() refuses instead."""
+    """As root chmod 0 does not stop reading: the module's reader refuses instead."""
     import pytest_netload.reports.load as load_module
 
     def refuse(*_args: Any, **_kwargs: Any) -> None:
@@ -282,7 +298,7 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
     path = tmp_path / "results.json"
     path.write_text("{}")
-    monkeypatch.setattr(load_module, "open", refuse, raising=False)
+    monkeypatch.setattr(load_module, "read_input_file", refuse)
     with pytest.raises(ResultsFileError, match=f"{path}: cannot be read: Permission denied"):
         load(path)
 

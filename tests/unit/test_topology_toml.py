@@ -386,7 +386,7 @@ def test_entry_that_is_not_a_table() -> None:
         (P, P + '\nip = "198.18.0.2"\npeer_ip = "2001:db8::1"',
          "ports[0]: port 'p0': ip", "same family"),
         (P, P + '\ndevice = " "', "ports[0].device", "non-empty string"),
-        ('iface = "veth0"', 'iface = "a-name-longer-than-15"', "ports[0]: port 'p0': iface",
+        ('iface = "veth0"', 'iface = "a-name-longer-than-15"', "ports[0].iface",
          "at most 15 characters"),
         (P, P + '\nqueues = 0', "ports[0]: port 'p0': queues = 0",
          "integer from 1 to 64"),

@@ -1,0 +1,138 @@
+"""What engine hosts that died leave on the machine, and its removal.
+
+An engine host removes its DPDK runtime dir when it closes, when its channel
+goes away and on SIGTERM; its client removes the log dir it made when it
+closes. A SIGKILL, or a machine that went down, skips both. The sweep here
+removes what such hosts left, recognised by name and keyed on the pid the
+name carries, and never anything of a live process:
+
+- ``/var/run/dpdk/netload-<host pid>-<6 hex>``, the runtime dir of the EAL
+  (`facade.default_eal_args`), and ``netload-<host pid>-<6 hex>map_*`` files
+  in mounted hugetlbfs, when the host pid no longer runs;
+- ``$TMPDIR/netload-engine-<client pid>-*``, the log dir an `Engine` made for
+  itself (``engine-<client pid>-<n>.log`` inside), when the client pid no
+  longer runs. The log dir of a host that crashed is kept by its client as
+  the crash's evidence (the error names it), marked with a ``crashed`` file:
+  the sweep leaves it for `CRASH_LOG_KEEP_S`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import tempfile
+import time
+
+from ..atomic import pid_alive
+
+__all__ = ["CRASH_LOG_KEEP_S", "mark_crashed", "new_log_dir", "sweep_engine_logs",
+           "sweep_runtime_dirs"]
+
+RUNTIME_PREFIX_RE = re.compile(r"^netload-(\d+)-[0-9a-f]{6}$")
+HUGEPAGE_FILE_RE = re.compile(r"^(netload-\d+-[0-9a-f]{6})map_\d+$")
+LOG_DIR_PREFIX = "netload-engine-"
+LOG_DIR_RE = re.compile(r"^netload-engine-(?:(\d+)-)?[A-Za-z0-9_]{8}$")
+LOG_FILE_RE = re.compile(r"^engine-(\d+)-\d+\.log$")
+CRASH_MARK = "crashed"
+CRASH_LOG_KEEP_S = 24 * 3600.0
+UNOWNED_AGE_S = 3600.0  # an older client's log dir with no log in it yet, this old: dead
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
+
+
+def new_log_dir() -> str:
+    """A fresh log dir for an Engine, named after this (the client's) pid."""
+    return tempfile.mkdtemp(prefix=f"{LOG_DIR_PREFIX}{os.getpid()}-")
+
+
+def mark_crashed(log_dir: str) -> None:
+    """Keep `log_dir` from the sweep for a while: it holds a crashed host's log."""
+    try:
+        with open(os.path.join(log_dir, CRASH_MARK), "w", encoding="ascii") as f:
+            f.write(f"{time.time():.0f}\n")
+    except OSError:
+        pass
+
+
+def sweep_runtime_dirs(runtime_root: str = DPDK_RUNTIME_DIR) -> list[str]:
+    """Remove the DPDK runtime dirs (and hugepage files) of engine hosts that are
+    gone; returns the paths removed."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(runtime_root)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        names = []
+    for name in names:
+        match = RUNTIME_PREFIX_RE.match(name)
+        if match is None or pid_alive(int(match.group(1))):
+            continue
+        path = os.path.join(runtime_root, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+            if not os.path.lexists(path):
+                removed.append(path)
+    for mount in _hugetlbfs_mounts():
+        for path in glob.glob(os.path.join(glob.escape(mount), "netload-*map_*")):
+            match = HUGEPAGE_FILE_RE.match(os.path.basename(path))
+            prefix = RUNTIME_PREFIX_RE.match(match.group(1)) if match else None
+            if prefix is None or pid_alive(int(prefix.group(1))):
+                continue
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
+
+
+def _hugetlbfs_mounts() -> list[str]:
+    try:
+        with open("/proc/mounts", encoding="ascii", errors="replace") as f:
+            return [parts[1] for parts in (line.split() for line in f)
+                    if len(parts) > 2 and parts[2] == "hugetlbfs"]
+    except OSError:
+        return []
+
+
+def _log_dir_stale(path: str, owner: int | None, now: float) -> bool:
+    try:
+        names = os.listdir(path)
+        age_s = now - os.stat(path).st_mtime
+    except OSError:
+        return False
+    owners = {int(m.group(1)) for m in map(LOG_FILE_RE.match, names) if m}
+    if owner is not None:
+        owners.add(owner)
+    if not owners:
+        return age_s > UNOWNED_AGE_S
+    if any(pid_alive(pid) for pid in owners):
+        return False
+    if CRASH_MARK in names:
+        try:
+            return now - os.stat(os.path.join(path, CRASH_MARK)).st_mtime > CRASH_LOG_KEEP_S
+        except OSError:
+            return False
+    return True
+
+
+def sweep_engine_logs(temp_root: str | None = None) -> list[str]:
+    """Remove the log dirs Engines made for themselves whose clients are gone
+    (crash logs after `CRASH_LOG_KEEP_S`); returns the paths removed."""
+    root = temp_root or tempfile.gettempdir()
+    removed: list[str] = []
+    now = time.time()
+    try:
+        entries = [e for e in os.scandir(root) if e.name.startswith(LOG_DIR_PREFIX)]
+    except OSError:
+        return removed
+    for entry in entries:
+        match = LOG_DIR_RE.match(entry.name)
+        if match is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        owner = int(match.group(1)) if match.group(1) else None
+        if _log_dir_stale(entry.path, owner, now):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            if not os.path.lexists(entry.path):
+                removed.append(entry.path)
+    return removed

@@ -1,0 +1,130 @@
+"""Whether the generator did its part in a trial: the rules that make a trial invalid.
+
+Pure: the rules read a finished run's counters (`results.RunResult` and its
+`StreamResult`s, or anything with the same attributes) and return why the
+generator, not the DUT, failed the trial, or None. An invalid trial is
+retried and never counted as the DUT's loss (docs/rfc2544.md, "Trials and
+their validity").
+
+The rules, in the order they are checked:
+1. the trial scheduled fewer than one frame, or the generator sent none;
+2. TX fell more than `tx_tolerance` (1 %) short of the schedule;
+3. the generator's own link was down before or after the trial, or went down
+   during it;
+4. the generator lagged behind its schedule by more than `lag_bound_ns`;
+5. its own RX ports dropped frames; foreign frames flooded them; the run was
+   interrupted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import NetloadConfigError
+from .results import shortfall_cause
+from .units import run_seconds
+
+TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
+FOREIGN_FLOOD_RATIO = 0.1  # foreign frames beyond 10 % of those sent make a trial invalid
+MIN_TRIAL_S = 1e-3         # the shortest trial: 1 ms (a few bursts even at 100 Mpps)
+#: Frames that leave together at any rate: one TX burst. A lag shorter than the time these
+#: take at the trial's load is what burst pacing always does.
+LAG_SLACK_FRAMES = 32
+#: The share of a trial's frames a lag may displace in any case: the same 1 % the TX
+#: shortfall rule grants (a trial 1 % short is valid, so is one whose 1 % left late).
+LAG_SHARE = TX_TOLERANCE
+
+
+def trial_seconds(value: Any, *, what: str) -> float:
+    """A trial's duration in seconds: as `units.run_seconds` (finite, at most 24 h), and at
+    least MIN_TRIAL_S. The error names `what` and the value as given."""
+    seconds = run_seconds(value, what=what)
+    if seconds < MIN_TRIAL_S:
+        raise NetloadConfigError(
+            f"{what} {value!r} is {seconds * 1e3:.3g} ms, shorter than a trial may be "
+            f"({MIN_TRIAL_S * 1e3:g} ms: a shorter one sends too few frames to judge); "
+            "give e.g. '1s' (RFC 2544 asks for 60 s)")
+    return seconds
+
+
+def lag_bound_ns(offered_pps: float, duration_s: float, *, tx_packets: int = 0, lost: int = 0,
+                 loss_tolerance: float = 0.0) -> float:
+    """The longest lag behind its schedule the generator may have in a valid trial.
+
+    A lag of L at a load of R means the L x R frames due in that window left late,
+    bunched into catch-up bursts: the DUT saw a pause of L, then more than R. Whether
+    that changed the verdict depends on the DUT's buffer, which the generator does not
+    know. What it does know is how many frames moved, D = L x R, and how far the
+    measured loss is from the verdict's threshold, |lost - tolerance x tx_packets|:
+    frames that moved can have caused (a burst overflowing a buffer) or hidden (a
+    pause draining a queue) at most D lost frames, so a lag can flip the verdict only
+    when D exceeds that margin. The bound is therefore the largest of:
+    - one TX burst's time, LAG_SLACK_FRAMES / R (frames of a burst leave together at
+      any rate; this is pacing, not lag);
+    - LAG_SHARE (1 %) of the duration (the slack the TX shortfall rule grants);
+    - the verdict's margin in time, |lost - tolerance x tx_packets| / R.
+    A trial that lost nothing at tolerance 0 thus tolerates 1 % of its duration (or
+    one burst): a 1.5 s stall in a 10 s trial is invalid, an 8 ms one in a 1 s trial is
+    not. A trial that lost half its frames tolerates any lag: no lag turns it into a pass.
+    """
+    if not offered_pps > 0:
+        return float("inf")
+    margin = abs(lost - loss_tolerance * tx_packets)
+    return max(LAG_SLACK_FRAMES / offered_pps, LAG_SHARE * duration_s,
+               margin / offered_pps) * 1e9
+
+
+def link_reason(ports: Mapping[str, Mapping[str, int]]) -> str | None:
+    """Why the generator's own links fail a trial: a port whose link was down before or
+    after it (`link_up_before` / `link_up_after`, read by the engine host around every
+    run), or whose kernel interface lost its carrier during it (`iface_carrier_down`,
+    the delta of /sys/class/net/IFACE/carrier_down_count); None when every link held."""
+    for device, c in ports.items():
+        if c.get("link_up_before", 1) == 0:
+            return f"the generator's port {device!r} had its link down when the trial started"
+        if c.get("link_up_after", 1) == 0:
+            return f"the generator's port {device!r} had its link down when the trial ended"
+        if c.get("iface_carrier_down", 0) > 0:
+            return (f"the generator's port {device!r} lost its link during the trial "
+                    f"({c['iface_carrier_down']} carrier loss(es) on its interface)")
+    return None
+
+
+def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
+                      duration_s: float, *, loss_tolerance: float = 0.0,
+                      tx_tolerance: float = TX_TOLERANCE) -> str | None:
+    """Why the generator, not the DUT, failed the run `run` of stream `s`, which was to
+    send `scheduled` frames at `offered_pps` over `duration_s`; None when it did its part.
+    `loss_tolerance` is the verdict's (it sets how much lag the verdict tolerates)."""
+    if scheduled < 1:
+        return (f"a {duration_s:g} s trial at {offered_pps:,.3g} pps schedules "
+                f"{scheduled:.3g} frames, fewer than one: give a longer trial_duration")
+    if s.tx_packets == 0:
+        return (f"the generator sent no frame of the {scheduled:,.0f} scheduled: "
+                + shortfall_cause(s, offered_pps, duration_s))
+    if s.tx_packets < scheduled * (1 - tx_tolerance) - 1:
+        return (f"the generator sent {s.tx_packets:,} of {scheduled:,.0f} scheduled frames "
+                f"({s.tx_pps:,.0f} pps of {offered_pps:,.0f} offered): "
+                + shortfall_cause(s, offered_pps, duration_s))
+    link = link_reason(getattr(run, "ports", {}) or {})
+    if link is not None:
+        return link
+    lost = max(s.tx_packets - (s.rx_packets - s.duplicates), 0)
+    bound = lag_bound_ns(offered_pps, duration_s, tx_packets=s.tx_packets, lost=lost,
+                         loss_tolerance=loss_tolerance)
+    if s.tx_max_lag_ns > bound:
+        return (f"the generator lagged {s.tx_max_lag_ns / 1e6:,.3f} ms behind its schedule "
+                f"({s.tx_max_lag_ns * offered_pps / 1e9:,.0f} frames left late; "
+                f"{s.tx_lagged_bursts:,} bursts more than 1 us late), more than the "
+                f"{bound / 1e6:,.3f} ms this trial tolerates (1 % of its {duration_s:g} s, "
+                "one burst, or its margin to the loss verdict): its core was disturbed; "
+                "run it on a quieter CPU")
+    if run.generator_drops:
+        return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
+                "(imissed / rx_nombuf / kernel drops)")
+    if run.foreign > max(1000, FOREIGN_FLOOD_RATIO * s.tx_packets):
+        return f"{run.foreign:,} foreign frames flooded the RX ports"
+    if run.interrupted:
+        return "interrupted"
+    return None

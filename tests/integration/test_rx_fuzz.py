@@ -1,0 +1,168 @@
+"""The RX classifier fed random frames: every frame read is counted once, signed or foreign.
+
+A pcap of random frames goes through the engine's RX on a net_pcap port: lengths from 0 bytes to
+jumbo, random bytes, valid signature trailers with random stream ids, sequence numbers and
+timestamps, truncated trailers, and frames the engine itself generated (captured off a net_ring
+port) mixed in, whole, repeated or cut short. A Python model of the classifier says which
+frames are signed, for which stream, so the counts are checked exactly: per stream, frames and
+bytes; foreign frames; and signed + foreign == frames read == frames in the file.
+
+It runs as a regular integration test, and under ASan/UBSan in scripts/sanitize.sh, where the
+native core is built with sanitizers and every RX buffer is poisoned outside its frame's bytes
+(native/src/rx.c, asan_fence): there a read past a frame's end aborts the engine host.
+NETLOAD_FUZZ_SEEDS (comma-separated) and NETLOAD_FUZZ_FRAMES change the seeds and the frames
+per seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netload.engine.client import Engine, LoadedStream, Port
+from pytest_netload.packets import UDP, Eth, IPv4, field
+from pytest_netload.traffic import Stream
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the engine host runs DPDK: needs root"),
+]
+
+SIGNATURE = struct.Struct("<HHIQ")  # magic, stream id, sequence number, TX TSC
+MAGIC = 0x4E4C
+ETH_HEADER = 14
+JUMBO = 9018  # bytes written (no FCS): a 9000-byte MTU frame plus its Ethernet header
+SEEDS = [int(s) for s in os.environ.get("NETLOAD_FUZZ_SEEDS", "1,2").split(",") if s.strip()]
+FRAMES = int(os.environ.get("NETLOAD_FUZZ_FRAMES", "3000"))
+T4 = (Eth(dst="02:00:00:00:00:02") / IPv4(src="198.18.0.1", dst="198.19.0.1") / UDP()).build()
+
+
+def classify(frame: bytes, run_ids: set[int]) -> int | None:
+    """The stream id netload_rx_burst counts `frame` for, or None (foreign)."""
+    if len(frame) < SIGNATURE.size + ETH_HEADER:
+        return None
+    magic, stream_id, _seq, _tsc = SIGNATURE.unpack_from(frame, len(frame) - SIGNATURE.size)
+    return stream_id if magic == MAGIC and stream_id in run_ids else None
+
+
+def write_pcap(path: Path, frames: list[bytes]) -> None:
+    """A pcap (µs timestamps, Ethernet) holding `frames` whole, zero-length ones included."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, frame in enumerate(frames):
+            f.write(struct.pack("<IIII", i // 1_000_000, i % 1_000_000, len(frame), len(frame)))
+            f.write(frame)
+
+
+def random_length(rng: random.Random, low: int = 0) -> int:
+    pick = rng.random()
+    if pick < 0.35:
+        return rng.randint(low, 64)
+    if pick < 0.85:
+        return rng.randint(max(low, 60), 1518)
+    return rng.randint(max(low, 1519), JUMBO)
+
+
+def fuzz_frames(rng: random.Random, n: int, ids: list[int], real: list[bytes]) -> list[bytes]:
+    """`n` frames: random ones, signed ones with random fields, cut trailers, real ones."""
+    stamps = [0, 1, (1 << 64) - 1, 1 << 63]
+    frames: list[bytes] = []
+    next_real = 0
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.25:  # random bytes, any length
+            frames.append(rng.randbytes(random_length(rng)))
+        elif kind < 0.55:  # a valid trailer on random bytes, random fields
+            body = rng.randbytes(random_length(rng, SIGNATURE.size + ETH_HEADER)
+                                 - SIGNATURE.size)
+            stream_id = rng.choice([*ids, rng.randrange(1 << 16), 4095, 4096, 0xFFFF])
+            seq = rng.choice([rng.randrange(1 << 32), 0, (1 << 32) - 1, rng.randrange(64)])
+            tsc = rng.choice([*stamps, rng.randrange(1 << 64)])
+            frames.append(body + SIGNATURE.pack(MAGIC, stream_id, seq, tsc))
+        elif kind < 0.65:  # a trailer cut short: too short to be signed, or cut mid-trailer
+            whole = rng.randbytes(rng.randint(0, 40)) + SIGNATURE.pack(
+                MAGIC, rng.choice(ids), rng.randrange(1 << 32), rng.randrange(1 << 64))
+            frames.append(whole[: rng.randint(0, len(whole) - 1)])
+        elif real:  # frames the engine generated: in order, repeated, or cut short
+            frame = real[next_real % len(real)]
+            next_real += rng.random() < 0.9  # now and then the same frame again
+            if rng.random() < 0.1:
+                frame = frame[: rng.randint(0, len(frame))]
+            frames.append(frame)
+    return frames
+
+
+RealFrames = tuple[list[bytes], Port, LoadedStream]
+
+
+@pytest.fixture(scope="module")
+def real_frames(engine: Engine, vdev_name: Callable[[str], str]) -> Iterator[RealFrames]:
+    """IMIX frames of one stream with random fields, as the engine sends them (captured
+    off a net_ring port); the port that holds the stream (open for the module); the stream."""
+    port = engine.port(vdev_name("net_ring"))
+    stream = engine.load(port, Stream(T4, size="imix", name="fuzz-real", fields=[
+        field(T4, "udp.sport", "random", min=1024, max=65535),
+        field(T4, "ip.src", "inc", min="198.18.0.1", max="198.18.0.254"),
+    ]))
+    r = engine.run([stream], [port], count=400, capture=400, capture_snaplen=JUMBO)
+    frames = [data for _ns, length, data in r.captured if len(data) == length]
+    assert len(frames) == 400, f"captured {len(frames)} whole frames of 400 sent"
+    yield frames, port, stream
+    port.close()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("mode", ["plain", "capture+timing"])
+def test_random_frames_are_counted_once_each(
+    engine: Engine, real_frames: RealFrames, vdev_name: Callable[[str], str], tmp_path: Path,
+    seed: int, mode: str,
+) -> None:
+    frames_real, holder, real = real_frames
+    other = engine.load(holder, Stream(T4, size=128, name=f"fuzz-other-{seed}-{mode}"))
+    elsewhere = engine.load(holder, Stream(T4, name=f"fuzz-not-in-run-{seed}-{mode}"))
+    run_ids = {real.stream_id, other.stream_id}
+    rng = random.Random(seed)
+    frames = fuzz_frames(rng, FRAMES, [real.stream_id, other.stream_id, elsewhere.stream_id],
+                         frames_real)
+    rx_file = tmp_path / "fuzz.pcap"
+    write_pcap(rx_file, frames)
+    options = {"capture": 64, "capture_snaplen": 256, "timing_samples": 512} \
+        if mode == "capture+timing" else {"capture": 0}
+    port = engine.port(f"{vdev_name('net_pcap')},rx_pcap={rx_file},tx_pcap={tmp_path / 'tx.pcap'}")
+    try:
+        # start_delay_s=0: frames polled before the start deadline would go uncounted.
+        r = engine.run([], [port], expect=[real, other], start_delay_s=0, duration_s=1.5,
+                       **options)
+    finally:
+        port.close()
+        other.free()
+        elsewhere.free()
+
+    expected = Counter(classify(f, run_ids) for f in frames)
+    expected_bytes: Counter[int | None] = Counter()
+    for f in frames:
+        expected_bytes[classify(f, run_ids)] += len(f)
+    counters = r.ports[port.device]
+    read = int(r.rx_queues["packets"][0])
+    assert (counters["ipackets"], counters["ierrors"], read) == (len(frames), 0, len(frames)), \
+        f"seed {seed}: the pcap held {len(frames)} frames; port counters {counters}"
+    by_id = {s.stream_id: s for s in r.streams}
+    signed = sum(s.rx_packets for s in r.streams)
+    assert signed + r.foreign == read, f"seed {seed}: {signed} signed + {r.foreign} foreign"
+    assert r.foreign == expected[None], f"seed {seed}"
+    for stream_id in run_ids:
+        s = by_id[stream_id]
+        assert (s.rx_packets, s.rx_bytes) == (expected[stream_id], expected_bytes[stream_id]), \
+            f"seed {seed}, stream {stream_id}"
+        assert s.duplicates + s.reordered <= s.rx_packets
+    assert int(r.rx_queues["bytes"][0]) == sum(len(f) for f in frames)
+    if mode == "capture+timing":
+        # the capture ring kept the last 64 frames read, cut to 256 bytes
+        kept = [(length, data) for _ns, length, data in r.captured]
+        assert kept == [(len(f), f[:256]) for f in frames[-64:]], f"seed {seed}"

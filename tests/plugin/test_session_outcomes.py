@@ -1,0 +1,198 @@
+"""How a session's end shows: an engine crash is an ERROR (not a DUT's FAIL) that costs
+one test, an interrupted session is INCOMPLETE, and results.json is written for every
+netload session, measured or not. No engine runs here (tests/integration/test_crash_recovery.py
+crashes a real one)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_netload.engine.client import Port
+from pytest_netload.harness import WiredPorts
+
+pytest_plugins = ["pytester"]
+
+CRASHING = """
+    import pytest
+    from pytest_netload.errors import EngineCrashed
+    from pytest_netload.recording import record_measurement
+
+    @pytest.mark.netload
+    def test_before():
+        pass
+
+    @pytest.mark.netload
+    def test_crash():
+        raise EngineCrashed("engine host died or hung during 'run_poll' (EOFError: ); "
+                            "its log is /tmp/x/engine.log", "EAL: ready\\nSegmentation fault")
+
+    @pytest.mark.netload
+    def test_after():
+        pass
+
+    def test_dut_fails():
+        record_measurement("traffic", {"pattern": "cbr", "offered_pps": 1.0, "streams": [],
+                                       "duration_s": 1.0})
+        assert False, "a DUT verdict"
+"""
+
+
+def _results(pytester: pytest.Pytester) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (pytester.path / "netload-results" / "results.json").read_text())
+    return data
+
+
+def test_an_engine_crash_is_an_error_listed_everywhere(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_crashing=CRASHING)
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*ERROR at call of test_crash*",
+        "*EngineCrashed: engine host died or hung during 'run_poll'*",
+        "*Segmentation fault*",
+        ("netload: the engine host died in test_crashing.py::test_crash (ERROR, not "
+         "a DUT verdict): engine host died or hung during 'run_poll'*; later tests ran on a "
+         "fresh engine host"),
+        "netload: overall verdict FAIL: 1 of 4 tests failed (1 errored; the engine crashed "
+        "in 1 test)",
+    ])
+    assert "FAILED test_crashing.py::test_crash" not in out
+    doc = _results(pytester)
+    outcomes = {t["nodeid"].split("::")[1]: t for t in doc["tests"]}
+    assert [t["outcome"] for t in doc["tests"]] == ["passed", "error", "passed", "failed"]
+    assert "Segmentation fault" in outcomes["test_crash"]["error"]
+    assert "error" not in outcomes["test_dut_fails"]
+    assert doc["session"]["engine_crashes"] == ["test_crashing.py::test_crash"]
+    assert (doc["session"]["collected"], doc["session"]["ran"]) == (4, 4)
+    assert doc["session"]["exit_status"] == 1 and doc["session"]["interrupted"] is False
+    page = (pytester.path / "netload-results" / "report.html").read_text()
+    assert '<td id="engine-crashes"><code>test_crashing.py::test_crash</code>' in page
+
+
+def test_results_are_written_when_nothing_was_measured(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.rfc2544(trial_duration="1s")
+        def test_nothing_measured():
+            pass
+    """)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    doc = _results(pytester)
+    assert [t["outcome"] for t in doc["tests"]] == ["passed"]
+    result.stdout.fnmatch_lines(["netload: overall verdict PASS: 1 of 1 tests passed"])
+
+
+def test_a_session_without_netload_tests_writes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain(): pass")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / "netload-results").exists()
+    assert "overall verdict" not in result.stdout.str()
+
+
+def test_collect_only_writes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(CRASHING)
+    pytester.runpytest("--collect-only")
+    assert not (pytester.path / "netload-results").exists()
+
+
+def test_an_interrupted_session_is_incomplete(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+
+        pytestmark = pytest.mark.netload
+
+        def test_1(): pass
+        def test_2(): raise KeyboardInterrupt
+        def test_3(): pass
+        def test_4(): pass
+        def test_5(): pass
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "netload: overall verdict INCOMPLETE: 1 of 5 tests ran (interrupted: *KeyboardInterrupt*)"])
+    doc = _results(pytester)
+    session = doc["session"]
+    assert session["interrupted"] is True and session["exit_status"] == 2
+    assert session["exit_status_name"] == "INTERRUPTED"
+    assert (session["collected"], session["ran"]) == (5, 1)
+    assert "KeyboardInterrupt" in session["stop_reason"]
+    page = (pytester.path / "netload-results" / "report.html").read_text()
+    assert '<div class="word">INCOMPLETE</div>' in page
+    assert "1 of 5 tests ran" in page
+
+
+def test_stopping_early_leaves_tests_not_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+
+        pytestmark = pytest.mark.netload
+
+        def test_1(): pass
+        def test_2(): assert False
+        def test_3(): pass
+    """)
+    result = pytester.runpytest("-x")
+    result.assert_outcomes(passed=1, failed=1)
+    doc = _results(pytester)
+    assert (doc["session"]["collected"], doc["session"]["ran"]) == (3, 2)
+    result.stdout.fnmatch_lines([
+        "netload: overall verdict FAIL: 1 of 3 tests failed (stopping after 1 failures; "
+        "1 not run)"])
+
+
+@pytest.mark.parametrize(("where", "args", "marker"), [
+    ("marker", [], '@pytest.mark.rfc2544(trial_duration="1ns")'),
+    ("option", ["--netload-trial-duration=1ns"], ""),
+])
+def test_a_trial_shorter_than_1ms_is_refused_before_traffic(
+        pytester: pytest.Pytester, where: str, args: list[str], marker: str) -> None:
+    pytester.makepyfile(f"""
+        import pytest
+
+        {marker}
+        def test_x(rfc2544):
+            pass
+    """)
+    result = pytester.runpytest(*args)
+    text = result.stdout.str() + result.stderr.str()
+    assert "trial_duration '1ns' is 1e-06 ms, shorter than a trial may be (1 ms" in text or \
+        "trial duration '1ns' is 1e-06 ms, shorter than a trial may be (1 ms" in text
+    if where == "option":
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+    else:
+        result.assert_outcomes(errors=1)
+
+
+# ---- fresh ports after a crash -------------------------------------------------------------
+
+
+def test_ports_of_an_ended_engine_host_are_opened_again() -> None:
+    engine = SimpleNamespace(_generation=1, alive=True)
+    opened: list[int] = []
+
+    def reopen(into: dict[str, Port]) -> None:
+        opened.append(engine._generation)
+        into["p0"] = Port(engine, 0, "net_null0", {}, engine._generation)  # type: ignore[arg-type]
+
+    topo: Any = None  # refresh() never looks at the wiring
+    wired = WiredPorts(topo, {}, reopen=reopen)
+    reopen(wired.ports)
+    assert not wired.stale and not wired.refresh() and opened == [1]
+    engine.alive = False          # the host crashed
+    assert wired.stale and not wired.ports["p0"].alive
+    engine._generation, engine.alive = 2, True  # what Engine.port() does on the next call
+    assert wired.refresh() and opened == [1, 2]
+    assert wired.ports["p0"].alive and wired.ports["p0"].generation == 2
+    assert not wired.refresh()
+    assert WiredPorts(topo, dict(wired.ports)).refresh() is False  # no opener: left as is

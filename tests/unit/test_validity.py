@@ -1,0 +1,172 @@
+"""Trial validity: a trial the generator failed (no frames, a lag that could flip the
+verdict, its own link down) is invalid, and an invalid figure never passes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_netload.errors import InvalidTrial, NetloadConfigError
+from pytest_netload.results import RunResult, StreamResult
+from pytest_netload.rfc2544 import binary_search
+from pytest_netload.runner import EngineMeasurer
+from pytest_netload.validity import (
+    LAG_SLACK_FRAMES,
+    MIN_TRIAL_S,
+    generator_failure,
+    lag_bound_ns,
+    link_reason,
+    trial_seconds,
+)
+
+PPS = 300_000.0
+
+
+def stream(tx: int, rx: int | None = None, *, lag_ns: int = 0, span_s: float = 1.0,
+           **kw: Any) -> StreamResult:
+    rx = tx if rx is None else rx
+    return StreamResult(
+        name="s", stream_id=0, tx_packets=tx, tx_bytes=tx * 60, tx_unsent=0,
+        tx_alloc_failures=0, tx_first_ns=0, tx_last_ns=int(span_s * 1e9) if tx else 0,
+        rx_packets=rx, rx_bytes=rx * 60, duplicates=0, reordered=0, rx_first_ns=0,
+        rx_last_ns=int(span_s * 1e9), latency_min_ns=0, latency_max_ns=0, latency_sum_ns=0,
+        tx_max_lag_ns=lag_ns, tx_lagged_bursts=1 if lag_ns > 1000 else 0,
+        tx_end_reason="duration", tx_end_ns=int(span_s * 1e9), **kw)
+
+
+def run(s: StreamResult, ports: dict[str, dict[str, int]] | None = None,
+        interrupted: bool = False) -> RunResult:
+    queues = np.zeros(0, dtype=[("packets", "u8"), ("bytes", "u8"), ("foreign", "u8")])
+    return RunResult((s,), {}, queues, ports or {}, interrupted)
+
+
+def judge(s: StreamResult, duration_s: float = 1.0, pps: float = PPS, **kw: Any) -> str | None:
+    return generator_failure(run(s, kw.pop("ports", None)), s, pps * duration_s, pps,
+                             duration_s, **kw)
+
+
+def test_a_trial_the_generator_did_its_part_in_is_valid() -> None:
+    assert judge(stream(300_000)) is None
+    assert judge(stream(300_000, 250_000)) is None  # the DUT's loss is not the generator's
+
+
+@pytest.mark.parametrize("duration_s", [1e-9, 1e-6, 3e-6])
+def test_a_trial_that_schedules_no_frame_is_invalid(duration_s: float) -> None:
+    """`trial_duration="1ns"` gave 0-frame "valid" trials that passed at the maximum."""
+    reason = judge(stream(0), duration_s=duration_s)
+    assert reason is not None and "fewer than one" in reason and "trial_duration" in reason
+
+
+def test_a_trial_in_which_the_generator_sent_nothing_is_invalid() -> None:
+    reason = judge(stream(0, 0))
+    assert reason is not None and reason.startswith("the generator sent no frame of the 300,000")
+
+
+def test_a_generator_stall_with_no_loss_is_invalid_naming_the_lag() -> None:
+    """A 1.5 s stall (its own link down) reported 0 loss at full rate: PASS."""
+    reason = judge(stream(3_000_000, lag_ns=1_500_000_000), duration_s=10.0)
+    assert reason is not None
+    assert "lagged 1,500.000 ms" in reason and "450,000 frames left late" in reason
+    assert "more than the 100.000 ms this trial tolerates" in reason
+
+
+def test_a_lag_within_one_percent_of_the_trial_is_tolerated() -> None:
+    assert judge(stream(300_000, lag_ns=8_000_000)) is None         # 8 ms of a 1 s trial
+    assert judge(stream(300_000, lag_ns=10_000_001)) is not None    # just over 1 %
+
+
+def test_a_lag_that_cannot_flip_the_verdict_is_tolerated() -> None:
+    # half the frames lost: a 200 ms lag moves 60,000 frames, far from flipping a FAIL
+    assert judge(stream(300_000, 150_000, lag_ns=200_000_000)) is None
+    # near the tolerance, the same lag could have: invalid
+    tolerated = int(0.01 * 300_000)
+    assert judge(stream(300_000, 300_000 - tolerated, lag_ns=200_000_000),
+                 loss_tolerance=0.01) is not None
+    # a loss tolerance of 10 %: 200 ms of lag at 0 loss moves less than the margin
+    assert judge(stream(300_000, lag_ns=90_000_000), loss_tolerance=0.1) is None
+
+
+def test_the_lag_bound_is_never_under_one_burst() -> None:
+    # 100 pps for 1 s: 1 % is 10 ms, one burst of 32 frames takes 320 ms
+    assert lag_bound_ns(100.0, 1.0) == pytest.approx(LAG_SLACK_FRAMES / 100.0 * 1e9)
+    assert judge(stream(100, lag_ns=300_000_000), pps=100.0) is None
+    assert lag_bound_ns(PPS, 60.0) == pytest.approx(0.6e9)
+    assert lag_bound_ns(PPS, 1.0, tx_packets=300_000, lost=30_000) == pytest.approx(0.1e9)
+
+
+@pytest.mark.parametrize(("counters", "words"), [
+    ({"link_up_before": 0, "link_up_after": 1}, "link down when the trial started"),
+    ({"link_up_before": 1, "link_up_after": 0}, "link down when the trial ended"),
+    ({"link_up_before": 1, "link_up_after": 1, "iface_carrier_down": 2},
+     "lost its link during the trial (2 carrier loss(es)"),
+])
+def test_a_generator_link_that_went_down_makes_the_trial_invalid(
+        counters: dict[str, int], words: str) -> None:
+    reason = judge(stream(300_000), ports={"net_af_packet0,iface=veth0": counters})
+    assert reason is not None and "'net_af_packet0,iface=veth0'" in reason and words in reason
+
+
+def test_links_that_held_are_no_reason() -> None:
+    assert link_reason({"p": {"link_up_before": 1, "link_up_after": 1,
+                              "iface_carrier_down": 0}}) is None
+    assert link_reason({"p": {"ipackets": 5}}) is None  # not measured: no judgement
+
+
+def test_the_old_rules_still_hold() -> None:
+    assert "sent 200,000 of 300,000" in (judge(stream(200_000)) or "")
+    drops = judge(stream(300_000), ports={"p": {"imissed": 7}})
+    assert drops is not None and "dropped 7 frames" in drops
+    s = stream(300_000)
+    assert generator_failure(run(s, interrupted=True), s, PPS, PPS, 1.0) == "interrupted"
+
+
+@pytest.mark.parametrize("value", ["1ns", "999us", 0.0005])
+def test_trial_durations_have_a_floor(value: Any) -> None:
+    with pytest.raises(NetloadConfigError, match=r"shorter than a trial may be \(1 ms"):
+        trial_seconds(value, what="trial_duration")
+    assert trial_seconds("1ms", what="trial_duration") == MIN_TRIAL_S
+
+
+def test_trial_durations_have_a_ceiling() -> None:
+    with pytest.raises(NetloadConfigError, match="more than 24 h"):
+        trial_seconds("1e9s", what="trial_duration")
+
+
+# ---- through the measurer and the search: an invalid figure never passes ----------------
+
+
+class ZeroFrameEngine:
+    """An engine whose generator sends nothing (as 1 ns trials did)."""
+
+    def __init__(self, s: StreamResult) -> None:
+        self.s = s
+        self.runs = 0
+
+    def run(self, *args: Any, **kwargs: Any) -> RunResult:
+        self.runs += 1
+        return run(self.s)
+
+
+def _measurer(engine: Any) -> EngineMeasurer:
+    loaded = SimpleNamespace(mean_frame_size=64.0, port=SimpleNamespace(device="net_null0"))
+    return EngineMeasurer(engine, loaded, [], 64)  # type: ignore[arg-type]
+
+
+def test_zero_frame_trials_never_give_a_throughput() -> None:
+    engine = ZeroFrameEngine(stream(0, 0))
+    m = _measurer(engine)
+    trial = m.measure(PPS, 1e-9)
+    assert not trial.valid and "fewer than one" in (trial.invalid_reason or "")
+    with pytest.raises(InvalidTrial, match="every trial of the throughput search"):
+        binary_search(lambda load: m.measure(load, 1.0), PPS, frame_size=64,
+                      mean_frame_size=64.0, duration_s=1.0, loss_tolerance=0.0)
+
+
+def test_a_stalled_generator_never_gives_a_throughput() -> None:
+    stalled = stream(300_000, lag_ns=500_000_000)
+    m = _measurer(ZeroFrameEngine(stalled))
+    trial = m.measure(PPS, 1.0)
+    assert not trial.valid and "lagged 500.000 ms" in (trial.invalid_reason or "")
