@@ -243,8 +243,9 @@ def claim_worker_cpus(cpus: Sequence[int], holder: Mapping[str, Any], *, explici
 
     `explicit` (the caller named the CPUs): every worker CPU must be free. Otherwise
     the CPUs another engine's worker holds are skipped; when that leaves none, the worker
-    runs on the main lcore's CPU, if no engine's worker holds that one. Waits up to
-    `wait_s` for busy CPUs, then raises ResourceBusy naming each holder.
+    waits up to `wait_s` for one to be released (an engine that just closed may still be
+    exiting) and then runs on the main lcore's CPU, if no engine's worker holds that one.
+    Waits up to `wait_s` for busy CPUs, then raises ResourceBusy naming each holder.
     """
     chosen = sorted(set(int(c) for c in cpus))
     if not chosen:
@@ -258,7 +259,14 @@ def claim_worker_cpus(cpus: Sequence[int], holder: Mapping[str, Any], *, explici
                                            {**holder, "what": f"worker CPU {c}"}),
                        lambda c: describe(read_holder(cpu_lock_path(c, directory))))
         if isinstance(result, CpuPlan):
-            return result
+            shared = result.skipped and result.workers == [result.main] and len(chosen) > 1
+            if not shared or time.monotonic() >= deadline:
+                return result
+            # A worker on the main lcore's CPU lags by milliseconds: wait for a worker CPU
+            # first (an engine that just closed may still be exiting), share only after.
+            result.release()
+            time.sleep(POLL_S)
+            continue
         if time.monotonic() >= deadline:
             held = "; ".join(f"CPU {c} by {who}" for c, who in sorted(result.items()))
             if explicit:

@@ -92,3 +92,29 @@ def test_example_rfc2544_suite_on_the_router(pytester: pytest.Pytester) -> None:
     assert "<svg" in html and "RFC 2544" in html
     kinds = {m["kind"] for t in doc["tests"] for m in t["measurements"]}
     assert {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "reset"} <= kinds
+
+
+def test_search_with_steady_state_fail_finds_the_capacity(pytester: pytest.Pytester) -> None:
+    rate = 20_000_000
+    burst = max(3028, rate // 8 // 250)
+    limits = {"burst_bytes": burst, "limit_bytes": int(rate / 8 * 0.060) + burst}
+    pytester.makepyfile(f"""
+        import pytest
+        from pytest_netload.topology.builtin import shaper_capacity_pps
+
+        CAPACITY = shaper_capacity_pps({rate}, 64)
+
+        @pytest.mark.rfc2544(frame_sizes=[64], trial_duration="2s", drain="500ms",
+                             max_rate="60kpps", steady_state="fail")
+        def test_fail(rfc2544):
+            found = rfc2544.throughput()[64]
+            print("found", found.throughput_pps, "capacity", CAPACITY, found.bracket_pps)
+            assert abs(found.throughput_pps / CAPACITY - 1) < 0.01
+            assert any(t.steady is False for t in found.trials)
+    """)
+    topology = (f"netns-shaped:rate_bps={rate},burst_bytes={limits['burst_bytes']},"
+                f"limit_bytes={limits['limit_bytes']}")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s",
+                                           f"--netload-topology={topology}", timeout=600)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*not steady at *make it immaterial*"])
