@@ -31,24 +31,8 @@ MEMORY_LIMIT_BYTES = 4 << 30
 
 PLAIN_TEST = "def test_nothing():\n    pass\n"
 
-GOOD_TOML = """\
-[topology]
-name = "lab"
-
-[[ports]]
-name = "p0"
-device = "net_null0"
-mac = "02:00:00:00:00:01"
-
-[[ports]]
-name = "p1"
-device = "net_null1"
-mac = "02:00:00:00:00:02"
-
-[[wires]]
-tx = "p0"
-rx = "p1"
-"""
+# a valid topology file the malformed cases are made from (shared with the other corpus)
+GOOD_TOML = (Path(__file__).parents[1] / "data" / "lab-topology.toml").read_text()
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -96,24 +96,8 @@ def bad(id: str, *fragments: str, error: type[BaseException] = NetloadConfigErro
 
 # ---- topology files --------------------------------------------------------------------
 
-GOOD_TOML = """\
-[topology]
-name = "lab"
-
-[[ports]]
-name = "p0"
-device = "net_null0"
-mac = "02:00:00:00:00:01"
-
-[[ports]]
-name = "p1"
-device = "net_null1"
-mac = "02:00:00:00:00:02"
-
-[[wires]]
-tx = "p0"
-rx = "p1"
-"""
+# a valid topology file the malformed cases are made from (shared with the other corpus)
+GOOD_TOML = (Path(__file__).parents[1] / "data" / "lab-topology.toml").read_text()
 
 
 def _load_text(tmp: Path, text: str | bytes) -> Any:
