@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from .engine.client import Engine, Port
-from .errors import NetloadConfigError, NetloadEnvironmentError
+from .errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
 from .harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
 from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
 from .options import Settings
@@ -167,7 +167,13 @@ def netload_ports(pytestconfig: pytest.Config, netload_engine: Engine,
     wired = WiredPorts(netload_topology, {}, reopen=lambda into: _open_ports(
         pytestconfig, netload_engine, netload_topology, into))
     try:
-        _open_ports(pytestconfig, netload_engine, netload_topology, wired.ports)
+        try:
+            _open_ports(pytestconfig, netload_engine, netload_topology, wired.ports)
+        except EngineCrashed as exc:
+            # Raising here would make pytest cache the error for the whole session; the
+            # test being set up gets it (ERROR), later ones a fresh host (see refresh).
+            wired.ports.clear()
+            wired.pending_crash = exc
         yield wired
     finally:
         for port in wired.ports.values():

@@ -38,6 +38,10 @@ class WiredPorts:
     reopen: Callable[[dict[str, Port]], None] | None = field(default=None, repr=False,
                                                              compare=False)
     """Opens the topology's ports on the engine into the dict given (see `refresh`)."""
+    pending_crash: Exception | None = field(default=None, repr=False, compare=False)
+    """The engine crash that interrupted opening the ports (session set-up): raised once,
+    in the test that was being set up, so that later tests open them on a fresh host
+    instead of all inheriting the session fixture's cached error."""
 
     def __iter__(self) -> Iterator[Port]:
         return iter(self.wire(0))
@@ -45,12 +49,15 @@ class WiredPorts:
     @property
     def stale(self) -> bool:
         """True when the engine host the ports were opened on has ended (a crash)."""
-        return any(not p.alive for p in self.ports.values())
+        return not self.ports or any(not p.alive for p in self.ports.values())
 
     def refresh(self) -> bool:
         """Open the ports again when the engine host they were opened on has ended: a
         crash ends the test it happened in, and the next test gets a fresh engine host
         and fresh ports. Returns whether it opened them again."""
+        crash, self.pending_crash = self.pending_crash, None
+        if crash is not None:
+            raise crash
         if self.reopen is None or not self.stale:
             return False
         self.ports.clear()  # handles of the dead host: nothing to close

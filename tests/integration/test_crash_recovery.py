@@ -82,6 +82,59 @@ def test_an_engine_crash_costs_one_test(pytester: pytest.Pytester) -> None:
     assert '<div class="word">ERROR</div>' in page
 
 
+CRASH_AT_OPEN_CONFTEST = """
+from pytest_netload.engine import client
+
+_port = client.Engine.port
+CRASHED = []
+
+
+def _crash_once(self, *args, **kwargs):
+    if not CRASHED:  # the first port the session opens: the host dies while opening it
+        CRASHED.append(self.hello["pid"])
+        self.crash_for_test()
+    return _port(self, *args, **kwargs)
+
+
+client.Engine.port = _crash_once
+"""
+
+CRASH_AT_OPEN_SUITE = """
+def test_first(netload_ports):
+    pass
+
+
+def test_second(netload_engine, netload_ports, rate_controller):
+    from pytest_netload import udp
+
+    from conftest import CRASHED
+
+    assert netload_engine.hello["pid"] != CRASHED[0], "a fresh engine host"
+    result = rate_controller(rate="5kpps").run(udp(size=64), count=500)
+    assert result.run.streams[0].tx_packets == 500 and result.run.lost == 0
+
+
+def test_third(netload_ports):
+    assert all(p.alive for p in netload_ports.ports.values())
+"""
+
+
+def test_a_crash_while_the_session_opens_its_ports_costs_one_test(
+        pytester: pytest.Pytester) -> None:
+    """The ports are a session fixture: a crash while opening them errors the test being
+    set up, not every later one (pytest would cache a session fixture's error)."""
+    pytester.makeconftest(CRASH_AT_OPEN_CONFTEST)
+    pytester.makepyfile(test_crash_at_open=CRASH_AT_OPEN_SUITE)
+    result = pytester.runpytest_subprocess("--netload-topology=loopback", "-p",
+                                           "no:cacheprovider", "-rA", timeout=300)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_first*",
+                                 "*EngineCrashed: engine host died or hung during 'crash'*"])
+    doc = json.loads((pytester.path / "netload-results" / "results.json").read_text())
+    assert [t["outcome"] for t in doc["tests"]] == ["error", "passed", "passed"]
+    assert doc["session"]["engine_crashes"] == ["test_crash_at_open.py::test_first"]
+
+
 # ---- worker CPUs -----------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_netload.engine.client import Port
 from pytest_netload.harness import WiredPorts
+from pytest_netload.errors import EngineCrashed
 
 pytest_plugins = ["pytester"]
 
@@ -196,3 +197,40 @@ def test_ports_of_an_ended_engine_host_are_opened_again() -> None:
     assert wired.ports["p0"].alive and wired.ports["p0"].generation == 2
     assert not wired.refresh()
     assert WiredPorts(topo, dict(wired.ports)).refresh() is False  # no opener: left as is
+
+
+def test_a_crash_while_opening_the_ports_errors_one_test_not_the_session() -> None:
+    """The session fixture keeps the crash instead of raising it (pytest would cache the
+    error for every later test): the test being set up gets it, the next one reopens."""
+    engine = SimpleNamespace(_generation=2, alive=True)
+    crash = EngineCrashed("engine host died or hung during 'port'")
+
+    def reopen(into: dict[str, Port]) -> None:
+        into["p0"] = Port(engine, 0, "net_null0", {}, engine._generation)  # type: ignore[arg-type]
+
+    topo: Any = None
+    wired = WiredPorts(topo, {}, reopen=reopen, pending_crash=crash)
+    assert wired.stale
+    with pytest.raises(EngineCrashed, match="during 'port'"):
+        wired.refresh()                       # the test being set up: ERROR
+    assert wired.pending_crash is None
+    assert wired.refresh() and wired.ports["p0"].alive  # the next test: fresh ports
+
+
+def test_junit_xml_files_an_engine_crash_as_an_error(pytester: pytest.Pytester) -> None:
+    """CI dashboards read JUnit XML: a crash there is an <error>, the DUT's FAIL a
+    <failure>, and the suite's counters agree."""
+    import xml.etree.ElementTree as ET
+
+    pytester.makepyfile(test_crashing=CRASHING)
+    pytester.runpytest("--junitxml=junit.xml").assert_outcomes(passed=2, failed=1, errors=1)
+    suite = ET.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("errors"), suite.get("failures"), suite.get("tests")) == ("1", "1", "4")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    crash = cases["test_crash"].find("error")
+    assert crash is not None and cases["test_crash"].find("failure") is None
+    assert crash.get("message", "").startswith("engine crashed (not a DUT verdict): ")
+    assert "Segmentation fault" in (crash.text or "")
+    assert cases["test_dut_fails"].find("failure") is not None
+    assert cases["test_before"].find("error") is None
