@@ -69,6 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(Summary(config), "netload-summary")
 
+    if not config.pluginmanager.has_plugin("netload-junit-errors"):
+        config.pluginmanager.register(JunitCrashAsError(config), "netload-junit-errors")
+
     from .cleanup import SigtermHandler
 
     handler = SigtermHandler()
@@ -253,6 +256,35 @@ def pytest_runtest_makereport(item: pytest.Item,
             # report as an error; the text (with the engine's log tail) goes to results.
             report.netload_engine_crash = str(call.excinfo.value)
     return report
+
+
+class JunitCrashAsError:
+    """JUnit XML files a failed call as <failure>, a DUT verdict; a test in which the
+    engine host died is an <error> there, as it is in the summary. Runs after pytest's
+    junitxml writer (trylast) and retags the element it just wrote; without --junitxml
+    it does nothing."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" or not report.failed or \
+                not getattr(report, "netload_engine_crash", None):
+            return
+        from _pytest.junitxml import xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None:
+            return
+        for node in reversed(xml.node_reporter(report).nodes):
+            if node.tag == "failure":
+                node.tag = "error"
+                node.set("message", "engine crashed (not a DUT verdict): "
+                                    + node.get("message", ""))
+                xml.stats["failure"] -= 1
+                xml.stats["error"] += 1
+                return
 
 
 def pytest_report_teststatus(report: pytest.TestReport,
