@@ -69,6 +69,9 @@ RATE_KINDS = ("pps", "bps", "percent")
 #: The longest time a run may take for each of its duration, drain and start delay: 24 h,
 #: the native core's NETLOAD_MAX_RUN_S (tests/native checks that they agree).
 MAX_RUN_S = 86_400
+#: The shortest trial: 1 ms (a few bursts even at 100 Mpps; a shorter one sends too few
+#: frames to judge).
+MIN_TRIAL_S = 1e-3
 _DEFAULT_LAYER = "l2"
 _RATE_EXAMPLES = "write e.g. '1.5Mpps', '9.5Gbit/s' or '95%'"
 

@@ -23,11 +23,10 @@ from typing import Any
 
 from .errors import NetloadConfigError
 from .results import shortfall_cause
-from .units import run_seconds
+from .units import MIN_TRIAL_S, run_seconds
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
 FOREIGN_FLOOD_RATIO = 0.1  # foreign frames beyond 10 % of those sent make a trial invalid
-MIN_TRIAL_S = 1e-3         # the shortest trial: 1 ms (a few bursts even at 100 Mpps)
 #: Frames that leave together at any rate: one TX burst. A lag shorter than the time these
 #: take at the trial's load is what burst pacing always does.
 LAG_SLACK_FRAMES = 32
@@ -75,6 +74,20 @@ def lag_bound_ns(offered_pps: float, duration_s: float, *, tx_packets: int = 0, 
                margin / offered_pps) * 1e9
 
 
+def timed_lag_bound_ns(offered_pps: float, figure_ns: float) -> float:
+    """The longest lag a trial that measures a time may have: RFC 2544's reset time
+    (the longest silence at the receiver, §26.6) and system recovery time (§26.5).
+
+    Their loss is no verdict with a margin: frames are lost on purpose, so the loss rule
+    of `lag_bound_ns` would tolerate any lag. A lag L instead moves the figure itself
+    by up to L (a paused generator is a silence at the receiver, and shifts when the
+    last loss happened). So the bound is the larger of one TX burst's time (pacing, not
+    lag) and LAG_SHARE (1 %) of the figure measured: a 300 ms reset tolerates 3 ms."""
+    if not offered_pps > 0:
+        return float("inf")
+    return max(LAG_SLACK_FRAMES / offered_pps * 1e9, LAG_SHARE * max(figure_ns, 0.0))
+
+
 def link_reason(ports: Mapping[str, Mapping[str, int]]) -> str | None:
     """Why the generator's own links fail a trial: a port whose link was down before or
     after it (`link_up_before` / `link_up_after`, read by the engine host around every
@@ -93,10 +106,13 @@ def link_reason(ports: Mapping[str, Mapping[str, int]]) -> str | None:
 
 def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
                       duration_s: float, *, loss_tolerance: float = 0.0,
-                      tx_tolerance: float = TX_TOLERANCE) -> str | None:
+                      tx_tolerance: float = TX_TOLERANCE,
+                      timed_figure_ns: float | None = None) -> str | None:
     """Why the generator, not the DUT, failed the run `run` of stream `s`, which was to
     send `scheduled` frames at `offered_pps` over `duration_s`; None when it did its part.
-    `loss_tolerance` is the verdict's (it sets how much lag the verdict tolerates)."""
+    `loss_tolerance` is the verdict's (it sets how much lag the verdict tolerates). A
+    trial that measures a time gives it as `timed_figure_ns`: its lag is then judged
+    against that time (`timed_lag_bound_ns`), not against the loss verdict."""
     if scheduled < 1:
         return (f"a {duration_s:g} s trial at {offered_pps:,.3g} pps schedules "
                 f"{scheduled:.3g} frames, fewer than one: give a longer trial_duration")
@@ -111,15 +127,20 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
     if link is not None:
         return link
     lost = max(s.tx_packets - (s.rx_packets - s.duplicates), 0)
-    bound = lag_bound_ns(offered_pps, duration_s, tx_packets=s.tx_packets, lost=lost,
-                         loss_tolerance=loss_tolerance)
+    if timed_figure_ns is None:
+        bound = lag_bound_ns(offered_pps, duration_s, tx_packets=s.tx_packets, lost=lost,
+                             loss_tolerance=loss_tolerance)
+        rule = f"1 % of its {duration_s:g} s, one burst, or its margin to the loss verdict"
+    else:
+        bound = timed_lag_bound_ns(offered_pps, timed_figure_ns)
+        rule = (f"1 % of the {timed_figure_ns / 1e6:,.3f} ms it measured, or one burst: "
+                "a lag moves that time by as much")
     if s.tx_max_lag_ns > bound:
         return (f"the generator lagged {s.tx_max_lag_ns / 1e6:,.3f} ms behind its schedule "
                 f"({s.tx_max_lag_ns * offered_pps / 1e9:,.0f} frames left late; "
                 f"{s.tx_lagged_bursts:,} bursts more than 1 us late), more than the "
-                f"{bound / 1e6:,.3f} ms this trial tolerates (1 % of its {duration_s:g} s, "
-                "one burst, or its margin to the loss verdict): its core was disturbed; "
-                "run it on a quieter CPU")
+                f"{bound / 1e6:,.3f} ms this trial tolerates ({rule}): its core was "
+                "disturbed; run it on a quieter CPU")
     if run.generator_drops:
         return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
                 "(imissed / rx_nombuf / kernel drops)")

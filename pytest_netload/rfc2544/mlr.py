@@ -46,7 +46,7 @@ from MLRsearch import (  # type: ignore[import-untyped]
 )
 
 from ..errors import InvalidTrial, NetloadConfigError
-from ..units import frame_bits
+from ..units import MAX_RUN_S, MIN_TRIAL_S, frame_bits
 from .throughput import check_frame_sizes
 from .trial import FrameSize, TrialResult, frame_size_label
 
@@ -97,9 +97,12 @@ class LossGoal:
             ("exceed_ratio", lambda v: 0 <= v < 1,
              " is outside [0, 1) (the share of the duration sum that may exceed loss_ratio)"),
             ("relative_width", lambda v: 0 < v < 1, " is outside (0, 1), e.g. 0.005 for 0.5 %"),
-            ("initial_trial_duration_s", lambda v: v > 0, ": give seconds > 0"),
-            ("final_trial_duration_s", lambda v: v >= initial,
-             f": give seconds >= initial_trial_duration_s ({initial} s)"),
+            ("initial_trial_duration_s", lambda v: MIN_TRIAL_S <= v <= MAX_RUN_S,
+             f": give seconds from {MIN_TRIAL_S:g} (1 ms: a shorter trial sends too few "
+             f"frames to judge) to {MAX_RUN_S} (24 h), e.g. 1.0"),
+            ("final_trial_duration_s", lambda v: initial <= v <= MAX_RUN_S,
+             f": give seconds >= initial_trial_duration_s ({initial} s) and at most "
+             f"{MAX_RUN_S} (24 h, the longest run), e.g. 60.0"),
             ("duration_sum_s", lambda v: v >= final,
              f": give seconds >= final_trial_duration_s ({final} s)"),
         )
