@@ -69,12 +69,14 @@ class EngineMeasurer:
     steady_state: str = "warn"
     loss_tolerance: float = 0.0  # the verdict's: sets how much generator lag a trial tolerates
 
-    def _invalid(self, run: Any, s: Any, scheduled: float, offered_pps: float) -> str | None:
+    def _invalid(self, run: Any, s: Any, scheduled: float, offered_pps: float,
+                 timed_figure_ns: float | None = None) -> str | None:
         """Why the generator, not the DUT, failed this run; None when it did its part
         (the rules: validity.generator_failure)."""
         return generator_failure(run, s, scheduled, offered_pps, scheduled / offered_pps,
                                  loss_tolerance=self.loss_tolerance,
-                                 tx_tolerance=self.tx_tolerance)
+                                 tx_tolerance=self.tx_tolerance,
+                                 timed_figure_ns=timed_figure_ns)
 
     @staticmethod
     def _backlog(s: Any, offered_pps: float, duration_s: float) -> dict[str, Any]:
@@ -137,9 +139,12 @@ class EngineMeasurer:
         run = self.engine.run([Tx(self.stream, 0, phases)], self.rx, drain_s=self.drain_s)
         s = run.streams[0]
         scheduled = overload_pps * overload_s + relief_pps * relief_s
-        reason = self._invalid(run, s, scheduled, scheduled / (overload_s + relief_s))
-        return RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
-                             s.tx_packets, s.lost, s.last_gap_tx_ns, reason is None, reason)
+        switch_ns = s.tx_first_ns + int(overload_s * 1e9)
+        recovery_ns = max(0, s.last_gap_tx_ns - switch_ns) if s.lost else 0
+        reason = self._invalid(run, s, scheduled, scheduled / (overload_s + relief_s),
+                               timed_figure_ns=recovery_ns)
+        return RecoveryTrial(overload_pps, relief_pps, switch_ns, s.tx_packets, s.lost,
+                             s.last_gap_tx_ns, reason is None, reason)
 
     def measure_reset(self, load_pps: float, duration_s: float, hook: Callable[[], Any],
                       at_s: float) -> ResetTrial:
@@ -158,13 +163,14 @@ class EngineMeasurer:
         run = self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
                               duration_s=duration_s, drain_s=self.drain_s, progress=poll)
         s = run.streams[0]
-        reason = self._invalid(run, s, load_pps * duration_s, load_pps)
-        if not called:
-            reason = (f"the run ended before the reset hook was due at {at_s:g} s; give a "
-                      "longer duration")
         gaps = s.rx_gaps
         longest = float(gaps.upper_ns[np.nonzero(gaps.counts)[0][-1]]) \
             if gaps is not None and gaps.total else 0.0
+        reason = self._invalid(run, s, load_pps * duration_s, load_pps,
+                               timed_figure_ns=longest)
+        if not called:
+            reason = (f"the run ended before the reset hook was due at {at_s:g} s; give a "
+                      "longer duration")
         return ResetTrial(load_pps, s.tx_packets, s.lost, longest,
                           int(called[1] * 1e9) if called else 0,
                           called[0] if called else 0.0, s.rx_last_ns, reason is None, reason)

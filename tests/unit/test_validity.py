@@ -19,6 +19,7 @@ from pytest_netload.validity import (
     generator_failure,
     lag_bound_ns,
     link_reason,
+    timed_lag_bound_ns,
     trial_seconds,
 )
 
@@ -95,6 +96,25 @@ def test_the_lag_bound_is_never_under_one_burst() -> None:
     assert judge(stream(100, lag_ns=300_000_000), pps=100.0) is None
     assert lag_bound_ns(PPS, 60.0) == pytest.approx(0.6e9)
     assert lag_bound_ns(PPS, 1.0, tx_packets=300_000, lost=30_000) == pytest.approx(0.1e9)
+
+
+def test_a_timed_trial_judges_its_lag_against_the_time_it_measured() -> None:
+    """A reset or recovery trial loses frames on purpose: against the loss verdict's
+    margin any lag passed, yet a 500 ms stall adds up to 500 ms to a 200 ms reset."""
+    lossy = stream(3_000_000, 2_700_000, lag_ns=500_000_000)  # 1 s of frames lost
+    assert judge(lossy, duration_s=10.0) is None  # the loss rule alone: tolerated
+    reason = judge(lossy, duration_s=10.0, timed_figure_ns=700e6)
+    assert reason is not None and "lagged 500.000 ms" in reason
+    assert "more than the 7.000 ms this trial tolerates (1 % of the 700.000 ms it measured" \
+        in reason
+    # a calm generator: a lag under 1 % of the reset time, or under one burst, is pacing
+    assert judge(stream(3_000_000, 2_900_000, lag_ns=2_000_000), duration_s=10.0,
+                 timed_figure_ns=300e6) is None
+    assert judge(stream(3_000_000, 3_000_000, lag_ns=100_000), duration_s=10.0,
+                 timed_figure_ns=0.0) is None  # 32 frames at 300 kpps take 107 us
+    assert timed_lag_bound_ns(PPS, 0.0) == pytest.approx(LAG_SLACK_FRAMES / PPS * 1e9)
+    assert timed_lag_bound_ns(PPS, 300e6) == pytest.approx(3e6)
+    assert timed_lag_bound_ns(0.0, 1e9) == float("inf")
 
 
 @pytest.mark.parametrize(("counters", "words"), [
