@@ -215,7 +215,8 @@ def _percentiles(at: _At, latency: Mapping[str, Any], prefix: str,
         z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
         out.append((f"{prefix}.{label}", Figure(
             value, low, high, LOWER, "ns", f"{confidence:.0%} CI of the percentile",
-            (high - low) / (2 * z), conditions)))
+            # a confidence so small that z rounds to 0 bounds nothing: sigma unknown
+            (high - low) / (2 * z) if z > 0 else None, conditions)))
     return out
 
 
