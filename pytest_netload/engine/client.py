@@ -482,8 +482,9 @@ class Engine:
         reference DUT, see `reference.ReferenceDut`). `timing_samples` keeps the TX and RX times of the first N frames of
         each stream (`StreamResult.sample_tx_ns`, `sample_rx_ns`). `expect` streams are not sent but counted
         on RX (another generator sends them). RX ports are polled until
-        `drain_s` after the last frame left. Ctrl-C stops TX, keeps what was measured (as
-        `engine.last_result`) and re-raises.
+        `drain_s` after the last frame left. Ctrl-C (or SIGTERM, or an error raised by
+        `progress`) stops TX, keeps what was measured (as `engine.last_result`, marked
+        interrupted) and re-raises.
         """
         entries = [
             e if isinstance(e, Tx) else Tx(e, count) if isinstance(e, LoadedStream) else Tx(*e)
@@ -527,20 +528,29 @@ class Engine:
             capture_frames=int(self.capture_default if capture is None else capture),
             capture_snaplen=int(capture_snaplen),
         )
-        interrupted = False
+        stopped_by: BaseException | None = None
         started_at = time.time()
+        in_callback = False
         try:
             while True:
                 status = self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)
                 if progress is not None:
+                    in_callback = True
                     progress(status)
+                    in_callback = False
                 if status["state"] == "done":
                     break
-        except KeyboardInterrupt:
-            interrupted = True
+        except BaseException as exc:
+            # Ctrl-C, SIGTERM (cleanup.Terminated) or the progress callback's own error:
+            # stop the run, keep what it measured (last_result), then raise it again.
+            # Anything else came from the host itself (a crash): nothing to stop.
+            if not (isinstance(exc, KeyboardInterrupt) or in_callback):
+                raise
+            stopped_by = exc
             self._call("run_stop", run_id=run_id)
             while self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)["state"] != "done":
                 pass
+        interrupted = stopped_by is not None
         raw = self._call("run_results", run_id=run_id)
         by_id = {p.port_id: p.device for p in [s.port for s in streams] + rx_ports}
         result = build_run_result(
@@ -559,8 +569,8 @@ class Engine:
         self.last_result = result
         for observer in list(self.observers):
             observer(result)
-        if interrupted:
-            raise KeyboardInterrupt
+        if stopped_by is not None:
+            raise stopped_by
         return result
 
     def histogram_record_cycles(self, n: int) -> int:

@@ -16,6 +16,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_keeps_results_and_engine() -> None:
     tmpl = (Eth() / IPv4() / UDP()).build()
     with Engine() as engine:
@@ -33,3 +34,30 @@ def test_ctrl_c_keeps_results_and_engine() -> None:
         again = engine.run([stream], [port], count=1000)
         assert again.tx_packets == again.rx_packets == 1000
         assert not again.interrupted
+
+
+class Broken(Exception):
+    pass
+
+
+def test_an_error_in_the_progress_callback_stops_the_run_and_keeps_its_results() -> None:
+    """A user's callback that raises must not leave a 30 s run going in the engine host
+    (the next run would wait on it): the run stops, its counts are kept, the error is
+    raised as it was."""
+    tmpl = (Eth() / IPv4() / UDP()).build()
+    with Engine() as engine:
+        port = engine.port("net_ring0")
+        stream = engine.load(port, Stream(tmpl, size=64))
+
+        def progress(status: dict[str, object]) -> None:
+            if status["state"] == "sending":
+                raise Broken("the callback's own bug")
+
+        with pytest.raises(Broken, match="the callback's own bug"):
+            engine.run([stream], [port], duration_s=30, progress=progress)
+        partial = engine.last_result
+        assert partial is not None and partial.interrupted
+        assert partial.streams[0].tx_end_reason == "stopped"
+        assert partial.rx_packets == partial.tx_packets
+        again = engine.run([stream], [port], count=1000)
+        assert again.tx_packets == again.rx_packets == 1000
