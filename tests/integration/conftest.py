@@ -7,6 +7,7 @@ shares one (module scope) and no test holds more than two at a time.
 from __future__ import annotations
 
 import itertools
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,19 @@ if TYPE_CHECKING:
 
 # Vdev names must be unique within an engine host: one counter for the whole session.
 _VDEV_IDS = itertools.count(100)
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C as a user's terminal delivers it, whatever this process inherited: a job
+    started in the background of a non-interactive shell has SIGINT ignored, and then
+    `_thread.interrupt_main()` does nothing (a test that stops a 24 h run with it would
+    run 24 h). Python's own handler for the test's duration; the old one after."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 @pytest.fixture(scope="session")

@@ -59,6 +59,7 @@ def test_runs_past_the_old_overflow_send_rate_times_duration(
     assert s.rx_by_tx_end >= s.tx_packets - 2  # a ring delivers at once: nothing left to drain
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_a_24_hour_schedule_keeps_its_end(engine: Engine, ring: Callable[..., Port]) -> None:
     """A run of the longest duration allowed starts with its end 24 h out (to the ns), and
     a stop is reported as the reason it ended, not as a slow generator."""
@@ -96,6 +97,7 @@ def test_longer_than_24_hours_is_refused_before_traffic(engine: Engine,
         engine.run([stream], [port], duration_s=-1)
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_a_stopped_rate_controller_run_says_it_was_stopped(
         engine: Engine, ring: Callable[..., Port]) -> None:
     """The shortfall warning names the stop, not the CPU (the old text blamed the CPU)."""
