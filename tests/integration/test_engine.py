@@ -316,13 +316,46 @@ def test_mtu_advice_of_the_error_works(engine: Engine, ring: Callable[..., Port]
 # ---- a crashing engine host ------------------------------------------------------------------
 
 
+def _runtime_dir(e: Engine) -> Path:
+    """The DPDK runtime dir of the engine's host (its --file-prefix under /var/run/dpdk)."""
+    eal_args = e.hello["eal_args"]
+    return Path("/var/run/dpdk", eal_args[eal_args.index("--file-prefix") + 1])
+
+
+def test_a_host_killed_mid_run_is_a_crash_and_the_next_call_restarts(tmp_path: Path) -> None:
+    """SIGKILL (the OOM killer's way) while traffic runs: no log line from the host
+    itself, yet the run ends in EngineCrashed within seconds, and leaves no DPDK
+    runtime dir."""
+    import signal
+
+    with Engine(log_dir=str(tmp_path)) as e:
+        port = e.port("net_ring0")
+        stream = e.load(port, Stream(T4, name="killed"))
+        pid = e.hello["pid"]
+        runtime_dir = _runtime_dir(e)
+        killed: list[float] = []
+
+        def kill(_status: dict[str, Any]) -> None:
+            if not killed:
+                killed.append(time.monotonic())
+                os.kill(pid, signal.SIGKILL)
+
+        with pytest.raises(errors.EngineCrashed, match="died or hung during 'run_poll'"):
+            e.run([stream], [port], duration_s=30.0, progress=kill)
+        assert time.monotonic() - killed[0] < 10.0  # found at once, not after the 30 s
+        assert not e.alive and not runtime_dir.exists()
+        fresh = e.port("net_ring1")
+        assert e.hello["pid"] != pid
+        r = e.run([e.load(fresh, Stream(T4, name="after-kill"))], [fresh], count=1000)
+        assert_exact(r.streams[0], 1000, frame_bytes=60)
+
+
 def test_crash_reports_the_log_and_the_next_call_restarts(tmp_path: Path) -> None:
     with Engine(log_dir=str(tmp_path)) as e:
         old_port = e.port("net_ring0")
         old_stream = e.load(old_port, Stream(T4, name="before-crash"))
         old_pid = e.hello["pid"]
-        eal_args = e.hello["eal_args"]
-        runtime_dir = Path("/var/run/dpdk", eal_args[eal_args.index("--file-prefix") + 1])
+        runtime_dir = _runtime_dir(e)
         assert runtime_dir.is_dir()
 
         with pytest.raises(errors.EngineCrashed, match="(?s)during 'crash'.*EAL") as info:
