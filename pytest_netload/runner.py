@@ -46,6 +46,7 @@ from .rfc2544.recovery import (
     system_recovery,
 )
 from .rfc2544.summary import check_trials
+from .rfc2544.throughput import require_valid
 from .traffic import UdpSpec
 from .units import Rate, as_rate, frame_bits, run_seconds
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
@@ -533,10 +534,14 @@ class Rfc2544Runner:
                 trials: list[ResetTrial] = []
                 note = self._progress("reset", size)
                 for _ in range(check_trials(repetitions, "repetitions")):
-                    trial = m.measure_reset(pps, seconds, hook, at_s)
-                    note(trial)
-                    trials.append(trial)
+                    for _attempt in range(self.mark.retries + 1):  # as recovery does
+                        trial = m.measure_reset(pps, seconds, hook, at_s)
+                        note(trial)
+                        trials.append(trial)
+                        if trial.valid:
+                            break
                 result = ResetResult(size, tuple(trials))
-            record_measurement("reset", result.as_dict())
+            record_measurement("reset", result.as_dict())  # the audit log, valid or not
+            require_valid(trials, f"the reset procedure at {size}")
             out.append(result)
         return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import frame_bits
@@ -281,7 +281,17 @@ def valid_trial(measure: Callable[[float], TrialResult], load_pps: float, retrie
     return None
 
 
-def require_valid(log: list[TrialResult], what: str) -> None:
+class Judged(Protocol):
+    """A trial of any procedure: whether it was valid, and why not."""
+
+    @property
+    def valid(self) -> bool: ...
+
+    @property
+    def invalid_reason(self) -> str | None: ...
+
+
+def require_valid(log: Sequence[Judged], what: str) -> None:
     """InvalidTrial naming the reasons when not one trial of `what` was valid."""
     if not any(t.valid for t in log):
         raise InvalidTrial(
