@@ -15,10 +15,15 @@ import signal
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from pytest_netload.engine.client import Engine
 from pytest_netload.packets import UDP, Eth, IPv4
-from pytest_netload.traffic import Stream
+from pytest_netload.runner import EngineMeasurer
+from pytest_netload.topology.builtin import build, shaper_capacity_pps
+from pytest_netload.traffic import Stream, flow_stream
 
 TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
 
@@ -104,3 +109,32 @@ def print_table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, *rows]:
         print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
+
+
+@contextmanager
+def shaped_measurer(engine: Engine, rate_bps: int, size: int, queue_s: float,
+                    drain_s: float, **measurer_kw: Any) -> Iterator[tuple[EngineMeasurer, float]]:
+    """A netns-shaped DUT of `rate_bps` whose queue holds `queue_s` at its rate, and a
+    measurer of `size`-byte frames through it, after learning traffic (RFC 2544 §23).
+    Yields (measurer, the shaper's capacity in pps); removes the DUT after.
+
+    Frames a queue absorbs in a finite trial are not lost, so a queue of q seconds lets
+    a search pass loads up to q / trial above the rate; too short a queue, and the
+    generator's own jitter (VM stalls) overflows it below the rate."""
+    burst = max(3028, rate_bps // 8 // 250)
+    limit = int(rate_bps / 8 * queue_s) + burst
+    with build("netns-shaped", rate_bps=rate_bps, burst_bytes=burst,
+               limit_bytes=limit) as built:
+        flow = built.topology.flows()[0]
+        tx = engine.port(flow.tx.device)
+        rx = engine.port(flow.rx.device)
+        try:
+            stream = engine.load(tx, flow_stream(flow, size=size, name=f"s{size}"))
+            measurer = EngineMeasurer(engine, stream, [rx], size, drain_s, **measurer_kw)
+            capacity = shaper_capacity_pps(rate_bps, size)
+            measurer.measure(capacity * 0.5, 0.5)  # learning traffic (§23), not counted
+            yield measurer, capacity
+            stream.free()
+        finally:
+            tx.close()
+            rx.close()

@@ -21,12 +21,11 @@ import argparse
 import time
 from functools import partial
 
+from _common import shaped_measurer
+
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
-from pytest_netload.runner import EngineMeasurer
-from pytest_netload.topology.builtin import build, shaper_capacity_pps
-from pytest_netload.traffic import flow_stream
 
 DRAIN_S = 0.1
 HEADROOM = 1.5        # searches start from 1.5x the capacity
@@ -36,43 +35,24 @@ QUEUE_S = 0.010       # the shaper's queue, as time at its rate
 
 def one_case(engine: Engine, rate_bps: int, size: int, trial_s: float, initial_s: float,
              preceding: int) -> dict[str, float]:
-    # Frames a queue absorbs in a finite trial are not lost, so a queue of q seconds
-    # lets a search pass loads up to q / trial above the rate; too short a queue, and
-    # the generator's own jitter (VM stalls) overflows it below the rate.
-    burst = max(3028, rate_bps // 8 // 250)
-    limit = int(rate_bps / 8 * QUEUE_S) + burst
-    with build("netns-shaped", rate_bps=rate_bps, burst_bytes=burst,
-               limit_bytes=limit) as built:
-        flow = built.topology.flows()[0]
-        tx = engine.port(flow.tx.device)
-        rx = engine.port(flow.rx.device)
-        try:
-            stream = engine.load(tx, flow_stream(flow, size=size, name=f"s{size}"))
-            measurer = EngineMeasurer(engine, stream, [rx], size, DRAIN_S)
-            capacity = shaper_capacity_pps(rate_bps, size)
-            max_pps = capacity * HEADROOM
-            measurer.measure(capacity * 0.5, 0.5)  # learning traffic (§23), not counted
+    with shaped_measurer(engine, rate_bps, size, QUEUE_S, DRAIN_S) as (measurer, capacity):
+        max_pps = capacity * HEADROOM
+        t0 = time.monotonic()
+        binary = binary_search(partial(measurer.measure, duration_s=trial_s), max_pps,
+                               frame_size=size, mean_frame_size=size, duration_s=trial_s,
+                               resolution_pps=capacity * WIDTH, max_trials=40)
+        binary_wall = time.monotonic() - t0
+        binary_time = sum(t.duration_s for t in binary.trials)
 
-            t0 = time.monotonic()
-            binary = binary_search(partial(measurer.measure, duration_s=trial_s), max_pps,
-                                   frame_size=size, mean_frame_size=size, duration_s=trial_s,
-                                   resolution_pps=capacity * WIDTH, max_trials=40)
-            binary_wall = time.monotonic() - t0
-            binary_time = sum(t.duration_s for t in binary.trials)
-
-            goal = LossGoal("NDR", 0.0, 0.0, relative_width=WIDTH,
-                            initial_trial_duration_s=initial_s,
-                            final_trial_duration_s=trial_s, duration_sum_s=trial_s,
-                            preceding_targets=preceding)
-            t0 = time.monotonic()
-            mlr = mlr_search(measurer.measure, min_pps=capacity / 100, max_pps=max_pps,
-                             goals=(goal,), frame_size=size, mean_frame_size=size)
-            mlr_wall = time.monotonic() - t0
-            mlr_time = mlr.total_trial_time_s
-            stream.free()
-        finally:
-            tx.close()
-            rx.close()
+        goal = LossGoal("NDR", 0.0, 0.0, relative_width=WIDTH,
+                        initial_trial_duration_s=initial_s,
+                        final_trial_duration_s=trial_s, duration_sum_s=trial_s,
+                        preceding_targets=preceding)
+        t0 = time.monotonic()
+        mlr = mlr_search(measurer.measure, min_pps=capacity / 100, max_pps=max_pps,
+                         goals=(goal,), frame_size=size, mean_frame_size=size)
+        mlr_wall = time.monotonic() - t0
+        mlr_time = mlr.total_trial_time_s
     found_mlr = mlr.ndr.lower_bound_pps or 0.0
     out = {
         "rate_bps": rate_bps, "size": size, "capacity": capacity,

@@ -31,12 +31,12 @@ import statistics
 import time
 from functools import partial
 
+from _common import shaped_measurer
+
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
 from pytest_netload.runner import EngineMeasurer
-from pytest_netload.topology.builtin import build, shaper_capacity_pps
-from pytest_netload.traffic import flow_stream
 
 DRAIN_S = 0.5         # longer than the queue: its backlog arrives within the drain
 HEADROOM = 1.5        # searches start from 1.5x the capacity
@@ -78,36 +78,21 @@ def search_case(measurer: EngineMeasurer, capacity: float, size: int,
 
 def one_rate(engine: Engine, rate_bps: int, size: int, queue_s: float,
              trials: list[float]) -> list[dict[str, float]]:
-    burst = max(3028, rate_bps // 8 // 250)
-    limit = int(rate_bps / 8 * queue_s) + burst
     out = []
-    with build("netns-shaped", rate_bps=rate_bps, burst_bytes=burst,
-               limit_bytes=limit) as built:
-        flow = built.topology.flows()[0]
-        tx = engine.port(flow.tx.device)
-        rx = engine.port(flow.rx.device)
-        try:
-            stream = engine.load(tx, flow_stream(flow, size=size, name=f"s{size}"))
-            measurer = EngineMeasurer(engine, stream, [rx], size, DRAIN_S,
-                                      steady_state="fail")
-            capacity = shaper_capacity_pps(rate_bps, size)
-            measurer.measure(capacity * 0.5, 0.5)  # learning traffic (§23), not counted
-            for trial_s in trials:
-                case = {"rate_bps": rate_bps, "size": size, "capacity": capacity,
-                        **search_case(measurer, capacity, size, trial_s)}
-                print(f"{rate_bps / 1e6:>4.0f} Mbit/s {size:>4}B {trial_s:>3g}s trials "
-                      f"capacity {capacity:>8,.0f} pps | binary {case['binary']:>8,.0f} "
-                      f"({case['binary_err']:+.2%}, {case['binary_trials']:>2} trials, "
-                      f"{case['binary_time']:5.0f}s) | mlr {case['mlr']:>8,.0f} "
-                      f"({case['mlr_err']:+.2%}, {case['mlr_trials']:>2} trials, "
-                      f"{case['mlr_time']:5.0f}s) | forwarding rate {case['forwarding']:>8,.0f} "
-                      f"({case['forwarding_err']:+.2%}) of {case['not_steady']} non-steady",
-                      flush=True)
-                out.append(case)
-            stream.free()
-        finally:
-            tx.close()
-            rx.close()
+    with shaped_measurer(engine, rate_bps, size, queue_s, DRAIN_S,
+                         steady_state="fail") as (measurer, capacity):
+        for trial_s in trials:
+            case = {"rate_bps": rate_bps, "size": size, "capacity": capacity,
+                    **search_case(measurer, capacity, size, trial_s)}
+            print(f"{rate_bps / 1e6:>4.0f} Mbit/s {size:>4}B {trial_s:>3g}s trials "
+                  f"capacity {capacity:>8,.0f} pps | binary {case['binary']:>8,.0f} "
+                  f"({case['binary_err']:+.2%}, {case['binary_trials']:>2} trials, "
+                  f"{case['binary_time']:5.0f}s) | mlr {case['mlr']:>8,.0f} "
+                  f"({case['mlr_err']:+.2%}, {case['mlr_trials']:>2} trials, "
+                  f"{case['mlr_time']:5.0f}s) | forwarding rate {case['forwarding']:>8,.0f} "
+                  f"({case['forwarding_err']:+.2%}) of {case['not_steady']} non-steady",
+                  flush=True)
+            out.append(case)
     return out
 
 
