@@ -272,8 +272,10 @@ class JunitCrashAsError:
         if report.when != "call" or not report.failed or \
                 not getattr(report, "netload_engine_crash", None):
             return
-        from _pytest.junitxml import xml_key
-
+        try:  # pytest's writer is private: a pytest without it keeps its <failure>
+            from _pytest.junitxml import xml_key
+        except ImportError:
+            return
         xml = self.config.stash.get(xml_key, None)
         if xml is None:
             return

@@ -46,7 +46,7 @@ from .rfc2544.recovery import (
     system_recovery,
 )
 from .rfc2544.summary import check_trials
-from .rfc2544.throughput import require_valid
+from .rfc2544.throughput import require_valid, valid_trial
 from .traffic import UdpSpec
 from .units import Rate, as_rate, frame_bits, run_seconds
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
@@ -140,12 +140,11 @@ class EngineMeasurer:
         run = self.engine.run([Tx(self.stream, 0, phases)], self.rx, drain_s=self.drain_s)
         s = run.streams[0]
         scheduled = overload_pps * overload_s + relief_pps * relief_s
-        switch_ns = s.tx_first_ns + int(overload_s * 1e9)
-        recovery_ns = max(0, s.last_gap_tx_ns - switch_ns) if s.lost else 0
+        trial = RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
+                              s.tx_packets, s.lost, s.last_gap_tx_ns)
         reason = self._invalid(run, s, scheduled, scheduled / (overload_s + relief_s),
-                               timed_figure_ns=recovery_ns)
-        return RecoveryTrial(overload_pps, relief_pps, switch_ns, s.tx_packets, s.lost,
-                             s.last_gap_tx_ns, reason is None, reason)
+                               timed_figure_ns=trial.recovery_ns)
+        return replace(trial, valid=reason is None, invalid_reason=reason)
 
     def measure_reset(self, load_pps: float, duration_s: float, hook: Callable[[], Any],
                       at_s: float) -> ResetTrial:
@@ -534,12 +533,8 @@ class Rfc2544Runner:
                 trials: list[ResetTrial] = []
                 note = self._progress("reset", size)
                 for _ in range(check_trials(repetitions, "repetitions")):
-                    for _attempt in range(self.mark.retries + 1):  # as recovery does
-                        trial = m.measure_reset(pps, seconds, hook, at_s)
-                        note(trial)
-                        trials.append(trial)
-                        if trial.valid:
-                            break
+                    valid_trial(lambda load, m=m: m.measure_reset(load, seconds, hook, at_s),
+                                pps, self.mark.retries, trials, note)
                 result = ResetResult(size, tuple(trials))
             record_measurement("reset", result.as_dict())  # the audit log, valid or not
             require_valid(trials, f"the reset procedure at {size}")

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import NetloadConfigError
 from .summary import Spread, check_positive, check_trials
+from .throughput import valid_trial
 from .trial import FrameSize, frame_size_label
 
 
@@ -103,13 +104,7 @@ def system_recovery(
     overload, relief = recovery_loads(throughput_pps, max_pps)
     log: list[RecoveryTrial] = []
     for _ in range(repetitions):
-        for _ in range(retries + 1):
-            trial = measure(overload, relief)
-            log.append(trial)
-            if on_trial is not None:
-                on_trial(trial)
-            if trial.valid:
-                break
+        valid_trial(lambda _pps: measure(overload, relief), overload, retries, log, on_trial)
     return RecoveryResult(frame_size, throughput_pps, tuple(log))
 
 

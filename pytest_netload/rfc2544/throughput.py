@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import frame_bits
@@ -265,9 +265,21 @@ def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution |
     check_reachable(resolution, max_trials, max_pps)
 
 
-def valid_trial(measure: Callable[[float], TrialResult], load_pps: float, retries: int,
-                log: list[TrialResult],
-                on_trial: Callable[[TrialResult], None] | None = None) -> TrialResult | None:
+class Judged(Protocol):
+    """A trial of any procedure: whether it was valid, and why not."""
+
+    @property
+    def valid(self) -> bool: ...
+
+    @property
+    def invalid_reason(self) -> str | None: ...
+
+
+J = TypeVar("J", bound=Judged)
+
+
+def valid_trial(measure: Callable[[float], J], load_pps: float, retries: int, log: list[J],
+                on_trial: Callable[[J], None] | None = None) -> J | None:
     """Measure at a load until a trial is valid, at most 1 + retries tries; every try is
     logged (and shown to `on_trial`). None when no try was valid: the generator could
     not offer this load."""
@@ -279,16 +291,6 @@ def valid_trial(measure: Callable[[float], TrialResult], load_pps: float, retrie
         if trial.valid:
             return trial
     return None
-
-
-class Judged(Protocol):
-    """A trial of any procedure: whether it was valid, and why not."""
-
-    @property
-    def valid(self) -> bool: ...
-
-    @property
-    def invalid_reason(self) -> str | None: ...
 
 
 def require_valid(log: Sequence[Judged], what: str) -> None:
