@@ -73,6 +73,8 @@ class StreamResult:
     last_gap_tx_ns: int = 0       # TX time of the latest frame that arrived after a gap; 0: none
     tx_end_ns: int = 0            # when the stream stopped sending, after the start deadline
     tx_end_reason: str = "none"   # why: "count", "duration", "phases", "stopped" (or "none")
+    tx_off_cpu_ns: int = 0        # its worker was runnable but off its CPU this long in the run
+    tx_preemptions: int = 0       # times the kernel took the worker's CPU during the run
     rx_by_tx_end: int = 0         # arrivals (duplicates included) before TX ended
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
@@ -169,6 +171,17 @@ class StreamResult:
         return self.latency_sum_ns / self.latency_samples if self.latency_samples else None
 
 
+def lag_cause(s: StreamResult) -> str:
+    """What the kernel measured of the worker that sent `s`: whether another task took
+    its CPU (the proof for blaming the machine), or whether the lag is the generator's."""
+    if s.tx_preemptions:
+        return (f"its worker was off its CPU for {s.tx_off_cpu_ns / 1e6:,.1f} ms in "
+                f"{s.tx_preemptions:,} preemptions (another task took the core): run it on "
+                "a quieter CPU")
+    return ("its worker kept its CPU (no preemption measured), so the generator itself is "
+            "too slow for this rate: lower the rate or add TX cores")
+
+
 def shortfall_cause(s: StreamResult, offered_pps: float, duration_s: float) -> str:
     """Why stream `s` sent fewer frames than `offered_pps` for `duration_s` would have,
     told from what the engine measured, never guessed: a stop, an early end, the
@@ -190,8 +203,7 @@ def shortfall_cause(s: StreamResult, offered_pps: float, duration_s: float) -> s
         causes.append(
             f"the generator fell behind its schedule (measured: worst lag "
             f"{s.tx_max_lag_ns / 1e3:,.0f} us, {s.tx_lagged_bursts:,} bursts more than 1 us "
-            "late): its core could not keep up; lower the rate, add TX cores or run it on a "
-            "quieter CPU")
+            f"late): {lag_cause(s)}")
     if s.tx_unsent:
         causes.append(f"the port refused {s.tx_unsent:,} frames until the run ended (its TX "
                       "ring stayed full: the link or the device below it is slower)")
@@ -411,6 +423,8 @@ def build_run_result(
             tx_end_ns=int(tx["end_ns"][i]) if "end_ns" in names_of(tx) else 0,
             tx_end_reason=str(arrays["tx_end_reason"][i]) if "tx_end_reason" in arrays
             else "none",
+            tx_off_cpu_ns=int(tx["off_cpu_ns"][i]) if "off_cpu_ns" in names_of(tx) else 0,
+            tx_preemptions=int(tx["preemptions"][i]) if "preemptions" in names_of(tx) else 0,
             rx_by_tx_end=int(rx["by_tx_end"][i]) if "by_tx_end" in names_of(rx) else 0,
             rx_gaps=hist("rx_gap_hist", i),
             latency=hist("rx_latency_hist", i),

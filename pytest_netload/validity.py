@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import NetloadConfigError
-from .results import shortfall_cause
+from .results import lag_cause, shortfall_cause
 from .units import MIN_TRIAL_S, run_seconds
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
@@ -139,8 +139,7 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
         return (f"the generator lagged {s.tx_max_lag_ns / 1e6:,.3f} ms behind its schedule "
                 f"({s.tx_max_lag_ns * offered_pps / 1e9:,.0f} frames left late; "
                 f"{s.tx_lagged_bursts:,} bursts more than 1 us late), more than the "
-                f"{bound / 1e6:,.3f} ms this trial tolerates ({rule}): its core was "
-                "disturbed; run it on a quieter CPU")
+                f"{bound / 1e6:,.3f} ms this trial tolerates ({rule}): {lag_cause(s)}")
     if run.generator_drops:
         return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
                 "(imissed / rx_nombuf / kernel drops)")

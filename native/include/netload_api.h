@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 9,
+	NETLOAD_ABI_VERSION = 10,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -299,6 +299,12 @@ struct netload_tx_stats {
 	uint64_t lagged_bursts;   /* paced bursts that left more than 1 us late */
 	uint64_t end_ns;          /* when it stopped sending, ns after the start deadline */
 	int end_reason;           /* enum netload_tx_end */
+	/* The worker thread that sent it, from the start deadline to its return. It
+	 * busy-polls and never sleeps, so its wall time minus its CPU time is time it
+	 * was runnable but off its CPU: the measured proof that another task (or an
+	 * interrupt) took the generator's core. */
+	uint64_t off_cpu_ns;
+	uint64_t preemptions;     /* involuntary context switches of that thread */
 };
 
 struct netload_rx_stream_stats {

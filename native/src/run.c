@@ -3,12 +3,16 @@
  * TSC start deadline, count or duration bounds, a drain for late frames, and
  * the results read back after every worker has returned.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* RUSAGE_THREAD */
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -205,6 +209,46 @@ tx_end_reason(const struct netload_run *run, const struct tx_task *t, int over)
 		NETLOAD_TX_END_PHASES;
 }
 
+/* What the kernel says about the calling thread: its CPU time and the times
+ * it was preempted; with the wall clock, the time it spent off its CPU. */
+struct cpu_mark {
+	uint64_t wall_ns;
+	uint64_t cpu_ns;
+	uint64_t preemptions;
+};
+
+static void
+cpu_mark(struct cpu_mark *m)
+{
+	struct timespec ts;
+	struct rusage ru;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m->wall_ns = (uint64_t)ts.tv_sec * NETLOAD_NS_PER_S + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	m->cpu_ns = (uint64_t)ts.tv_sec * NETLOAD_NS_PER_S + (uint64_t)ts.tv_nsec;
+	m->preemptions = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+}
+
+/* A worker's off-CPU time and preemptions since `start`, on each of its TX tasks. */
+static void
+cpu_account(struct netload_run *run, const struct worker *w, const struct cpu_mark *start)
+{
+	struct cpu_mark end;
+	uint64_t wall, cpu;
+	uint32_t i;
+
+	cpu_mark(&end);
+	wall = end.wall_ns - start->wall_ns;
+	cpu = end.cpu_ns - start->cpu_ns;
+	for (i = 0; i < w->n_tx; i++) {
+		struct tx_task *t = &run->tx[w->tx[i]];
+
+		t->off_cpu_ns = wall > cpu ? wall - cpu : 0;
+		t->preemptions = end.preemptions - start->preemptions;
+	}
+}
+
 static int
 worker_main(void *arg)
 {
@@ -212,6 +256,7 @@ worker_main(void *arg)
 	struct worker *w = NULL;
 	uint32_t i, sending, turns = 0;
 	uint64_t now;
+	struct cpu_mark mark;
 
 	for (i = 0; i < run->n_workers; i++)
 		if (run->workers[i].lcore == rte_lcore_id())
@@ -225,6 +270,7 @@ worker_main(void *arg)
 			netload_rx_burst(run, &run->rx[w->rx[i]], 0);
 		rte_pause();
 	}
+	cpu_mark(&mark);
 	for (;;) {
 		if (unlikely(run->abort))
 			break;
@@ -278,6 +324,7 @@ worker_main(void *arg)
 				break;
 		}
 	}
+	cpu_account(run, w, &mark);
 	__atomic_add_fetch(&run->finished, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -922,6 +969,8 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	out->end_ns = since_start(run, t->end_tsc);
 	out->end_reason = t->end_reason;
 	out->lagged_bursts = t->lagged_bursts;
+	out->off_cpu_ns = t->off_cpu_ns;
+	out->preemptions = t->preemptions;
 	return 0;
 }
 

@@ -51,6 +51,8 @@ struct tx_task {
 	uint64_t last_tsc;
 	uint64_t end_tsc;         /* when it stopped sending; 0: not yet */
 	int end_reason;           /* enum netload_tx_end */
+	uint64_t off_cpu_ns;      /* its worker's, over the run (netload_tx_stats) */
+	uint64_t preemptions;
 } __rte_cache_aligned;
 
 struct rx_stream_state {

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import pytest
+
 from pytest_netload import RateController, RateResult
 
 CALM_LAG_NS = 1_000_000  # this VM's ordinary noise is a few hundred us
@@ -22,25 +24,50 @@ CALM_TRIES = 4
 T = TypeVar("T")
 
 
+def _streams(result: Any) -> list[Any]:
+    return [getattr(s, "result", s) for s in result.streams]
+
+
 def worst_lag_ns(result: Any) -> int:
     """The largest TX lag of any stream of a RunResult or RateResult."""
-    streams = [getattr(s, "result", s) for s in result.streams]
-    return max((s.tx_max_lag_ns for s in streams), default=0)
+    return max((s.tx_max_lag_ns for s in _streams(result)), default=0)
+
+
+def machine_took_the_cpu(result: Any) -> str | None:
+    """The measured proof that a lagging run's generator lost its CPU to another task
+    (its worker's preemptions and time off the CPU cover the worst lag); None when the
+    lag is not explained by the machine, so the run is the generator's to answer for."""
+    worst = max(_streams(result), key=lambda s: s.tx_max_lag_ns, default=None)
+    if worst is None or not worst.tx_preemptions or \
+            worst.tx_off_cpu_ns < worst.tx_max_lag_ns:
+        return None
+    return (f"worst lag {worst.tx_max_lag_ns / 1e6:,.1f} ms; its worker was off its CPU "
+            f"{worst.tx_off_cpu_ns / 1e6:,.1f} ms in {worst.tx_preemptions:,} preemptions")
 
 
 def calm_run(run: Callable[[], T], tries: int = CALM_TRIES,
-             lag_of: Callable[[T], int] = worst_lag_ns) -> T:
+             result_of: Callable[[T], Any] = lambda r: r) -> T:
     """`run()` repeated while its generator lagged beyond CALM_LAG_NS; the calmest result.
-    `lag_of` finds the worst lag in what `run` returns (default: a Run/RateResult)."""
+    `result_of` finds the Run/RateResult in what `run` returns.
+
+    When no run was calm and the calmest one's lag is covered by measured preemptions, the
+    test's premise (a generator that keeps its schedule) never held: it is skipped, naming
+    the measurement, since judging it would test the machine. A lag without that proof is
+    the generator's own, and the calmest run is judged."""
     best: tuple[int, T] | None = None
     for _ in range(tries):
         result = run()
-        lag = lag_of(result)
+        lag = worst_lag_ns(result_of(result))
         if best is None or lag < best[0]:
             best = (lag, result)
         if lag <= CALM_LAG_NS:
             break
     assert best is not None
+    if best[0] > CALM_LAG_NS:
+        proof = machine_took_the_cpu(result_of(best[1]))
+        if proof is not None:
+            pytest.skip(f"busy machine: no calm generator in {tries} runs ({proof}); "
+                        "a timing check of these runs would test the machine, not the pacer")
     return best[1]
 
 

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from calm import machine_took_the_cpu
+
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544.trial import STEADY_BACKLOG_RATIO, TrialResult
 from pytest_netload.runner import EngineMeasurer
@@ -46,9 +48,13 @@ def _calm(measurer: EngineMeasurer, load: float, seconds: float) -> TrialResult:
     measured again, and the last try is judged."""
     for _ in range(RETRIES + 1):
         trial = measurer.measure(load, seconds)
-        lag = measurer.engine.last_result.streams[0].tx_max_lag_ns  # type: ignore[union-attr]
-        if trial.valid and lag < 2_000_000 and trial.lost == 0:
-            break
+        run = measurer.engine.last_result
+        assert run is not None
+        if trial.valid and run.streams[0].tx_max_lag_ns < 2_000_000 and trial.lost == 0:
+            return trial
+    proof = machine_took_the_cpu(run) if run.streams[0].tx_max_lag_ns >= 2_000_000 else None
+    if proof is not None:
+        pytest.skip(f"busy machine: no calm generator in {RETRIES + 1} trials ({proof})")
     return trial
 
 
@@ -56,7 +62,8 @@ def _calm(measurer: EngineMeasurer, load: float, seconds: float) -> TrialResult:
 def test_backlog_and_forwarding_rate_against_a_known_capacity(engine: Engine, rate_bps: int,
                                                               size: int) -> None:
     capacity = shaper_capacity_pps(rate_bps, size)
-    with build("netns-shaped", rate_bps=rate_bps, **_limits(rate_bps)) as built:
+    limits = _limits(rate_bps)
+    with build("netns-shaped", rate_bps=rate_bps, **limits) as built:
         flow = built.topology.flows()[0]
         tx, rx = engine.port(flow.tx.device), engine.port(flow.rx.device)
         try:
@@ -81,6 +88,9 @@ def test_backlog_and_forwarding_rate_against_a_known_capacity(engine: Engine, ra
     overload = (above.offered_pps - capacity) * above.duration_s
     assert above.lost < 0.25 * overload, "the queue absorbed most of the overload"
     assert above.steady is False
-    assert above.backlog_frames == pytest.approx(overload - above.lost, rel=0.25)
+    # the TBF starts the trial with a full bucket (the load below refilled it): its
+    # burst_bytes pass at once and never queue (49 frames at 512 B, 166 at 64 B)
+    bucket_frames = limits["burst_bytes"] / (size - 4)
+    assert above.backlog_frames == pytest.approx(overload - bucket_frames - above.lost, rel=0.25)
     assert above.forwarding_pps == pytest.approx(capacity, rel=0.01)
     assert above.buffer_s is not None and 0.02 < above.buffer_s <= QUEUE_S * 1.2

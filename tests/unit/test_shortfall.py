@@ -51,3 +51,14 @@ def test_refused_frames_and_an_empty_pool_are_named() -> None:
     text = shortfall_cause(stream(tx_unsent=128, tx_alloc_failures=7), 10_000, 10)
     assert "the port refused 128 frames" in text
     assert "mbuf pool ran empty 7 times" in text
+
+
+def test_a_lag_blames_the_machine_only_with_measured_preemptions() -> None:
+    busy = shortfall_cause(stream(tx_max_lag_ns=1_000_000_000, tx_lagged_bursts=42,
+                                  tx_off_cpu_ns=1_200_000_000, tx_preemptions=310),
+                           10_000, 10)
+    assert "its worker was off its CPU for 1,200.0 ms in 310 preemptions (another task took " \
+        "the core): run it on a quieter CPU" in busy
+    own = shortfall_cause(stream(tx_max_lag_ns=1_000_000_000, tx_lagged_bursts=42), 10_000, 10)
+    assert "its worker kept its CPU (no preemption measured)" in own
+    assert "quieter CPU" not in own and "lower the rate or add TX cores" in own
