@@ -24,9 +24,9 @@ from typing import Any, Self
 from .. import errors
 from ..results import RunResult, build_run_result
 from ..units import run_seconds
-from .host import TERMINATED_NOTE, remove_runtime_dir, unpack_array
+from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
 from .locks import cmdline
-from .leftovers import mark_crashed, new_log_dir
+from .wire import TERMINATED_NOTE, unpack_array
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLL_SLICE_MS = 100

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
 from ._netload_native import ffi, lib  # type: ignore[import-not-found]
-from .host import remove_runtime_dir, runtime_dir_exists
+from .leftovers import remove_runtime_dir, runtime_dir_exists
 
 FIELD_OPS = {
     "set": lib.NETLOAD_FIELD_SET,

@@ -3,7 +3,9 @@
 `serve(channel)` answers one request at a time. A request is
 `{"op": name, **arguments}`; the answer is `{"ok": value}` or
 `{"error": class name, "message": text}`. Results cross as plain types:
-numpy arrays travel as `{"descr", "data"}` and are rebuilt by the client.
+numpy arrays travel as `{"descr", "data"}` and are rebuilt by the client
+(both sides use `wire.py`). Only this module loads the facade, and only in
+the host process.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import contextlib
 import faulthandler
 import itertools
 import os
-import shutil
 import signal
 import threading
 import traceback
@@ -20,11 +21,10 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
-import numpy as np
-
 from .. import errors
 from . import locks
-from .leftovers import DPDK_RUNTIME_DIR
+from .leftovers import remove_runtime_dir
+from .wire import TERMINATED_NOTE, pack_array
 
 
 class Host:
@@ -215,36 +215,6 @@ class Host:
         return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas}
 
 
-# What the host writes to its log when SIGTERM ends it (the client tells it from a crash).
-TERMINATED_NOTE = "netload engine host: ended by SIGTERM; its DPDK runtime files are removed"
-
-
-def runtime_dir(args: Sequence[str]) -> str | None:
-    """/var/run/dpdk/<file-prefix> of an EAL started with `args`; None without a
-    --file-prefix, or with one that is not a plain name."""
-    prefix = None
-    for i, arg in enumerate(args):
-        if arg == "--file-prefix" and i + 1 < len(args):
-            prefix = args[i + 1]
-        elif arg.startswith("--file-prefix="):
-            prefix = arg.partition("=")[2]
-    if not prefix or "/" in prefix or prefix in (".", ".."):
-        return None
-    return os.path.join(DPDK_RUNTIME_DIR, prefix)
-
-
-def runtime_dir_exists(args: Sequence[str]) -> bool:
-    path = runtime_dir(args)
-    return path is not None and os.path.lexists(path)
-
-
-def remove_runtime_dir(args: Sequence[str]) -> None:
-    """Remove /var/run/dpdk/<file-prefix> that an engine's EAL left behind."""
-    path = runtime_dir(args)
-    if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def _install_sigterm(eal_args: Callable[[], Sequence[str]]) -> None:
     """SIGTERM ends the host as it always did, but first removes the runtime dir of
     its EAL (`eal_args()`) and leaves a note in the engine log."""
@@ -293,17 +263,6 @@ def read_iface_counter(iface: str, name: str, folder: str = "statistics/") -> in
             return int(f.read().strip())
     except (OSError, ValueError):
         return 0
-
-
-def pack_array(arr: np.ndarray) -> dict[str, Any]:
-    descr: Any = arr.dtype.str if arr.dtype.names is None else [list(d) for d in arr.dtype.descr]
-    return {"descr": descr, "shape": list(arr.shape), "data": arr.tobytes()}
-
-
-def unpack_array(packed: dict[str, Any]) -> np.ndarray:
-    descr = packed["descr"]
-    dtype = np.dtype(descr if isinstance(descr, str) else [tuple(d) for d in descr])
-    return np.frombuffer(packed["data"], dtype=dtype).reshape(packed["shape"]).copy()
 
 
 def serve(channel: Any) -> None:

@@ -14,6 +14,10 @@ name carries, and never anything of a live process:
   longer runs. The log dir of a host that crashed is kept by its client as
   the crash's evidence (the error names it), marked with a ``crashed`` file:
   the sweep leaves it for `CRASH_LOG_KEEP_S`.
+
+The runtime dir of one EAL (:func:`runtime_dir`, :func:`remove_runtime_dir`) is
+here too: the facade removes it when its EAL stops, the host on SIGTERM and when
+its channel goes away, the client after its host died.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 
 from ..atomic import pid_alive
 
-__all__ = ["CRASH_LOG_KEEP_S", "mark_crashed", "new_log_dir", "sweep_engine_logs",
-           "sweep_runtime_dirs"]
+__all__ = ["CRASH_LOG_KEEP_S", "mark_crashed", "new_log_dir", "remove_runtime_dir",
+           "runtime_dir", "runtime_dir_exists", "sweep_engine_logs", "sweep_runtime_dirs"]
 
 RUNTIME_PREFIX_RE = re.compile(r"^netload-(\d+)-[0-9a-f]{6}$")
 HUGEPAGE_FILE_RE = re.compile(r"^(netload-\d+-[0-9a-f]{6})map_\d+$")
@@ -39,6 +44,32 @@ CRASH_MARK = "crashed"
 CRASH_LOG_KEEP_S = 24 * 3600.0
 UNOWNED_AGE_S = 3600.0  # an older client's log dir with no log in it yet, this old: dead
 DPDK_RUNTIME_DIR = "/var/run/dpdk"
+
+
+def runtime_dir(args: Sequence[str]) -> str | None:
+    """/var/run/dpdk/<file-prefix> of an EAL started with `args`; None without a
+    --file-prefix, or with one that is not a plain name."""
+    prefix = None
+    for i, arg in enumerate(args):
+        if arg == "--file-prefix" and i + 1 < len(args):
+            prefix = args[i + 1]
+        elif arg.startswith("--file-prefix="):
+            prefix = arg.partition("=")[2]
+    if not prefix or "/" in prefix or prefix in (".", ".."):
+        return None
+    return os.path.join(DPDK_RUNTIME_DIR, prefix)
+
+
+def runtime_dir_exists(args: Sequence[str]) -> bool:
+    path = runtime_dir(args)
+    return path is not None and os.path.lexists(path)
+
+
+def remove_runtime_dir(args: Sequence[str]) -> None:
+    """Remove /var/run/dpdk/<file-prefix> that an engine's EAL left behind."""
+    path = runtime_dir(args)
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def new_log_dir() -> str:

@@ -168,6 +168,6 @@ def test_new_log_dir_carries_the_client_pid() -> None:
 ])
 def test_runtime_dir_is_a_plain_name_under_the_runtime_root(args: list[str],
                                                             expected: str | None) -> None:
-    from pytest_netload.engine.host import runtime_dir
+    from pytest_netload.engine.leftovers import runtime_dir
 
     assert runtime_dir(args) == expected
