@@ -18,10 +18,8 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
-FCS_BYTES = 4
-MIN_FRAME_BYTES = 60  # IEEE 802.3 minimum frame, FCS excluded
-MAX_FRAME_BYTES = 9600  # jumbo limit, FCS excluded; the facade checks the native core agrees
 FIELD_WIDTHS = (1, 2, 4, 6, 8)
 FIELD_OPS = ("set", "inc", "dec", "random")
 _TPIDS = (0x8100, 0x88A8, 0x9100)

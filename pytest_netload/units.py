@@ -26,7 +26,6 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Protocol, TypeAlias, runtime_checkable
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.packets import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
 __all__ = [
     "FCS_BYTES",
@@ -34,7 +33,9 @@ __all__ = [
     "LAYER_EXTRA_BYTES",
     "LAYER_OVERHEAD_BYTES",
     "LAYER_TEXT",
+    "MAX_FRAME_BYTES",
     "MAX_FRAME_SIZE_BYTES",
+    "MIN_FRAME_BYTES",
     "MIN_FRAME_SIZE_BYTES",
     "PREAMBLE_IFG_BYTES",
     "RATE_KINDS",
@@ -51,6 +52,9 @@ __all__ = [
     "layer_overhead_bytes",
 ]
 
+FCS_BYTES = 4
+MIN_FRAME_BYTES = 60  # IEEE 802.3 minimum frame, FCS excluded
+MAX_FRAME_BYTES = 9600  # jumbo limit, FCS excluded; the facade checks the native core agrees
 LAYERS = ("l1", "l2", "l2-nofcs")
 PREAMBLE_IFG_BYTES = 20  # 7 B preamble + 1 B SFD + 12 B inter-frame gap
 #: Bytes a layer counts on top of a frame size that *includes* the FCS.

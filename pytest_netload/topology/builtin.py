@@ -56,10 +56,10 @@ from pytest_netload.errors import (
     NetloadEnvironmentError,
     NetloadWarning,
 )
-from pytest_netload.packets import FCS_BYTES, MIN_FRAME_BYTES
 from pytest_netload.topology.facts import LINE_RATE_BPS, MTU, WIRES
 from pytest_netload.topology.model import PortSpec, Topology, Wire
 from pytest_netload.topology.nft import RANDOM_SCALE, NftDropRule, drop_random
+from pytest_netload.units import FCS_BYTES, MIN_FRAME_BYTES
 
 __all__ = [
     "BACKENDS",
