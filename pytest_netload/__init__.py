@@ -15,10 +15,10 @@ from .errors import (
     NetloadError,
     NetloadWarning,
 )
+from .measure.results import RunResult, StreamResult
 from .packets import TCP, UDP, Eth, IPv4, IPv6, Template, Vlan, field, from_bytes, from_scapy
 from .patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
 from .ratecontrol import RateController, RateResult, RateShortfallWarning
-from .results import RunResult, StreamResult
 from .traffic import Stream, UdpSpec, flow_stream, udp
 from .units import Duration, Rate, Size
 

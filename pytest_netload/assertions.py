@@ -12,7 +12,7 @@ Bad arguments (an unknown keyword, a bound that does not parse, a result without
 check needs) raise :class:`~pytest_netload.errors.NetloadConfigError` (pytest: ERROR). Every
 check, passed or failed, is kept with :func:`recording.record_verdict` before anything is
 raised. Methods: percentiles and their confidence intervals are those of
-:class:`~pytest_netload.latency.LatencyResult`; loss bounds are Clopper-Pearson
+:class:`~pytest_netload.measure.latency.LatencyResult`; loss bounds are Clopper-Pearson
 (:func:`stats.clopper_pearson_upper`).
 """
 
@@ -27,11 +27,11 @@ from typing import Any
 
 from .bounds import Bound, compare, parse_rate_bound, parse_time_bound
 from .errors import NetloadConfigError
-from .latency import LatencyResult
-from .recording import record_verdict
+from .measure.latency import LatencyResult
+from .measure.recording import record_verdict
+from .measure.stats import clopper_pearson_upper
 from .rfc2544.throughput import FrameSizeThroughput, ThroughputResult
 from .rfc2544.trial import frame_size_label
-from .stats import clopper_pearson_upper
 from .units import LAYER_TEXT, Duration, Size, check_layer, frame_bits
 
 __all__ = ["assert_latency", "assert_loss", "assert_throughput"]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import NetloadError
-from .results import RunResult
+from .measure.results import RunResult
 from .units import LAYER_TEXT
 
 LAYER = "l2"

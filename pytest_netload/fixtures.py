@@ -20,8 +20,8 @@ from .engine.client import Engine, Port
 from .errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
 from .harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
 from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
+from .measure.recording import note_run
 from .options import Settings
-from .recording import note_run
 from .runner import Calibration, Rfc2544Runner
 from .topology.model import Topology
 

@@ -16,11 +16,11 @@ from typing import Any, Self
 from . import progress
 from .engine.client import Engine, Port
 from .errors import NetloadConfigError, NetloadEnvironmentError
-from .latency import LatencyResult
 from .markers import NetloadMark
+from .measure.latency import LatencyResult
+from .measure.recording import record_measurement
+from .measure.results import RunResult, StreamResult
 from .ratecontrol import RateController, RateResult
-from .recording import record_measurement
-from .results import RunResult, StreamResult
 from .topology.model import Flow, Topology
 from .traffic import UdpSpec
 from .units import as_duration

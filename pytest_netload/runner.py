@@ -22,8 +22,8 @@ from .engine.client import Engine, LoadedStream, Port, Tx
 from .errors import InvalidTrial, NetloadConfigError
 from .harness import WiredPorts
 from .markers import Rfc2544Mark, time_budget_seconds
+from .measure.recording import record_measurement
 from .patterns import CBR, MaxRate, Phase
-from .recording import record_measurement
 from .rfc2544 import (
     FrameSize,
     FrameSizeThroughput,

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import NetloadConfigError
-from .results import lag_cause, shortfall_cause
+from .measure.results import lag_cause, shortfall_cause
 from .units import MIN_TRIAL_S, run_seconds
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure

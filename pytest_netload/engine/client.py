@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .. import errors
-from ..results import RunResult, build_run_result
+from ..measure.results import RunResult, build_run_result
 from ..units import run_seconds
 from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
 from .locks import cmdline

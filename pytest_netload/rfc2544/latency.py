@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NetloadConfigError
-from ..latency import DEFAULT_PERCENTILES, LatencyResult
+from ..measure.latency import DEFAULT_PERCENTILES, LatencyResult
 from .summary import Spread, check_positive, check_trials
 from .throughput import require_valid, valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import NetloadConfigError
-from ..latency import LatencyResult
-from ..stats import clopper_pearson_upper
+from ..measure.latency import LatencyResult
+from ..measure.stats import clopper_pearson_upper
 from ..units import frame_bits
 
 FrameSize = int | str  # bytes with FCS, or "imix"

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from pytest_netload import assert_latency, assert_loss, assert_throughput
-from pytest_netload.histogram import LogHistogram
-from pytest_netload.latency import LatencyResult
-from pytest_netload.recording import record_measurement, recording
+from pytest_netload.measure.histogram import LogHistogram
+from pytest_netload.measure.latency import LatencyResult
+from pytest_netload.measure.recording import record_measurement, recording
 from pytest_netload.reports import json as json_report
 from pytest_netload.rfc2544 import TrialResult, binary_search
 from pytest_netload.rfc2544.back_to_back import back_to_back

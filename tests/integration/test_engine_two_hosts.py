@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_netload.engine.client import Engine
+from pytest_netload.measure.results import RunResult
 from pytest_netload.packets import UDP, Eth, IPv4
-from pytest_netload.results import RunResult
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic import Stream
 

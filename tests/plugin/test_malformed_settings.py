@@ -38,7 +38,7 @@ DATA = Path(__file__).parent.parent / "data"
 
 MEASURED_SUITE = """
     import pytest
-    from pytest_netload.recording import record_measurement
+    from pytest_netload.measure.recording import record_measurement
 
     def test_measured():
         record_measurement("throughput", {"frame_size": 64, "throughput_pps": 250000.0,
@@ -227,7 +227,7 @@ def _dollar_suite() -> str:
     test = next(t for t in doc["tests"] if t["nodeid"].endswith("test_latency_under_load"))
     latency = next(m for m in test["measurements"] if m["kind"] == "latency")
     latency = {k: v for k, v in latency.items() if k != "kind"} | {"stream": "rx $^$ probe"}
-    return (f"import pytest\nfrom pytest_netload.recording import record_measurement\n\n"
+    return (f"import pytest\nfrom pytest_netload.measure.recording import record_measurement\n\n"
             f"DATA = {latency!r}\n\n"
             "@pytest.mark.parametrize('n', ['$x', 'a$_$'])\n"
             "def test_meter(n):\n    record_measurement('latency', DATA)\n")

@@ -14,7 +14,7 @@ pytest_plugins = ["pytester"]
 FAKE_SUITE = """
     import pytest
     from pytest_netload import progress
-    from pytest_netload.recording import record_measurement
+    from pytest_netload.measure.recording import record_measurement
 
     THROUGHPUT = {"frame_size": 64, "throughput_pps": 250000.0, "trials": [
         {"valid": True, "lost": 0, "offered_pps": 250000.0,
@@ -226,7 +226,7 @@ def test_allure_gets_steps_attachments_and_environment(pytester: pytest.Pytester
 
 BASELINE_SUITE = """
     import os
-    from pytest_netload.recording import record_measurement
+    from pytest_netload.measure.recording import record_measurement
 
     def test_router():
         tput = float(os.environ.get("TPUT", "250000"))

@@ -20,7 +20,7 @@ pytest_plugins = ["pytester"]
 CRASHING = """
     import pytest
     from pytest_netload.errors import EngineCrashed
-    from pytest_netload.recording import record_measurement
+    from pytest_netload.measure.recording import record_measurement
 
     @pytest.mark.netload
     def test_before():

@@ -18,12 +18,12 @@ from pytest_netload import assertions
 from pytest_netload.assertions import assert_latency, assert_loss, assert_throughput
 from pytest_netload.bounds import format_ns
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.histogram import LogHistogram
-from pytest_netload.latency import LatencyResult
-from pytest_netload.recording import TestRecord, recording
-from pytest_netload.results import RunResult, StreamResult
+from pytest_netload.measure.histogram import LogHistogram
+from pytest_netload.measure.latency import LatencyResult
+from pytest_netload.measure.recording import TestRecord, recording
+from pytest_netload.measure.results import RunResult, StreamResult
+from pytest_netload.measure.stats import clopper_pearson_upper
 from pytest_netload.rfc2544 import FrameSizeThroughput, Resolution, ThroughputResult, TrialResult
-from pytest_netload.stats import clopper_pearson_upper
 from pytest_netload.units import Rate, Size
 
 N_BUCKETS = 2560  # NETLOAD_HIST_BUCKETS

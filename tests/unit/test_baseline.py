@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import t as student_t  # type: ignore[import-untyped,unused-ignore]
 
-from pytest_netload import stats
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.measure import stats
 from pytest_netload.reports import baseline as bl
 from pytest_netload.reports.baseline import HIGHER, LOWER, Key
 from pytest_netload.reports.json import session_document

@@ -8,8 +8,8 @@ import pytest
 
 from pytest_netload import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.engine.client import check_clock, hardware_clock
-from pytest_netload.histogram import LogHistogram
-from pytest_netload.results import StreamResult, clock_fields
+from pytest_netload.measure.histogram import LogHistogram
+from pytest_netload.measure.results import StreamResult, clock_fields
 
 
 def port(device: str, hw: bool, **caps: bool) -> SimpleNamespace:

@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.latency: LatencyResult, percentiles, IPDV, HdrHistogram exchange."""
+"""Unit tests of pytest_netload.measure.latency: LatencyResult, percentiles, IPDV, HdrHistogram exchange."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_netload import stats
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
-from pytest_netload.histogram import LogHistogram
-from pytest_netload.latency import (
+from pytest_netload.measure import stats
+from pytest_netload.measure.histogram import LogHistogram
+from pytest_netload.measure.latency import (
     DEFAULT_PERCENTILES,
     LatencyResult,
     Percentile,

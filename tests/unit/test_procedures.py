@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
-from pytest_netload.histogram import LogHistogram
-from pytest_netload.latency import LatencyResult
+from pytest_netload.measure.histogram import LogHistogram
+from pytest_netload.measure.latency import LatencyResult
 from pytest_netload.rfc2544 import (
     FrameSizeThroughput,
     Resolution,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_netload.results import StreamResult, shortfall_cause
+from pytest_netload.measure.results import StreamResult, shortfall_cause
 
 
 def stream(**kw: Any) -> StreamResult:

@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.stats: order-statistic CIs, histogram quantiles, jitter, loss."""
+"""Unit tests of pytest_netload.measure.stats: order-statistic CIs, histogram quantiles, jitter, loss."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, lognorm  # type: ignore[import-untyped,unused-ignore]
 
-from pytest_netload import stats
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.histogram import LogHistogram
+from pytest_netload.measure import stats
+from pytest_netload.measure.histogram import LogHistogram
 
 N_BUCKETS = 2560  # NETLOAD_HIST_BUCKETS
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
-from pytest_netload.results import RunResult, StreamResult
+from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.runner import EngineMeasurer
 from pytest_netload.validity import (

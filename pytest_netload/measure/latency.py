@@ -2,7 +2,7 @@
 
 A :class:`LatencyResult` wraps the engine's latency histogram (whole ns, the log-linear
 layout of ``native/src/hist.c``) and what the engine says about how it measured. Methods are
-those of :mod:`pytest_netload.stats`: quantiles by the inverse empirical CDF, read as the
+those of :mod:`pytest_netload.measure.stats`: quantiles by the inverse empirical CDF, read as the
 midpoint of the histogram bucket that holds them, with a distribution-free order-statistic
 confidence interval widened to bucket bounds (so it covers sampling *and* binning).
 
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import NetloadConfigError, NetloadEnvironmentError
 from . import stats
-from .errors import NetloadConfigError, NetloadEnvironmentError
 from .histogram import LogHistogram
 
 __all__ = [

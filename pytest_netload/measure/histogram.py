@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import NetloadConfigError
+from ..errors import NetloadConfigError
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from scipy import signal  # type: ignore[import-untyped,unused-ignore]
 from scipy.stats import beta, binom  # type: ignore[import-untyped,unused-ignore]
 
-from .errors import NetloadConfigError
+from ..errors import NetloadConfigError
 
 __all__ = [
     "ci_coverage",

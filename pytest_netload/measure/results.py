@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from .atomic import write_atomic
-from .errors import NetloadConfigError
+from ..atomic import write_atomic
+from ..errors import NetloadConfigError
+from ..units import LAYER_TEXT, layer_overhead_bytes
 from .histogram import LogHistogram
 from .latency import LatencyResult
-from .units import LAYER_TEXT, layer_overhead_bytes
 
 PCAP_NS_MAGIC = 0xA1B23C4D  # pcap with nanosecond timestamps, Ethernet link type
 
