@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from pytest_netload.engine.client import Engine
-from pytest_netload.packets import UDP, Eth, IPv4
 from pytest_netload.runner import EngineMeasurer
 from pytest_netload.topology.builtin import build, shaper_capacity_pps
-from pytest_netload.traffic import Stream, flow_stream
+from pytest_netload.traffic.packets import UDP, Eth, IPv4
+from pytest_netload.traffic.streams import Stream, flow_stream
 
 TESTPMD = shutil.which("dpdk-testpmd") or "/usr/bin/dpdk-testpmd"
 
@@ -98,7 +98,7 @@ def alternate(rounds: int, peer: Callable[[], float],
 def udp_stream(size: int = 64, fields: int = 2, name: str = "bench") -> Stream:
     """64-byte UDP frames with `fields` modified fields (IPv4 src, UDP sport)."""
     tmpl = (Eth() / IPv4(src="198.18.0.1", dst="198.19.0.1") / UDP(sport=1024, dport=9)).build()
-    from pytest_netload.packets import field
+    from pytest_netload.traffic.packets import field
 
     mods = [field(tmpl, "ip.src", "inc", min="198.18.0.1", max="198.18.0.254"),
             field(tmpl, "udp.sport", "random", min=1024, max=65535)][:fields]

@@ -27,8 +27,8 @@ import numpy as np
 
 from pytest_netload import Engine, Rate, flow_stream
 from pytest_netload.engine.client import Tx
-from pytest_netload.patterns import CBR
 from pytest_netload.topology.builtin import build
+from pytest_netload.traffic.patterns import CBR
 
 PPS = 10_000.0
 SECONDS = 2.0

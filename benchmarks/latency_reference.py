@@ -15,8 +15,8 @@ from _common import udp_stream
 
 from pytest_netload import Engine, Rate
 from pytest_netload.engine.client import Tx
-from pytest_netload.patterns import CBR
 from pytest_netload.reference import ReferenceDut
+from pytest_netload.traffic.patterns import CBR
 
 D_NS = 100_000
 PPS = 10_000.0

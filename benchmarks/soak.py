@@ -27,7 +27,7 @@ from typing import Any
 
 from pytest_netload.engine.client import Engine
 from pytest_netload.topology.builtin import build
-from pytest_netload.traffic import flow_stream
+from pytest_netload.traffic.streams import flow_stream
 
 WARMUP_S = 10.0   # memory is compared from here on: pools and rings are allocated by then
 

@@ -16,10 +16,21 @@ from .errors import (
     NetloadWarning,
 )
 from .measure.results import RunResult, StreamResult
-from .packets import TCP, UDP, Eth, IPv4, IPv6, Template, Vlan, field, from_bytes, from_scapy
-from .patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
 from .ratecontrol import RateController, RateResult, RateShortfallWarning
-from .traffic import Stream, UdpSpec, flow_stream, udp
+from .traffic.packets import (
+    TCP,
+    UDP,
+    Eth,
+    IPv4,
+    IPv6,
+    Template,
+    Vlan,
+    field,
+    from_bytes,
+    from_scapy,
+)
+from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
+from .traffic.streams import Stream, UdpSpec, flow_stream, udp
 from .units import Duration, Rate, Size
 
 __all__ = [

@@ -41,7 +41,7 @@ def _print_result(result: RunResult, out: Any = sys.stdout) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .engine.client import Engine
     from .topology.builtin import build, sweep_stale
-    from .traffic import flow_stream
+    from .traffic.streams import flow_stream
 
     for name in sweep_stale():
         print(f"removed {name}, left behind by a netload process that has ended")
@@ -80,9 +80,9 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
 
 def _methods_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
     from .engine.client import Engine
-    from .packets import UDP, Eth, IPv4
     from .topology.builtin import build, vdev_string
-    from .traffic import Stream
+    from .traffic.packets import UDP, Eth, IPv4
+    from .traffic.streams import Stream
 
     rows: list[tuple[str, ...]] = []
     template = (Eth() / IPv4() / UDP()).build()

@@ -208,7 +208,7 @@ class TrafficBuilder:
     def udp(self, src: str | None = None, dst: str | None = None, *, wire: int | None = None,
             **kw: Any) -> Any:
         """A UDP stream bound to wire `wire` (default: the marker's, else 0)."""
-        from .traffic import udp
+        from .traffic.streams import udp
 
         tx, rx = self.ports.wire(self.mark.wire if wire is None else wire)
         kw.setdefault("flows", self.mark.flows)

@@ -22,7 +22,7 @@ from .measure.recording import record_measurement
 from .measure.results import RunResult, StreamResult
 from .ratecontrol import RateController, RateResult
 from .topology.model import Flow, Topology
-from .traffic import UdpSpec
+from .traffic.streams import UdpSpec
 from .units import as_duration
 
 

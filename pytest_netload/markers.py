@@ -165,7 +165,7 @@ def parse_netload(mark: pytest.Mark) -> NetloadMark:
         if key == "rate":
             out["rate"] = None if value is None else as_rate(value, what="rate")
         elif key == "pattern":
-            from .patterns import parse_pattern
+            from .traffic.patterns import parse_pattern
 
             parse_pattern(value)
             out["pattern"] = value
@@ -322,7 +322,7 @@ def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts
             f"{rate_key}='{rate}' is a share of the line rate, but {where} declares none "
             f"({facts.source}); give the rate in pps or bit/s, e.g. '100kpps'")
     if facts.mtu is not None:
-        from .traffic import IMIX_PRESETS
+        from .traffic.streams import IMIX_PRESETS
 
         for size in mark.frame_sizes or ():
             largest = max(IMIX_PRESETS[size]) if isinstance(size, str) else size

@@ -23,7 +23,6 @@ from .errors import InvalidTrial, NetloadConfigError
 from .harness import WiredPorts
 from .markers import Rfc2544Mark, time_budget_seconds
 from .measure.recording import record_measurement
-from .patterns import CBR, MaxRate, Phase
 from .rfc2544 import (
     FrameSize,
     FrameSizeThroughput,
@@ -47,7 +46,8 @@ from .rfc2544.recovery import (
 )
 from .rfc2544.summary import check_trials
 from .rfc2544.throughput import require_valid, valid_trial
-from .traffic import UdpSpec
+from .traffic.patterns import CBR, MaxRate, Phase
+from .traffic.streams import UdpSpec
 from .units import Rate, as_rate, frame_bits, run_seconds
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
 

@@ -260,7 +260,7 @@ def test_shaper_capacity_is_measured_within_2_percent(
     size - 4), and every frame that did not arrive is one the qdisc dropped.
     """
     from pytest_netload import RateController
-    from pytest_netload.traffic import flow_stream
+    from pytest_netload.traffic.streams import flow_stream
 
     capacity = shaper_capacity_pps(RATE_BPS, size)
     with build("netns-shaped", rate_bps=RATE_BPS, qdisc=qdisc) as built, \
@@ -294,7 +294,7 @@ def test_shaper_capacity_is_measured_within_2_percent(
 @root_test
 def test_shaper_leaves_p1_to_p0_alone(engine: Any) -> None:
     from pytest_netload import RateController
-    from pytest_netload.traffic import flow_stream
+    from pytest_netload.traffic.streams import flow_stream
 
     capacity = shaper_capacity_pps(RATE_BPS, 64)
     with build("netns-shaped", rate_bps=RATE_BPS) as built, _ports(engine, built) as ports:
@@ -330,7 +330,7 @@ def test_lossy_metadata_and_rule() -> None:
 def test_lossy_loss_is_binomial_and_counted_by_the_rule(engine: Any) -> None:
     """200k frames p0 -> p1 at 100 kpps (paced, so nothing but the rule can drop one)."""
     from pytest_netload import RateController
-    from pytest_netload.traffic import flow_stream
+    from pytest_netload.traffic.streams import flow_stream
 
     count, ratio = 200_000, 0.01
     with build("netns-lossy") as built, _ports(engine, built) as ports:
@@ -408,7 +408,7 @@ def test_bridge_built_and_removed() -> None:
 
 @root_test
 def test_bridge_forwards_both_directions_exact(engine: Any) -> None:
-    from pytest_netload.traffic import flow_stream
+    from pytest_netload.traffic.streams import flow_stream
 
     count = 100_000
     with build("netns-bridge") as built, _ports(engine, built) as ports:

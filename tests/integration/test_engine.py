@@ -18,8 +18,18 @@ import pytest
 from pytest_netload import errors
 from pytest_netload.engine.client import Engine, LoadedStream, Port
 from pytest_netload.measure.results import RunResult, StreamResult
-from pytest_netload.packets import FCS_BYTES, TCP, UDP, Eth, FieldOp, IPv4, IPv6, Template, field
-from pytest_netload.traffic import SizeSpec, Stream
+from pytest_netload.traffic.packets import (
+    FCS_BYTES,
+    TCP,
+    UDP,
+    Eth,
+    FieldOp,
+    IPv4,
+    IPv6,
+    Template,
+    field,
+)
+from pytest_netload.traffic.streams import SizeSpec, Stream
 
 pytestmark = [
     pytest.mark.integration,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_netload.engine.client import Engine, LoadedStream
-from pytest_netload.packets import (
+from pytest_netload.traffic.packets import (
     FCS_BYTES,
     TCP,
     UDP,
@@ -30,7 +30,7 @@ from pytest_netload.packets import (
     Vlan,
     field,
 )
-from pytest_netload.traffic import Stream
+from pytest_netload.traffic.streams import Stream
 
 pytestmark = [
     pytest.mark.integration,

@@ -16,10 +16,10 @@ import pytest
 
 from pytest_netload.engine.client import Engine, LoadedStream, Port
 from pytest_netload.measure.results import RunResult, StreamResult
-from pytest_netload.packets import UDP, Eth, IPv4
 from pytest_netload.topology.builtin import BuiltTopology, build
 from pytest_netload.topology.nft import drop_every_nth, drop_random
-from pytest_netload.traffic import Stream
+from pytest_netload.traffic.packets import UDP, Eth, IPv4
+from pytest_netload.traffic.streams import Stream
 
 pytestmark = [
     pytest.mark.integration,

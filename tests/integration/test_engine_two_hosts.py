@@ -15,9 +15,9 @@ import pytest
 
 from pytest_netload.engine.client import Engine
 from pytest_netload.measure.results import RunResult
-from pytest_netload.packets import UDP, Eth, IPv4
 from pytest_netload.topology.builtin import build
-from pytest_netload.traffic import Stream
+from pytest_netload.traffic.packets import UDP, Eth, IPv4
+from pytest_netload.traffic.streams import Stream
 
 pytestmark = [
     pytest.mark.integration,

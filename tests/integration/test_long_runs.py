@@ -18,7 +18,7 @@ import pytest
 from pytest_netload import UDP, Eth, IPv4, Rate, RateController, Stream
 from pytest_netload.engine.client import Engine, Port, Tx
 from pytest_netload.measure.results import shortfall_cause
-from pytest_netload.patterns import CBR
+from pytest_netload.traffic.patterns import CBR
 
 pytest_plugins = ["pytester"]
 

@@ -10,8 +10,8 @@ from scipy import stats
 
 from pytest_netload import UDP, Engine, Eth, IPv4, NetloadConfigError, Rate, Stream
 from pytest_netload.engine.client import Tx
-from pytest_netload.patterns import CBR
 from pytest_netload.reference import ReferenceDut
+from pytest_netload.traffic.patterns import CBR
 
 pytestmark = [
     pytest.mark.integration,

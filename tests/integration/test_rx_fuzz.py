@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from pytest_netload.engine.client import Engine, LoadedStream, Port
-from pytest_netload.packets import UDP, Eth, IPv4, field
-from pytest_netload.traffic import Stream
+from pytest_netload.traffic.packets import UDP, Eth, IPv4, field
+from pytest_netload.traffic.streams import Stream
 
 pytestmark = [
     pytest.mark.integration,

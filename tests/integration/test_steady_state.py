@@ -20,7 +20,7 @@ from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544.trial import STEADY_BACKLOG_RATIO, TrialResult
 from pytest_netload.runner import EngineMeasurer
 from pytest_netload.topology.builtin import build, shaper_capacity_pps
-from pytest_netload.traffic import flow_stream
+from pytest_netload.traffic.streams import flow_stream
 
 pytestmark = [
     pytest.mark.integration,

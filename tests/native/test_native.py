@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from pytest_netload.engine._netload_native import ffi, lib  # type: ignore[import-not-found]
 
-from pytest_netload import errors, packets, traffic
+from pytest_netload import errors
 from pytest_netload.engine import facade
+from pytest_netload.traffic import packets, streams
 
 HEADER = Path(__file__).resolve().parents[2] / "native" / "include" / "netload_api.h"
 HEADER_TEXT = HEADER.read_text()
@@ -208,15 +209,15 @@ def test_frame_size_limits_agree() -> None:
 
 
 def test_frames_per_stream_and_sequence_limits_agree() -> None:
-    assert traffic.MAX_FRAMES == lib.NETLOAD_MAX_FRAMES
-    assert facade.constants()["max_frames"] == traffic.MAX_FRAMES
+    assert streams.MAX_FRAMES == lib.NETLOAD_MAX_FRAMES
+    assert facade.constants()["max_frames"] == streams.MAX_FRAMES
     t = (packets.Eth() / packets.IPv4() / packets.UDP()).build()
-    traffic.Stream(t, size=list(range(64, 64 + lib.NETLOAD_MAX_FRAMES)))
+    streams.Stream(t, size=list(range(64, 64 + lib.NETLOAD_MAX_FRAMES)))
     with pytest.raises(errors.NetloadConfigError, match="exceed 64"):
-        traffic.Stream(t, size=list(range(64, 65 + lib.NETLOAD_MAX_FRAMES)))
+        streams.Stream(t, size=list(range(64, 65 + lib.NETLOAD_MAX_FRAMES)))
     # Sequence entries are uint16_t frame indices; the sequence length is a uint32_t.
     assert lib.NETLOAD_MAX_FRAMES <= 0x10000
-    assert traffic.MAX_SEQUENCE <= 0xFFFF_FFFF
+    assert streams.MAX_SEQUENCE <= 0xFFFF_FFFF
 
 
 def test_field_ops_and_widths_agree() -> None:
@@ -243,7 +244,7 @@ def test_signature_layout_agrees() -> None:
     window = lib.NETLOAD_SEQ_WINDOW
     assert window > 0 and window & (window - 1) == 0
     t = (packets.Eth() / packets.IPv4() / packets.UDP()).build()
-    spec = traffic.Stream(t, size=64).compile(lib.NETLOAD_SIGNATURE_BYTES)
+    spec = streams.Stream(t, size=64).compile(lib.NETLOAD_SIGNATURE_BYTES)
     assert [len(f) for f in spec["frames"]] == [64 - packets.FCS_BYTES]
     assert spec["frames"][0][-lib.NETLOAD_SIGNATURE_BYTES:] == bytes(16)  # room, zeroed
 
@@ -254,7 +255,7 @@ def test_name_arrays_have_the_declared_length() -> None:
 
 
 def test_python_pacing_and_burst_limits_agree_with_c() -> None:
-    from pytest_netload import patterns
+    from pytest_netload.traffic import patterns
 
     assert patterns.MAX_GAPS == lib.NETLOAD_MAX_GAPS
     assert patterns.MAX_PHASES == lib.NETLOAD_MAX_PHASES

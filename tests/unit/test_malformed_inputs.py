@@ -363,7 +363,7 @@ def _(tmp: Path) -> Any:
 
 @bad("ramp-step-1e9s", "ramp step 0 duration", "24 h")
 def _(tmp: Path) -> Any:
-    from pytest_netload.patterns import Ramp
+    from pytest_netload.traffic.patterns import Ramp
 
     return Ramp([("1Mpps", "1e9s")])
 
@@ -407,7 +407,7 @@ for _id, _expr, _fragments in UNIT_CASES:
 
 def _udp(**kw: Any) -> Callable[[Path], Any]:
     def call(tmp: Path) -> Any:
-        from pytest_netload.traffic import udp
+        from pytest_netload.traffic.streams import udp
 
         return udp(**kw)
     return call
@@ -434,14 +434,14 @@ for _id, _kw, _fragments in UDP_CASES:
 
 
 def _template() -> Any:
-    from pytest_netload.packets import UDP, Eth, IPv4
+    from pytest_netload.traffic.packets import UDP, Eth, IPv4
 
     return (Eth() / IPv4() / UDP()).build()
 
 
 def _stream(**kw: Any) -> Callable[[Path], Any]:
     def call(tmp: Path) -> Any:
-        from pytest_netload.traffic import Stream
+        from pytest_netload.traffic.streams import Stream
 
         return Stream(kw.pop("template", None) or _template(), **kw)
     return call
@@ -461,7 +461,7 @@ for _id, _kw, _fragments in STREAM_CASES:
 
 def _field(*args: Any, **kw: Any) -> Callable[[Path], Any]:
     def call(tmp: Path) -> Any:
-        from pytest_netload.packets import field
+        from pytest_netload.traffic.packets import field
 
         return field(_template(), *args, **kw)
     return call
@@ -496,7 +496,7 @@ def _controller(**kw: Any) -> Any:
 
 def _run(*args: Any, **kw: Any) -> Callable[[Path], Any]:
     def call(tmp: Path) -> Any:
-        from pytest_netload.traffic import Stream
+        from pytest_netload.traffic.streams import Stream
 
         stream = Stream(_template())
         return _controller().run(*(args or (stream,)), **kw)
@@ -526,7 +526,7 @@ for _id, _args, _kw, _fragments in RUN_CASES:
 
 @bad("run-weight-negative", "stream weight -1")
 def _(tmp: Path) -> Any:
-    from pytest_netload.traffic import Stream
+    from pytest_netload.traffic.streams import Stream
 
     return _controller().run([(Stream(_template()), -1)], count=5)
 

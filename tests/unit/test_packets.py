@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.packets: headers, lengths and checksums checked against scapy."""
+"""Unit tests of pytest_netload.traffic.packets: headers, lengths and checksums checked against scapy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.packets import (
+from pytest_netload.traffic.packets import (
     FIELD_OPS,
     TCP,
     UDP,

@@ -209,7 +209,7 @@ def test_udp_streams_build_or_raise_config_errors(sport: int, dport: int, flows:
                                                   stamp_every: int, src: str | None) -> None:
     from pytest_netload.topology import PortSpec
     from pytest_netload.topology.model import Flow
-    from pytest_netload.traffic import UdpSpec, udp
+    from pytest_netload.traffic.streams import UdpSpec, udp
 
     spec = _only_config_errors(udp, src, size=size, flows=flows, sport=sport, dport=dport,
                                stamp_every=stamp_every)
@@ -229,8 +229,8 @@ def test_udp_streams_build_or_raise_config_errors(sport: int, dport: int, flows:
        width=st.one_of(st.none(), st.sampled_from([1, 2, 4, 6, 8]), INTS))
 def test_field_ops_build_or_raise_config_errors(name: Any, op: Any, low: Any, high: Any,
                                                 value: Any, step: Any, width: Any) -> None:
-    from pytest_netload.packets import UDP, Eth, IPv4, field
-    from pytest_netload.traffic import Stream
+    from pytest_netload.traffic.packets import UDP, Eth, IPv4, field
+    from pytest_netload.traffic.streams import Stream
 
     template = (Eth() / IPv4() / UDP()).build()
     made = _only_config_errors(field, template, name, op, min=low, max=high, value=value,
@@ -244,7 +244,7 @@ def test_field_ops_build_or_raise_config_errors(name: Any, op: Any, low: Any, hi
        mac=st.one_of(st.text(max_size=20), INTS, st.binary(max_size=8)))
 def test_layers_build_or_raise_config_errors(ttl: Any, tos: Any, ident: Any, sport: Any,
                                              dport: Any, vid: Any, pcp: Any, mac: Any) -> None:
-    from pytest_netload.packets import UDP, Eth, IPv4, Vlan
+    from pytest_netload.traffic.packets import UDP, Eth, IPv4, Vlan
 
     def build() -> Any:
         return (Eth(src=mac) / Vlan(vid, pcp) / IPv4(ttl=ttl, tos=tos, id=ident)

@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.patterns: gap tables and phases for the native TX loop."""
+"""Unit tests of pytest_netload.traffic.patterns: gap tables and phases for the native TX loop."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.patterns import (
+from pytest_netload.traffic.patterns import (
     CBR,
     DEFAULT_TABLE_SIZE,
     MAX_GAP_PS,

@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.traffic: size plans, IMIX interleaving, compiled engine specs."""
+"""Unit tests of pytest_netload.traffic.streams: size plans, IMIX interleaving, compiled engine specs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.packets import TCP, UDP, Eth, FieldOp, IPv4, IPv6, Vlan, field
-from pytest_netload.traffic import (
+from pytest_netload.traffic.packets import TCP, UDP, Eth, FieldOp, IPv4, IPv6, Vlan, field
+from pytest_netload.traffic.streams import (
     IMIX_PRESETS,
     MAX_FRAMES,
     MAX_SEQUENCE,

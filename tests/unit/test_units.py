@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.packets import UDP, Eth, IPv4
-from pytest_netload.traffic import Stream
+from pytest_netload.traffic.packets import UDP, Eth, IPv4
+from pytest_netload.traffic.streams import Stream
 from pytest_netload.units import (
     LAYER_OVERHEAD_BYTES,
     LAYER_TEXT,

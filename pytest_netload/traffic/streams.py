@@ -17,7 +17,14 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.packets import FCS_BYTES, FieldOp, Layer, LayerStack, Template, from_scapy
+from pytest_netload.traffic.packets import (
+    FCS_BYTES,
+    FieldOp,
+    Layer,
+    LayerStack,
+    Template,
+    from_scapy,
+)
 
 #: Frame-size mixes by name: {frame size with FCS: weight}. Simple IMIX is 7:4:1 of 64/594/1518.
 IMIX_PRESETS: Mapping[str, Mapping[int, int]] = MappingProxyType({
@@ -274,7 +281,7 @@ class UdpSpec:
 
     def for_flow(self, flow: Any) -> Stream:
         """This stream's frames for one wire of a topology (a `topology.model.Flow`)."""
-        from pytest_netload.packets import UDP, Eth, IPv4, IPv6, field
+        from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6, field
 
         src_ip = self.src or flow.src_ip or "198.18.0.2"
         dst_ip = self.dst or flow.dst_ip or "198.19.0.2"
@@ -289,7 +296,7 @@ class UdpSpec:
 
 @functools.cache
 def _udp_template(ip_version: int) -> Template:
-    from pytest_netload.packets import UDP, Eth, IPv4, IPv6
+    from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6
 
     return (Eth() / (IPv6() if ip_version == 6 else IPv4()) / UDP()).build()
 
