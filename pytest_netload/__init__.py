@@ -4,7 +4,6 @@ Importing this package never loads the native extension or DPDK: the engine
 runs in its own host process, started by `Engine`.
 """
 
-from .assertions import assert_latency, assert_loss, assert_throughput
 from .engine.client import Engine, LoadedStream, Port
 from .errors import (
     EngineCrashed,
@@ -32,6 +31,7 @@ from .traffic.packets import (
 from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
 from .traffic.streams import Stream, UdpSpec, flow_stream, udp
 from .units import Duration, Rate, Size
+from .verdicts.assertions import assert_latency, assert_loss, assert_throughput
 
 __all__ = [
     "CBR",

@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.assertions: verdicts, messages, verdict records, bad input."""
+"""Unit tests of pytest_netload.verdicts.assertions: verdicts, messages, verdict records, bad input."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pytest_netload
-from pytest_netload import assertions
-from pytest_netload.assertions import assert_latency, assert_loss, assert_throughput
-from pytest_netload.bounds import format_ns
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
@@ -25,6 +22,9 @@ from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.measure.stats import clopper_pearson_upper
 from pytest_netload.rfc2544 import FrameSizeThroughput, Resolution, ThroughputResult, TrialResult
 from pytest_netload.units import Rate, Size
+from pytest_netload.verdicts import assertions
+from pytest_netload.verdicts.assertions import assert_latency, assert_loss, assert_throughput
+from pytest_netload.verdicts.bounds import format_ns
 
 N_BUCKETS = 2560  # NETLOAD_HIST_BUCKETS
 

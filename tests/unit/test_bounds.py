@@ -1,4 +1,4 @@
-"""Unit tests of pytest_netload.bounds: parsing time and rate bounds."""
+"""Unit tests of pytest_netload.verdicts.bounds: parsing time and rate bounds."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_netload.bounds import (
+from pytest_netload.errors import NetloadConfigError
+from pytest_netload.units import Duration, Rate
+from pytest_netload.verdicts.bounds import (
     OPERATORS,
     Bound,
     format_ns,
     parse_rate_bound,
     parse_time_bound,
 )
-from pytest_netload.errors import NetloadConfigError
-from pytest_netload.units import Duration, Rate
 
 # ---- time bounds ----------------------------------------------------------------------
 

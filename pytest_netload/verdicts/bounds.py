@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Context, Decimal, InvalidOperation
 
-from .errors import NetloadConfigError
-from .units import Duration, Rate, as_rate, check_layer
+from ..errors import NetloadConfigError
+from ..units import Duration, Rate, as_rate, check_layer
 
 __all__ = [
     "OPERATORS",

@@ -25,14 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import NetloadConfigError
+from ..measure.latency import LatencyResult
+from ..measure.recording import record_verdict
+from ..measure.stats import clopper_pearson_upper
+from ..rfc2544.throughput import FrameSizeThroughput, ThroughputResult
+from ..rfc2544.trial import frame_size_label
+from ..units import LAYER_TEXT, Duration, Size, check_layer, frame_bits
 from .bounds import Bound, compare, parse_rate_bound, parse_time_bound
-from .errors import NetloadConfigError
-from .measure.latency import LatencyResult
-from .measure.recording import record_verdict
-from .measure.stats import clopper_pearson_upper
-from .rfc2544.throughput import FrameSizeThroughput, ThroughputResult
-from .rfc2544.trial import frame_size_label
-from .units import LAYER_TEXT, Duration, Size, check_layer, frame_bits
 
 __all__ = ["assert_latency", "assert_loss", "assert_throughput"]
 
