@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.engine.client import Engine
-from pytest_netload.runner import EngineMeasurer
 from pytest_netload.topology.builtin import build, shaper_capacity_pps
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
 from pytest_netload.traffic.streams import Stream, flow_stream

@@ -14,8 +14,8 @@ import numpy as np
 from _common import udp_stream
 
 from pytest_netload import Engine, Rate
+from pytest_netload.bench.reference import ReferenceDut
 from pytest_netload.engine.client import Tx
-from pytest_netload.reference import ReferenceDut
 from pytest_netload.traffic.patterns import CBR
 
 D_NS = 100_000

@@ -33,10 +33,10 @@ from functools import partial
 
 from _common import shaped_measurer
 
+from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
-from pytest_netload.runner import EngineMeasurer
 
 DRAIN_S = 0.5         # longer than the queue: its backlog arrives within the drain
 HEADROOM = 1.5        # searches start from 1.5x the capacity

@@ -4,6 +4,7 @@ Importing this package never loads the native extension or DPDK: the engine
 runs in its own host process, started by `Engine`.
 """
 
+from .bench.ratecontrol import RateController, RateResult, RateShortfallWarning
 from .engine.client import Engine, LoadedStream, Port
 from .errors import (
     EngineCrashed,
@@ -15,7 +16,6 @@ from .errors import (
     NetloadWarning,
 )
 from .measure.results import RunResult, StreamResult
-from .ratecontrol import RateController, RateResult, RateShortfallWarning
 from .traffic.packets import (
     TCP,
     UDP,

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from .bench.harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
+from .bench.runner import Calibration, Rfc2544Runner
 from .engine.client import Engine, Port
 from .errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
-from .harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
 from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
 from .measure.recording import note_run
 from .options import Settings
-from .runner import Calibration, Rfc2544Runner
 from .topology.model import Topology
 
 SETTINGS_KEY = pytest.StashKey[Settings]()

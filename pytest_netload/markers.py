@@ -187,7 +187,7 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
         if key == "frame_sizes":
             out["frame_sizes"] = check_frame_sizes(value)
         elif key == "trial_duration":
-            from .validity import trial_seconds
+            from .bench.validity import trial_seconds
 
             out["trial_duration_s"] = trial_seconds(value, what="trial_duration")
             out["trial_duration_set"] = True

@@ -169,7 +169,7 @@ def _report_dir(value: str) -> str:
 def _duration(value: str) -> float | None:
     if value in ("", "none"):
         return None
-    from .validity import trial_seconds
+    from .bench.validity import trial_seconds
 
     return trial_seconds(value, what="trial duration")
 

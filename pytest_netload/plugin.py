@@ -196,7 +196,7 @@ def _attach(item: pytest.Item, record: Any) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    from . import progress
+    from .bench import progress
     from .measure.recording import recording
     from .terminal import TerminalProgress
 

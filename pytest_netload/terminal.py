@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .progress import progress_line
+from .bench.progress import progress_line
 from .rfc2544.trial import steady_summary
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_netload.bench.validity import generator_failure
 from pytest_netload.engine.client import Engine, Tx
 from pytest_netload.engine.locks import LOCK_DIR_ENV, cpu_lock_path, try_claim
 from pytest_netload.errors import NetloadWarning, ResourceBusy
@@ -24,7 +25,6 @@ from pytest_netload.traffic.packets import UDP, Eth, IPv4
 from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import Stream
 from pytest_netload.units import Rate
-from pytest_netload.validity import generator_failure
 
 pytest_plugins = ["pytester"]
 

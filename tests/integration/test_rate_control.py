@@ -50,7 +50,7 @@ from pytest_netload import (
     Stream,
 )
 from pytest_netload.engine.client import Tx
-from pytest_netload.ratecontrol import OfferedStream
+from pytest_netload.bench.ratecontrol import OfferedStream
 from pytest_netload.measure.results import StreamResult
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic.streams import flow_stream

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 
 from pytest_netload import UDP, Engine, Eth, IPv4, NetloadConfigError, Rate, Stream
+from pytest_netload.bench.reference import ReferenceDut
 from pytest_netload.engine.client import Tx
-from pytest_netload.reference import ReferenceDut
 from pytest_netload.traffic.patterns import CBR
 
 pytestmark = [

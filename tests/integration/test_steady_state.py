@@ -18,7 +18,7 @@ from calm import machine_took_the_cpu
 
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544.trial import STEADY_BACKLOG_RATIO, TrialResult
-from pytest_netload.runner import EngineMeasurer
+from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.topology.builtin import build, shaper_capacity_pps
 from pytest_netload.traffic.streams import flow_stream
 

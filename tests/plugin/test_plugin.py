@@ -135,7 +135,7 @@ def test_xdist_workers_send_records_to_the_controller_summary(pytester: pytest.P
     pytest.importorskip("xdist")
     pytester.makepyfile("""
         import pytest
-        from pytest_netload import progress
+        from pytest_netload.bench import progress
         from pytest_netload.measure.recording import record_measurement
 
         @pytest.mark.parametrize("size", [64, 128, 256, 512])

@@ -6,14 +6,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_netload.progress import progress_line
+from pytest_netload.bench.progress import progress_line
 from pytest_netload.terminal import format_table, rows_of
 
 pytest_plugins = ["pytester"]
 
 FAKE_SUITE = """
     import pytest
-    from pytest_netload import progress
+    from pytest_netload.bench import progress
     from pytest_netload.measure.recording import record_measurement
 
     THROUGHPUT = {"frame_size": 64, "throughput_pps": 250000.0, "trials": [

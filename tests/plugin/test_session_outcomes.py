@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_netload.engine.client import Port
-from pytest_netload.harness import WiredPorts
+from pytest_netload.bench.harness import WiredPorts
 from pytest_netload.errors import EngineCrashed
 
 pytest_plugins = ["pytester"]

@@ -356,7 +356,7 @@ def _(tmp: Path) -> Any:
 
 @bad("reference-dut-delay-1e9s", "reference DUT delay", "24 h")
 def _(tmp: Path) -> Any:
-    from pytest_netload.reference import ReferenceDut
+    from pytest_netload.bench.reference import ReferenceDut
 
     return ReferenceDut(None, delay="1e9s")  # type: ignore[arg-type]
 
@@ -489,7 +489,7 @@ class _FakePort:
 
 
 def _controller(**kw: Any) -> Any:
-    from pytest_netload.ratecontrol import RateController
+    from pytest_netload.bench.ratecontrol import RateController
 
     return RateController(None, _FakePort(), **kw)  # type: ignore[arg-type]
 

@@ -9,11 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_netload.errors import InvalidTrial, NetloadConfigError
-from pytest_netload.measure.results import RunResult, StreamResult
-from pytest_netload.rfc2544 import binary_search
-from pytest_netload.runner import EngineMeasurer
-from pytest_netload.validity import (
+from pytest_netload.bench.runner import EngineMeasurer
+from pytest_netload.bench.validity import (
     LAG_SLACK_FRAMES,
     MIN_TRIAL_S,
     generator_failure,
@@ -22,6 +19,9 @@ from pytest_netload.validity import (
     timed_lag_bound_ns,
     trial_seconds,
 )
+from pytest_netload.errors import InvalidTrial, NetloadConfigError
+from pytest_netload.measure.results import RunResult, StreamResult
+from pytest_netload.rfc2544 import binary_search
 
 PPS = 300_000.0
 

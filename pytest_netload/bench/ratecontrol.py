@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine.client import Engine, LoadedStream, Port, Tx
-from .errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
-from .measure.results import RunResult, StreamResult, shortfall_cause
-from .traffic.patterns import MaxRate, Pattern, parse_pattern
-from .units import Duration, Rate, as_rate, frame_bits, run_seconds
+from ..engine.client import Engine, LoadedStream, Port, Tx
+from ..errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
+from ..measure.results import RunResult, StreamResult, shortfall_cause
+from ..traffic.patterns import MaxRate, Pattern, parse_pattern
+from ..units import Duration, Rate, as_rate, frame_bits, run_seconds
 
 DEFAULT_TOLERANCE = 0.005  # achieved TX may fall 0.5 % short of offered before a warning
 

@@ -17,13 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from . import progress
-from .engine.client import Engine, LoadedStream, Port, Tx
-from .errors import InvalidTrial, NetloadConfigError
-from .harness import WiredPorts
-from .markers import Rfc2544Mark, time_budget_seconds
-from .measure.recording import record_measurement
-from .rfc2544 import (
+from ..engine.client import Engine, LoadedStream, Port, Tx
+from ..errors import InvalidTrial, NetloadConfigError
+from ..markers import Rfc2544Mark, time_budget_seconds
+from ..measure.recording import record_measurement
+from ..rfc2544 import (
     FrameSize,
     FrameSizeThroughput,
     ThroughputResult,
@@ -32,11 +30,11 @@ from .rfc2544 import (
     check_frame_sizes,
     frame_size_label,
 )
-from .rfc2544.back_to_back import BackToBackResult, back_to_back
-from .rfc2544.frame_loss import FrameLossResult, frame_loss_sweep
-from .rfc2544.latency import LatencyProcedureResult, latency_trials
-from .rfc2544.mlr import LossGoal, MlrResult, check_goals, mlr_search
-from .rfc2544.recovery import (
+from ..rfc2544.back_to_back import BackToBackResult, back_to_back
+from ..rfc2544.frame_loss import FrameLossResult, frame_loss_sweep
+from ..rfc2544.latency import LatencyProcedureResult, latency_trials
+from ..rfc2544.mlr import LossGoal, MlrResult, check_goals, mlr_search
+from ..rfc2544.recovery import (
     RecoveryResult,
     RecoveryTrial,
     ResetResult,
@@ -44,11 +42,13 @@ from .rfc2544.recovery import (
     check_hook,
     system_recovery,
 )
-from .rfc2544.summary import check_trials
-from .rfc2544.throughput import require_valid, valid_trial
-from .traffic.patterns import CBR, MaxRate, Phase
-from .traffic.streams import UdpSpec
-from .units import Rate, as_rate, frame_bits, run_seconds
+from ..rfc2544.summary import check_trials
+from ..rfc2544.throughput import require_valid, valid_trial
+from ..traffic.patterns import CBR, MaxRate, Phase
+from ..traffic.streams import UdpSpec
+from ..units import Rate, as_rate, frame_bits, run_seconds
+from . import progress
+from .harness import WiredPorts
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
 
 CALIBRATION_S = 1.0        # the generator's own maximum is measured over this long

@@ -13,17 +13,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from ..engine.client import Engine, Port
+from ..errors import NetloadConfigError, NetloadEnvironmentError
+from ..markers import NetloadMark
+from ..measure.latency import LatencyResult
+from ..measure.recording import record_measurement
+from ..measure.results import RunResult, StreamResult
+from ..topology.model import Flow, Topology
+from ..traffic.streams import UdpSpec
+from ..units import as_duration
 from . import progress
-from .engine.client import Engine, Port
-from .errors import NetloadConfigError, NetloadEnvironmentError
-from .markers import NetloadMark
-from .measure.latency import LatencyResult
-from .measure.recording import record_measurement
-from .measure.results import RunResult, StreamResult
 from .ratecontrol import RateController, RateResult
-from .topology.model import Flow, Topology
-from .traffic.streams import UdpSpec
-from .units import as_duration
 
 
 @dataclass

@@ -23,9 +23,9 @@ from typing import Any, Self
 
 import numpy as np
 
-from .engine.client import Engine, Port
-from .errors import NetloadConfigError
-from .units import Duration, as_duration, run_seconds
+from ..engine.client import Engine, Port
+from ..errors import NetloadConfigError
+from ..units import Duration, as_duration, run_seconds
 
 _names = itertools.count()
 

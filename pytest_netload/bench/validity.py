@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import NetloadConfigError
-from .measure.results import lag_cause, shortfall_cause
-from .units import MIN_TRIAL_S, run_seconds
+from ..errors import NetloadConfigError
+from ..measure.results import lag_cause, shortfall_cause
+from ..units import MIN_TRIAL_S, run_seconds
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure
 FOREIGN_FLOOD_RATIO = 0.1  # foreign frames beyond 10 % of those sent make a trial invalid
