@@ -18,9 +18,10 @@ import pytest
 
 from .bench.harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
 from .bench.runner import Calibration, Rfc2544Runner
+from .bench.settings import NetloadMark, Rfc2544Mark
 from .engine.client import Engine, Port
 from .errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
-from .markers import NetloadMark, Rfc2544Mark, parse_netload, parse_rfc2544
+from .markers import parse_netload, parse_rfc2544
 from .measure.recording import note_run
 from .options import Settings
 from .topology.model import Topology

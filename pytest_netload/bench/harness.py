@@ -15,7 +15,6 @@ from typing import Any, Self
 
 from ..engine.client import Engine, Port
 from ..errors import NetloadConfigError, NetloadEnvironmentError
-from ..markers import NetloadMark
 from ..measure.latency import LatencyResult
 from ..measure.recording import record_measurement
 from ..measure.results import RunResult, StreamResult
@@ -24,6 +23,7 @@ from ..traffic.streams import UdpSpec
 from ..units import as_duration
 from . import progress
 from .ratecontrol import RateController, RateResult
+from .settings import NetloadMark
 
 
 @dataclass

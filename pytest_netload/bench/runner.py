@@ -19,7 +19,6 @@ import numpy as np
 
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import InvalidTrial, NetloadConfigError
-from ..markers import Rfc2544Mark, time_budget_seconds
 from ..measure.recording import record_measurement
 from ..rfc2544 import (
     FrameSize,
@@ -49,6 +48,7 @@ from ..traffic.streams import UdpSpec
 from ..units import Rate, as_rate, frame_bits, run_seconds
 from . import progress
 from .harness import WiredPorts
+from .settings import Rfc2544Mark, time_budget_seconds
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
 
 CALIBRATION_S = 1.0        # the generator's own maximum is measured over this long

@@ -103,7 +103,7 @@ def test_wrong_marker_arguments_fail_at_collection(pytester: pytest.Pytester, ma
 
 
 def test_rfc2544_defaults_follow_the_rfc() -> None:
-    from pytest_netload.markers import Rfc2544Mark
+    from pytest_netload.bench.settings import Rfc2544Mark
 
     mark = Rfc2544Mark()
     assert mark.frame_sizes == (64, 128, 256, 512, 1024, 1280, 1518)

@@ -396,7 +396,7 @@ def test_latency_steps_down_when_the_generator_cannot_hold_its_own_ceiling() -> 
     from types import SimpleNamespace
 
     from pytest_netload.bench.runner import Rfc2544Runner
-    from pytest_netload.markers import Rfc2544Mark
+    from pytest_netload.bench.settings import Rfc2544Mark
 
     dut = FakeDut(capacity=1e9, generator_max=8.6e5, latency_ns=10)
     measurer = SimpleNamespace(measure=dut.measure, stream=SimpleNamespace(mean_frame_size=64))
