@@ -2,7 +2,7 @@
 latency meters and the DUT handle of a topology file.
 
 Engine-facing but pytest-free, so scripts can use it too: the fixtures in
-fixtures.py only build these objects from the session's settings.
+plugin/fixtures.py only build these objects from the session's settings.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 
 from pytest_netload import errors
-from pytest_netload.cleanup import sweep
 from pytest_netload.engine.client import Engine
+from pytest_netload.plugin.cleanup import sweep
 
 pytestmark = [
     pytest.mark.integration,

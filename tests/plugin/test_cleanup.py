@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from pytest_netload.cleanup import SigtermHandler, Terminated
+from pytest_netload.plugin.cleanup import SigtermHandler, Terminated
 
 pytest_plugins = ["pytester"]
 
@@ -63,7 +63,7 @@ def test_the_handler_is_restored_at_unconfigure(pytester: pytest.Pytester) -> No
     before = signal.getsignal(signal.SIGTERM)
     pytester.makepyfile("""
         import signal
-        from pytest_netload.cleanup import SigtermHandler
+        from pytest_netload.plugin.cleanup import SigtermHandler
         def test_installed():
             assert isinstance(signal.getsignal(signal.SIGTERM), SigtermHandler)
     """)

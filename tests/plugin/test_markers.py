@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_netload.markers import parse_rfc2544
+from pytest_netload.plugin.markers import parse_rfc2544
 
 pytest_plugins = ["pytester"]
 

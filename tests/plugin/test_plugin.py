@@ -15,7 +15,7 @@ OPTIONS = ("--netload-topology", "--netload-backend", "--netload-engine",
 
 def test_importing_the_plugin_loads_no_native_code() -> None:
     code = (
-        "import sys, pytest_netload, pytest_netload.plugin, pytest_netload.fixtures; "
+        "import sys, pytest_netload, pytest_netload.plugin, pytest_netload.plugin.fixtures; "
         "bad = [m for m in sys.modules if 'cffi' in m or '_netload_native' in m]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

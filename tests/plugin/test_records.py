@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_netload.bench.progress import progress_line
-from pytest_netload.terminal import format_table, rows_of
+from pytest_netload.plugin.terminal import format_table, rows_of
 
 pytest_plugins = ["pytester"]
 
@@ -157,7 +157,7 @@ class FakeTerminal:
 ])
 def test_live_line_on_a_terminal_lines_with_v_elsewhere(isatty: bool, verbosity: int,
                                                         kind: str | None) -> None:
-    from pytest_netload.terminal import TerminalProgress
+    from pytest_netload.plugin.terminal import TerminalProgress
 
     term = FakeTerminal(isatty)
     show = TerminalProgress(term, verbosity)

@@ -536,7 +536,7 @@ def _(tmp: Path) -> Any:
 
 def _mark(name: str, **kw: Any) -> Callable[[Path], Any]:
     def call(tmp: Path) -> Any:
-        from pytest_netload.markers import parse_netload, parse_rfc2544
+        from pytest_netload.plugin.markers import parse_netload, parse_rfc2544
 
         mark = getattr(pytest.mark, name)(**kw).mark
         return (parse_netload if name == "netload" else parse_rfc2544)(mark)

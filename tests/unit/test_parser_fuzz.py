@@ -119,7 +119,7 @@ def _marker_kwargs(args: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
        positional=st.lists(SCALARS, max_size=1))
 def test_marker_arguments_parse_or_raise_config_errors(data: st.DataObject, name: str,
                                                         positional: list[Any]) -> None:
-    from pytest_netload.markers import (
+    from pytest_netload.plugin.markers import (
         NETLOAD_ARGS,
         RFC2544_ARGS,
         TopologyFacts,

@@ -488,7 +488,7 @@ def test_topology_source_must_be_a_string() -> None:
 def test_a_topology_file_tells_the_engine_its_pci_ports_and_worker_cpus() -> None:
     import os
 
-    from pytest_netload.fixtures import engine_resources
+    from pytest_netload.plugin.fixtures import engine_resources
     from pytest_netload.topology.model import PortSpec, Topology, Wire
 
     ports = (PortSpec("p0", "0000:3b:00.0", None, "02:00:00:00:00:01", lcores=(2,)),

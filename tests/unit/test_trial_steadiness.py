@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.plugin.terminal import rows_of
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
 from pytest_netload.rfc2544.trial import (
@@ -19,7 +20,6 @@ from pytest_netload.rfc2544.trial import (
     steady_note,
     steady_summary,
 )
-from pytest_netload.terminal import rows_of
 
 
 class QueuedDut:

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from .bench.settings import NetloadMark, Rfc2544Mark, time_budget_seconds
-from .errors import NetloadConfigError
-from .rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes, frame_size_label
-from .rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
-from .rfc2544.trial import STEADY_STATES
-from .units import Rate, as_rate, run_seconds
+from ..bench.settings import NetloadMark, Rfc2544Mark, time_budget_seconds
+from ..errors import NetloadConfigError
+from ..rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes, frame_size_label
+from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
+from ..rfc2544.trial import STEADY_STATES
+from ..units import Rate, as_rate, run_seconds
 
 NETLOAD_HELP = (
     "netload(rate=None, pattern='cbr', duration='1s', frame_sizes=None, flows=1, wire=0): "
@@ -100,7 +100,7 @@ def parse_netload(mark: pytest.Mark) -> NetloadMark:
         if key == "rate":
             out["rate"] = None if value is None else as_rate(value, what="rate")
         elif key == "pattern":
-            from .traffic.patterns import parse_pattern
+            from ..traffic.patterns import parse_pattern
 
             parse_pattern(value)
             out["pattern"] = value
@@ -122,12 +122,12 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
         if key == "frame_sizes":
             out["frame_sizes"] = check_frame_sizes(value)
         elif key == "trial_duration":
-            from .bench.validity import trial_seconds
+            from ..bench.validity import trial_seconds
 
             out["trial_duration_s"] = trial_seconds(value, what="trial_duration")
             out["trial_duration_set"] = True
         elif key == "goals":
-            from .rfc2544.mlr import check_goals
+            from ..rfc2544.mlr import check_goals
 
             out["goals"] = value if isinstance(value, str) or \
                 not isinstance(value, (list, tuple)) else tuple(value)
@@ -235,7 +235,7 @@ def topology_facts(config: pytest.Config) -> TopologyFacts | None:
                              f"set [topology] line_rate in {topology.source or 'the file'}")
     if settings is None or not settings.builtin_topology:
         return None
-    from .topology import facts
+    from ..topology import facts
 
     return TopologyFacts(settings.topology.partition(":")[0],
                          tuple(f"{tx}->{rx}" for tx, rx in facts.WIRES), facts.LINE_RATE_BPS,
@@ -257,7 +257,7 @@ def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts
             f"{rate_key}='{rate}' is a share of the line rate, but {where} declares none "
             f"({facts.source}); give the rate in pps or bit/s, e.g. '100kpps'")
     if facts.mtu is not None:
-        from .traffic.streams import IMIX_PRESETS
+        from ..traffic.streams import IMIX_PRESETS
 
         for size in mark.frame_sizes or ():
             largest = max(IMIX_PRESETS[size]) if isinstance(size, str) else size

@@ -1,9 +1,11 @@
 """pytest-netload's pytest plugin: options, markers, fixtures, records, terminal output.
 
-Thin on purpose: importing this module never loads the cffi extension or
-DPDK; the engine host process starts only when a test asks for it. The
-fixtures live in fixtures.py, the settings in options.py, the markers in
-markers.py and the terminal output in terminal.py.
+This package is the plugin module pytest loads (entry point ``pytest_netload.plugin``);
+its hooks are here. Thin on purpose: importing it never loads the cffi extension or
+DPDK; the engine host process starts only when a test asks for it. The fixtures
+live in fixtures.py, the settings in options.py, the markers in markers.py, the
+terminal output in terminal.py and the session-start sweep and SIGTERM handling
+in cleanup.py.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--netload-report-dir: {reports} is not a directory (a file is there); give a "
             "directory for the result files, or move the file away")
     if settings.baseline:  # checked before any traffic
-        from .errors import NetloadConfigError
-        from .reports.baseline import baseline_dir, load_baseline
+        from ..errors import NetloadConfigError
+        from ..reports.baseline import baseline_dir, load_baseline
 
         try:
             config.stash[fixtures.BASELINE_KEY] = load_baseline(
@@ -49,13 +51,13 @@ def pytest_configure(config: pytest.Config) -> None:
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"--netload-baseline: {exc}") from None
     if not settings.builtin_topology:  # a topology file: checked before any test runs
-        from .errors import NetloadConfigError
-        from .topology.toml import load_topology
+        from ..errors import NetloadConfigError
+        from ..topology.toml import load_topology
 
         try:
             topology = config.stash[fixtures.TOPOLOGY_KEY] = load_topology(settings.topology)
             if settings.engine.startswith("popen"):  # the engine runs here: CPUs it may use
-                from .engine.client import check_cpus
+                from ..engine.client import check_cpus
 
                 for i, port in enumerate(topology.ports):
                     if port.lcores:
@@ -135,7 +137,7 @@ def _write_capture(item: pytest.Item, record: Any) -> None:
 
 
 def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
-    from .reports import allure
+    from ..reports import allure
 
     if allure.active(item.config):
         from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
@@ -151,15 +153,15 @@ def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    from .reports import allure
+    from ..reports import allure
 
     config = session.config
     handler = config.stash.get(SIGTERM_KEY, None)
     if handler is not None:  # fixtures are torn down next: a SIGTERM must not cut that short
         handler.finishing = True
     if allure.active(config) and not hasattr(config, "workerinput"):
+        from ..reports.json import package_version
         from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
-        from .reports.json import package_version
 
         settings = config.stash[SETTINGS_KEY]
         topo = config.stash.get(TOPOLOGY_KEY, None)
@@ -196,8 +198,8 @@ def _attach(item: pytest.Item, record: Any) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    from .bench import progress
-    from .measure.recording import recording
+    from ..bench import progress
+    from ..measure.recording import recording
     from .terminal import TerminalProgress
 
     reporter = item.config.pluginmanager.get_plugin("terminalreporter")
@@ -225,7 +227,7 @@ def _check_baseline(item: pytest.Item) -> None:
     baseline = item.config.stash.get(BASELINE_KEY, None)
     if baseline is None or RECORD_STASH not in item.stash:
         return
-    from .reports.baseline import compare
+    from ..reports.baseline import compare
 
     data = item.stash[RECORD_STASH]
     doc = {"schema_version": baseline["schema_version"], "created": "now", "tests": [
@@ -233,7 +235,7 @@ def _check_baseline(item: pytest.Item) -> None:
          "verdicts": data["verdicts"]}]}
     regressed = compare(doc, baseline).regressions_for(item.nodeid)
     if regressed:
-        from .reports.baseline import Comparison
+        from ..reports.baseline import Comparison
 
         name = item.config.stash[SETTINGS_KEY].baseline
         table = Comparison(tuple(regressed), name=name).table_lines()
@@ -249,7 +251,7 @@ def pytest_runtest_makereport(item: pytest.Item,
         # A plain JSON-able attribute: xdist serialises it with the report.
         report.netload = item.stash[RECORD_STASH]
     if call.excinfo is not None and report.failed:
-        from .errors import EngineCrashed
+        from ..errors import EngineCrashed
 
         if call.excinfo.errisinstance(EngineCrashed):
             # A harness problem, not a DUT verdict: pytest_report_teststatus files the

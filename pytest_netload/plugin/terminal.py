@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from .bench.progress import progress_line
-from .rfc2544.trial import steady_summary
+from ..bench.progress import progress_line
+from ..rfc2544.trial import steady_summary
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
@@ -279,8 +279,8 @@ class Summary:
                 "engine_crashes": list(dict.fromkeys(n for n, _ in self.crashes))}
 
     def _document(self, session_info: dict[str, Any] | None = None) -> dict[str, Any]:
+        from ..reports import json as json_report
         from .fixtures import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
-        from .reports import json as json_report
 
         settings = self.config.stash[SETTINGS_KEY]
         topo = self.config.stash.get(TOPOLOGY_KEY, None)
@@ -308,9 +308,9 @@ class Summary:
         if not (self.measured or self.netload_tests or self.crashes) or \
                 self.config.option.collectonly:
             return
+        from ..reports import json as json_report
+        from ..reports.verdict import verdict_line
         from .fixtures import report_dir
-        from .reports import json as json_report
-        from .reports.verdict import verdict_line
 
         doc = self._document(self._session(session, exitstatus))
         self.verdict = verdict_line(doc)
@@ -342,8 +342,8 @@ class Summary:
 
     def _html(self, doc: dict[str, Any], base: Any) -> None:
         """The HTML report, from a document the schema accepts (else: why not)."""
-        from .errors import NetloadConfigError
-        from .reports import html, schema
+        from ..errors import NetloadConfigError
+        from ..reports import html, schema
 
         try:
             schema.validate(doc, "results.json")
@@ -354,9 +354,9 @@ class Summary:
             self.write_errors.append(f"report.html not written: {exc.strerror or exc}")
 
     def _baselines(self, doc: dict[str, Any], base: Any) -> None:
+        from ..reports import json as json_report
+        from ..reports.baseline import baseline_dir, compare, save_baseline
         from .fixtures import BASELINE_KEY, SETTINGS_KEY
-        from .reports import json as json_report
-        from .reports.baseline import baseline_dir, compare, save_baseline
 
         settings = self.config.stash[SETTINGS_KEY]
         baseline = self.config.stash.get(BASELINE_KEY, None)

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from .bench.harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
-from .bench.runner import Calibration, Rfc2544Runner
-from .bench.settings import NetloadMark, Rfc2544Mark
-from .engine.client import Engine, Port
-from .errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
+from ..bench.harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
+from ..bench.runner import Calibration, Rfc2544Runner
+from ..bench.settings import NetloadMark, Rfc2544Mark
+from ..engine.client import Engine, Port
+from ..errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
+from ..measure.recording import note_run
+from ..topology.model import Topology
 from .markers import parse_netload, parse_rfc2544
-from .measure.recording import note_run
 from .options import Settings
-from .topology.model import Topology
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure captures
@@ -49,7 +49,7 @@ def engine_resources(topology: Topology | None) -> dict[str, Any]:
     those) and the CPUs its ports' workers may use, after a main lcore that only waits."""
     if topology is None:
         return {}
-    from .engine.client import PCI_ADDRESS
+    from ..engine.client import PCI_ADDRESS
 
     out: dict[str, Any] = {}
     pci = [p.device.split(",", 1)[0] for p in topology.ports
@@ -95,7 +95,7 @@ def _netload_built(pytestconfig: pytest.Config) -> Iterator[tuple[Topology, Any]
         topology = pytestconfig.stash[TOPOLOGY_KEY]
         yield topology, ExternalDut(topology)
         return
-    from .topology.builtin import build
+    from ..topology.builtin import build
 
     if os.geteuid() != 0:
         pytest.skip(f"topology {settings.topology.partition(':')[0]} builds network namespaces and veth pairs, "
@@ -133,7 +133,7 @@ def dut(_netload_built: tuple[Topology, Any]) -> Any:
 def _open_port(engine: Engine, spec: Any, backend: str) -> Port:
     device = spec.device
     if device is None:
-        from .topology.builtin import vdev_string
+        from ..topology.builtin import vdev_string
 
         device = vdev_string(backend, spec.name, spec.iface)
     queues = int(getattr(spec, "queues", 1) or 1)
@@ -209,7 +209,7 @@ class TrafficBuilder:
     def udp(self, src: str | None = None, dst: str | None = None, *, wire: int | None = None,
             **kw: Any) -> Any:
         """A UDP stream bound to wire `wire` (default: the marker's, else 0)."""
-        from .traffic.streams import udp
+        from ..traffic.streams import udp
 
         tx, rx = self.ports.wire(self.mark.wire if wire is None else wire)
         kw.setdefault("flows", self.mark.flows)

@@ -94,9 +94,9 @@ def _delegate(previous: Any, signum: int, frame: FrameType | None) -> None:
 def sweep(report_dir: Path) -> tuple[list[str], list[str]]:
     """Remove what dead sessions left; returns (what was removed, what could not be
     looked at and why). Cheap: a few directory listings, one netlink dump as root."""
-    from .atomic import sweep_partial_files
-    from .engine.leftovers import sweep_engine_logs, sweep_runtime_dirs
-    from .errors import NetloadError
+    from ..atomic import sweep_partial_files
+    from ..engine.leftovers import sweep_engine_logs, sweep_runtime_dirs
+    from ..errors import NetloadError
 
     removed: list[str] = []
     problems: list[str] = []
@@ -110,7 +110,7 @@ def sweep(report_dir: Path) -> tuple[list[str], list[str]]:
     if os.geteuid() == 0:
         from pyroute2 import NetlinkError  # type: ignore[import-untyped,unused-ignore]
 
-        from .topology.builtin import sweep_stale
+        from ..topology.builtin import sweep_stale
 
         steps.insert(0, ("namespaces and veths", sweep_stale))
         failures += (NetlinkError,)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .errors import NetloadConfigError
+from ..errors import NetloadConfigError
 
 # Help texts: start with a capital letter; a single phrase has no final period.
 TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, netns-shaped, "
@@ -64,7 +64,7 @@ def _param(key: str, text: str) -> Any:
         except ValueError:
             pass
     if key.endswith("_bps"):
-        from .units import as_rate
+        from ..units import as_rate
 
         rate = as_rate(text, what=key)
         if rate.kind != "bps":
@@ -95,7 +95,7 @@ def _topology(value: str) -> str:
     name, params = split_builtin(value)
     if name in BUILTIN_TOPOLOGIES:
         if params:  # checked now (creating nothing), not when the first test needs it
-            from .topology.builtin import BUILTIN
+            from ..topology.builtin import BUILTIN
 
             factory = BUILTIN[name]
             unknown = sorted(set(params) - set(inspect.signature(factory).parameters))
@@ -119,7 +119,7 @@ def _backend(value: str) -> str:
 
 
 def _memory(value: str) -> int:
-    from .engine.client import MAX_MEMORY_MB, MIN_MEMORY_MB
+    from ..engine.client import MAX_MEMORY_MB, MIN_MEMORY_MB
 
     try:
         mb = int(value)
@@ -169,7 +169,7 @@ def _report_dir(value: str) -> str:
 def _duration(value: str) -> float | None:
     if value in ("", "none"):
         return None
-    from .bench.validity import trial_seconds
+    from ..bench.validity import trial_seconds
 
     return trial_seconds(value, what="trial duration")
 
@@ -189,7 +189,7 @@ SETTINGS = (
 def _baseline_name(value: str) -> str | None:
     if not value:
         return None
-    from .reports.baseline import check_baseline_name
+    from ..reports.baseline import check_baseline_name
 
     return check_baseline_name(value)
 
