@@ -4,8 +4,8 @@ This package is the plugin module pytest loads (entry point ``pytest_netload.plu
 its hooks are here. Thin on purpose: importing it never loads the cffi extension or
 DPDK; the engine host process starts only when a test asks for it. The fixtures
 live in fixtures.py, the settings in options.py, the markers in markers.py, the
-terminal output in terminal.py and the session-start sweep and SIGTERM handling
-in cleanup.py.
+terminal output in terminal.py, the session-start sweep and SIGTERM handling in
+cleanup.py and the shared stash keys in keys.py.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from . import fixtures, markers
+    from . import fixtures, keys, markers
 
     config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
     settings = options.resolve(config)
-    config.stash[fixtures.SETTINGS_KEY] = settings
+    config.stash[keys.SETTINGS_KEY] = settings
     reports = fixtures.report_dir(config)
     if reports.exists() and not reports.is_dir():  # found now, not after the whole run
         raise pytest.UsageError(
@@ -46,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from ..reports.baseline import baseline_dir, load_baseline
 
         try:
-            config.stash[fixtures.BASELINE_KEY] = load_baseline(
+            config.stash[keys.BASELINE_KEY] = load_baseline(
                 settings.baseline, baseline_dir(fixtures.report_dir(config)))
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"--netload-baseline: {exc}") from None
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from ..topology.toml import load_topology
 
         try:
-            topology = config.stash[fixtures.TOPOLOGY_KEY] = load_topology(settings.topology)
+            topology = config.stash[keys.TOPOLOGY_KEY] = load_topology(settings.topology)
             if settings.engine.startswith("popen"):  # the engine runs here: CPUs it may use
                 from ..engine.client import check_cpus
 
@@ -100,7 +100,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from .fixtures import SETTINGS_KEY
+    from .keys import SETTINGS_KEY
 
     lines = [config.stash[SETTINGS_KEY].header()]
     removed, problems = config.stash.get(SWEPT_KEY, ([], []))
@@ -140,7 +140,7 @@ def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
     from ..reports import allure
 
     if allure.active(item.config):
-        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+        from .keys import SETTINGS_KEY, TOPOLOGY_KEY
 
         topo = item.config.stash.get(TOPOLOGY_KEY, None)
         try:
@@ -161,7 +161,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         handler.finishing = True
     if allure.active(config) and not hasattr(config, "workerinput"):
         from ..reports.json import package_version
-        from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+        from .keys import SETTINGS_KEY, TOPOLOGY_KEY
 
         settings = config.stash[SETTINGS_KEY]
         topo = config.stash.get(TOPOLOGY_KEY, None)
@@ -222,7 +222,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 def _check_baseline(item: pytest.Item) -> None:
     """With --netload-baseline: fail a test whose figures regressed beyond their noise."""
-    from .fixtures import BASELINE_KEY, SETTINGS_KEY
+    from .keys import BASELINE_KEY, SETTINGS_KEY
 
     baseline = item.config.stash.get(BASELINE_KEY, None)
     if baseline is None or RECORD_STASH not in item.stash:

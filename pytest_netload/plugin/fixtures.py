@@ -23,15 +23,11 @@ from ..engine.client import Engine, Port
 from ..errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
 from ..measure.recording import note_run
 from ..topology.model import Topology
+from .keys import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
 from .markers import parse_netload, parse_rfc2544
 from .options import Settings
 
-SETTINGS_KEY = pytest.StashKey[Settings]()
 CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure captures
-TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
-BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
-ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results
-DUT_KEY = pytest.StashKey[dict[str, Any]]()  # a built-in DUT's metadata, for results
 
 
 def _settings(config: pytest.Config) -> Settings:

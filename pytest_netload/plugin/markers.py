@@ -225,7 +225,7 @@ class TopologyFacts:
 def topology_facts(config: pytest.Config) -> TopologyFacts | None:
     """The session's topology as far as it is known at collection: a topology file's
     model (loaded at configure), or a built-in topology's definition (topology/facts.py)."""
-    from .fixtures import SETTINGS_KEY, TOPOLOGY_KEY
+    from .keys import SETTINGS_KEY, TOPOLOGY_KEY
 
     settings = config.stash.get(SETTINGS_KEY, None)
     topology = config.stash.get(TOPOLOGY_KEY, None)

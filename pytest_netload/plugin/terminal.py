@@ -280,7 +280,7 @@ class Summary:
 
     def _document(self, session_info: dict[str, Any] | None = None) -> dict[str, Any]:
         from ..reports import json as json_report
-        from .fixtures import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
+        from .keys import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
 
         settings = self.config.stash[SETTINGS_KEY]
         topo = self.config.stash.get(TOPOLOGY_KEY, None)
@@ -356,7 +356,7 @@ class Summary:
     def _baselines(self, doc: dict[str, Any], base: Any) -> None:
         from ..reports import json as json_report
         from ..reports.baseline import baseline_dir, compare, save_baseline
-        from .fixtures import BASELINE_KEY, SETTINGS_KEY
+        from .keys import BASELINE_KEY, SETTINGS_KEY
 
         settings = self.config.stash[SETTINGS_KEY]
         baseline = self.config.stash.get(BASELINE_KEY, None)

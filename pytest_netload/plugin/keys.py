@@ -1,0 +1,24 @@
+"""The `config.stash` keys the plugin's modules share.
+
+The session's settings (set at configure), a topology file's model, the
+baseline document, and the generator's and the DUT's metadata for the results
+file. Here, not in fixtures.py, so markers.py and terminal.py read them without
+importing the fixtures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..topology.model import Topology
+from .options import Settings
+
+__all__ = ["BASELINE_KEY", "DUT_KEY", "ENVIRONMENT_KEY", "SETTINGS_KEY", "TOPOLOGY_KEY"]
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
+BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
+ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results
+DUT_KEY = pytest.StashKey[dict[str, Any]]()  # a built-in DUT's metadata, for results
