@@ -17,14 +17,8 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.traffic.packets import (
-    FCS_BYTES,
-    FieldOp,
-    Layer,
-    LayerStack,
-    Template,
-    from_scapy,
-)
+from pytest_netload.traffic.packets import FieldOp, Layer, LayerStack, Template, from_scapy
+from pytest_netload.units import FCS_BYTES
 
 #: Frame-size mixes by name: {frame size with FCS: weight}. Simple IMIX is 7:4:1 of 64/594/1518.
 IMIX_PRESETS: Mapping[str, Mapping[int, int]] = MappingProxyType({
