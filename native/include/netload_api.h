@@ -336,6 +336,8 @@ struct netload_rx_queue_stats {
 	uint64_t bytes;
 	uint64_t foreign;         /* no signature of a stream in this run */
 	uint64_t bursts;
+	uint64_t off_cpu_ns;      /* the worker that polled it: as in netload_tx_stats */
+	uint64_t preemptions;
 };
 
 struct netload_run;

@@ -230,7 +230,7 @@ cpu_mark(struct cpu_mark *m)
 	m->preemptions = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
 }
 
-/* A worker's off-CPU time and preemptions since `start`, on each of its TX tasks. */
+/* A worker's off-CPU time and preemptions since `start`, on each of its TX and RX tasks. */
 static void
 cpu_account(struct netload_run *run, const struct worker *w, const struct cpu_mark *start)
 {
@@ -246,6 +246,12 @@ cpu_account(struct netload_run *run, const struct worker *w, const struct cpu_ma
 
 		t->off_cpu_ns = wall > cpu ? wall - cpu : 0;
 		t->preemptions = end.preemptions - start->preemptions;
+	}
+	for (i = 0; i < w->n_rx; i++) {
+		struct rx_task *r = &run->rx[w->rx[i]];
+
+		r->off_cpu_ns = wall > cpu ? wall - cpu : 0;
+		r->preemptions = end.preemptions - start->preemptions;
 	}
 }
 
@@ -1170,5 +1176,7 @@ netload_run_rx_queue_stats(const struct netload_run *run, uint32_t i,
 	out->bytes = t->bytes;
 	out->foreign = t->foreign;
 	out->bursts = t->bursts;
+	out->off_cpu_ns = t->off_cpu_ns;
+	out->preemptions = t->preemptions;
 	return 0;
 }

@@ -99,6 +99,8 @@ struct rx_task {
 	uint32_t *capture_len;    /* each slot's original frame length */
 	uint64_t *capture_tsc;    /* and its arrival (the burst's TSC) */
 	uint64_t captured;        /* frames written to the ring (the newest is captured - 1) */
+	uint64_t off_cpu_ns;      /* its worker's, over the run (netload_rx_queue_stats) */
+	uint64_t preemptions;
 } __rte_cache_aligned;
 
 /* A delay line (the reference DUT): a FIFO of frames and their release times. */

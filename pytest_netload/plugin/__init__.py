@@ -251,18 +251,21 @@ def pytest_runtest_makereport(item: pytest.Item,
         # A plain JSON-able attribute: xdist serialises it with the report.
         report.netload = item.stash[RECORD_STASH]
     if call.excinfo is not None and report.failed:
-        from ..errors import EngineCrashed
+        from ..errors import EngineCrashed, InvalidTrial
 
-        if call.excinfo.errisinstance(EngineCrashed):
-            # A harness problem, not a DUT verdict: pytest_report_teststatus files the
-            # report as an error; the text (with the engine's log tail) goes to results.
-            report.netload_engine_crash = str(call.excinfo.value)
+        if call.excinfo.errisinstance((EngineCrashed, InvalidTrial)):
+            # A harness problem, not a DUT verdict (the engine host died, or the generator
+            # failed every trial): pytest_report_teststatus files the report as an error;
+            # the text (with the engine's log tail, or the trials' reasons) goes to results.
+            report.netload_harness_error = str(call.excinfo.value)
+            if call.excinfo.errisinstance(EngineCrashed):
+                report.netload_engine_crash = report.netload_harness_error
     return report
 
 
 class JunitCrashAsError:
     """JUnit XML files a failed call as <failure>, a DUT verdict; a test in which the
-    engine host died is an <error> there, as it is in the summary. Runs after pytest's
+    engine host died or every trial was invalid is an <error> there, as in the summary. Runs after pytest's
     junitxml writer (trylast) and retags the element it just wrote; without --junitxml
     it does nothing."""
 
@@ -272,8 +275,10 @@ class JunitCrashAsError:
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" or not report.failed or \
-                not getattr(report, "netload_engine_crash", None):
+                not getattr(report, "netload_harness_error", None):
             return
+        why = "engine crashed" if getattr(report, "netload_engine_crash", None) else \
+            "every trial invalid"
         try:  # pytest's writer is private: a pytest without it keeps its <failure>
             from _pytest.junitxml import xml_key
         except ImportError:
@@ -284,8 +289,7 @@ class JunitCrashAsError:
         for node in reversed(xml.node_reporter(report).nodes):
             if node.tag == "failure":
                 node.tag = "error"
-                node.set("message", "engine crashed (not a DUT verdict): "
-                                    + node.get("message", ""))
+                node.set("message", f"{why} (not a DUT verdict): " + node.get("message", ""))
                 xml.stats["failure"] -= 1
                 xml.stats["error"] += 1
                 return
@@ -293,10 +297,11 @@ class JunitCrashAsError:
 
 def pytest_report_teststatus(report: pytest.TestReport,
                              config: pytest.Config) -> tuple[str, str, str] | None:
-    """A test in which the engine host died is an ERROR, not a FAILED: the DUT was not
-    judged. (pytest files a failed call as "failed"; this hook is how a plugin files a
-    report in another category, and the summary line, exit status and -r listings follow.)"""
+    """A test in which the engine host died, or whose every trial the generator failed
+    (InvalidTrial), is an ERROR, not a FAILED: the DUT was not judged. (pytest files a
+    failed call as "failed"; this hook is how a plugin files a report in another category,
+    and the summary line, exit status and -r listings follow.)"""
     if report.when == "call" and report.failed and \
-            getattr(report, "netload_engine_crash", None):
+            getattr(report, "netload_harness_error", None):
         return "error", "E", "ERROR"
     return None

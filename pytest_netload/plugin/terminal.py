@@ -212,6 +212,7 @@ class Summary:
         self.measured = 0
         self.write_errors: list[str] = []
         self.crashes: list[tuple[str, str]] = []  # (nodeid, EngineCrashed text)
+        self.harness_errors = 0  # tests that ended in EngineCrashed or InvalidTrial
         self.collected = 0
         self.netload_tests = 0  # collected tests that use a netload fixture or marker
         self.stop_reason: str | None = None
@@ -223,20 +224,24 @@ class Summary:
         crash = getattr(report, "netload_engine_crash", None)
         if crash and report.failed:
             self.crashes.append((report.nodeid, crash))
+        harness = getattr(report, "netload_harness_error", None) or crash
+        if harness and report.failed:
+            self.harness_errors += 1
         if report.when == "call":
-            # an engine crash is a harness problem: ERROR, not the DUT's FAIL
-            outcome = "error" if crash and report.failed else report.outcome
+            # an engine crash or a test whose trials were all invalid is a harness
+            # problem: ERROR, not the DUT's FAIL
+            outcome = "error" if harness and report.failed else report.outcome
             if isinstance(record, dict):
                 self.rows += rows_of(report.nodeid, outcome, record)
                 self.captures += [(report.nodeid, c) for c in record.get("captures", ())]
                 self.measured += 1
             self._test(report.nodeid, outcome, report.duration, record or {},
-                       error=crash or None)
+                       error=harness or None)
         elif report.failed or (report.skipped and report.when == "setup"):
             # listed too, so a report's verdict is never PASS over a test that errored
             self._test(report.nodeid, "error" if report.failed else "skipped",
                        report.duration, {},
-                       error=(crash or _error_text(report)) if report.failed else None)
+                       error=(harness or _error_text(report)) if report.failed else None)
 
     def _test(self, nodeid: str, outcome: str, duration: float,
               record: dict[str, Any], error: str | None = None) -> None:
@@ -305,7 +310,7 @@ class Summary:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # Written whenever the session was about netload, measured or not: a session whose
         # engine crashed in its first test, or that was interrupted, says so in its results.
-        if not (self.measured or self.netload_tests or self.crashes) or \
+        if not (self.measured or self.netload_tests or self.harness_errors) or \
                 self.config.option.collectonly:
             return
         from ..reports import json as json_report

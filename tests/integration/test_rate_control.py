@@ -55,7 +55,7 @@ from pytest_netload.measure.results import StreamResult
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic.streams import flow_stream
 
-from calm import CalmController
+from calm import CalmController, calm_run
 
 pytestmark = [
     pytest.mark.integration,
@@ -349,8 +349,8 @@ def test_streams_on_two_ports_start_together(engine: Engine, ring: Callable[...,
     a, b = engine.load(p0, udp("port0")), engine.load(p1, udp("port1"))
     phases = tuple(CBR().phases(lambda rate: rate.pps(), Rate("100kpps"), seed=0))
     try:
-        r = engine.run([Tx(a, 0, phases), Tx(b, 0, phases)], [p0, p1], duration_s=0.1,
-                       timing_samples=1)
+        r = calm_run(lambda: engine.run([Tx(a, 0, phases), Tx(b, 0, phases)], [p0, p1],
+                                        duration_s=0.1, timing_samples=1))
     finally:
         a.free()
         b.free()

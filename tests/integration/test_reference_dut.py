@@ -13,6 +13,8 @@ from pytest_netload.bench.reference import ReferenceDut
 from pytest_netload.engine.client import Tx
 from pytest_netload.traffic.patterns import CBR
 
+from calm import calm_run
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(os.geteuid() != 0, reason="the engine needs root (run as root or in CI)"),
@@ -33,8 +35,9 @@ def exact_latencies(result) -> np.ndarray:  # type: ignore[no-untyped-def]
 def test_delay_line_adds_its_delay(engine: Engine) -> None:
     with ReferenceDut(engine, "100us") as dut:
         stream = engine.load(dut.ingress, Stream(TMPL, size=64, name="ref"))
-        r = engine.run([paced(stream, 10_000)], [dut.egress], duration_s=0.5,
-                       forward=[dut.forward], timing_samples=5000)
+        # 5000 frames in 0.5 s need a generator that kept its schedule (calm.py)
+        r = calm_run(lambda: engine.run([paced(stream, 10_000)], [dut.egress], duration_s=0.5,
+                                        forward=[dut.forward], timing_samples=5000))
     s = r.streams[0]
     assert s.tx_packets == s.rx_packets == 5000 and s.lost == 0
     assert r.forwarders == [{"received": 5000, "forwarded": 5000, "dropped": 0,

