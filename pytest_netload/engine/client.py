@@ -180,6 +180,23 @@ class LoadedStream:
                 self.engine._call("stream_free", handle=self.handle)
 
 
+
+def check_abi(reported: Any) -> None:
+    """Refuses an engine host whose native core has another ABI version than the one this
+    client was built against (engine/_abi.py, generated from the header at build time):
+    their structs would be read with the wrong layout."""
+    try:
+        from ._abi import ABI_VERSION
+    except ImportError:
+        raise errors.NetloadEnvironmentError(
+            "pytest-netload's native core is not built (no engine/_abi.py): run "
+            "scripts/setup.sh") from None
+    if reported != ABI_VERSION:
+        raise errors.NetloadEnvironmentError(
+            f"the engine host's native core has ABI version {reported}, this client expects "
+            f"{ABI_VERSION}: install the same pytest-netload on both (scripts/setup.sh "
+            "rebuilds it)")
+
 class Engine:
     """A traffic engine host. Use as a context manager, or call close()."""
 
@@ -272,6 +289,11 @@ class Engine:
         except BaseException:
             # no engine (its CPUs busy, its EAL refused): end its host now, since
             # `with Engine() as e:` never calls __exit__ when __enter__ raises
+            self._terminate()
+            raise
+        try:
+            check_abi(self.hello.get("constants", {}).get("abi_version"))
+        except errors.NetloadEnvironmentError:
             self._terminate()
             raise
         if self.hello.get("cpu_note"):

@@ -55,6 +55,18 @@ def test_abi_version_matches_the_header() -> None:
     assert facade.constants()["abi_version"] == lib.NETLOAD_ABI_VERSION
 
 
+def test_the_client_knows_the_built_abi_and_refuses_another() -> None:
+    from pytest_netload.engine import _abi
+    from pytest_netload.engine.client import check_abi
+    from pytest_netload.errors import NetloadEnvironmentError
+
+    assert _abi.ABI_VERSION == lib.NETLOAD_ABI_VERSION  # generated from the header
+    check_abi(lib.NETLOAD_ABI_VERSION)
+    with pytest.raises(NetloadEnvironmentError, match=r"ABI version 9, this client expects "
+                       rf"{lib.NETLOAD_ABI_VERSION}: install the same pytest-netload"):
+        check_abi(9)
+
+
 def test_statuses_run_from_ok_down_to_status_min() -> None:
     assert lib.NETLOAD_OK == 0
     assert sorted(STATUSES.values()) == list(range(lib.NETLOAD_STATUS_MIN, 1))
