@@ -97,7 +97,8 @@ def tx_error(o: OfferedStream) -> float:
 def lag_note(s: StreamResult) -> str:
     """What a failure message needs to tell a bad pacer from a descheduled worker."""
     return (f"{s.name}: tx {s.tx_packets}, max lag {s.tx_max_lag_ns / 1e3:.0f} us, "
-            f"{s.tx_lagged_bursts} bursts over 1 us late")
+            f"{s.tx_lagged_bursts} bursts over 1 us late, off its CPU "
+            f"{s.tx_off_cpu_ns / 1e6:.1f} ms in {s.tx_preemptions} preemptions")
 
 
 def departure_shares(s: StreamResult, below_ns: float, above_ns: float) -> tuple[float, float]:
@@ -237,8 +238,12 @@ def test_gaps_from_a_scipy_distribution_set_the_rate(
     assert s.tx_pps == pytest.approx(100_000, rel=0.01)
     assert_all_received(s)
     gaps = s.inter_departure_ns
+    # the drawn gaps' quartiles are 7.5, 10 and 12.5 us; a calm pacer on this VM keeps
+    # them within 0.4 us and 94-98 % of the gaps within 0.5 us of [5, 15] us
+    quartiles = np.percentile(gaps, [25, 50, 75])
+    assert np.all(np.abs(quartiles - [7_500, 10_000, 12_500]) < 500), (quartiles, lag_note(s))
     inside = float(np.mean((gaps >= 4_500) & (gaps <= 15_500)))
-    assert inside > 0.95, (inside, lag_note(s))
+    assert inside > 0.92, (inside, lag_note(s))
     # The same departures are far from exponential: the KS bound of the Poisson test has power.
     assert stats.kstest(gaps, "expon", args=(0, 10_000)).statistic > 0.2
 
