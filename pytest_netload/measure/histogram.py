@@ -1,10 +1,10 @@
 """Log-linear histograms exported by the engine (the HdrHistogram layout).
 
 The bucket layout lives in C (hist.c); the engine hands its lower bounds to
-Python, so nothing here repeats it. Values are ns. Quantiles use the
-"higher bucket midpoint" method: the quantile falls in a bucket, and the
-bucket's midpoint stands for it, so the error is at most half a bucket
-(< 1/128 of the value above 128 ns).
+Python, so nothing here repeats it. Values are ns. Quantiles are
+:func:`stats.hist_quantile`'s (the one implementation): the quantile falls in a
+bucket, and the bucket's midpoint stands for it, so the error is at most half a
+bucket (< 1/128 of the value above 128 ns).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import NetloadConfigError
+from . import stats
 
 
 @dataclass(frozen=True)
@@ -73,13 +74,15 @@ class LogHistogram:
         return float((self.counts * self.mid_ns).sum() / self.total)
 
     def quantile_ns(self, q: float) -> float:
-        """The value below which a share q (0 < q <= 1) of samples lie."""
+        """The value below which a share q (0 < q <= 1) of samples lie: for q < 1
+        :func:`stats.hist_quantile` (the midpoint of the bucket holding the value of rank
+        ``ceil(q * n) - 1``), for q = 1 the midpoint of the highest bucket in use."""
         if not 0 < q <= 1:
             raise NetloadConfigError(f"quantile {q!r}: give a share in (0, 1], e.g. 0.99")
         self._need_samples()
-        rank = q * self.total
-        idx = int(np.searchsorted(np.cumsum(self.counts), rank, side="left"))
-        return float(self.mid_ns[min(idx, len(self.counts) - 1)])
+        if q == 1:
+            return float(self.mid_ns[np.flatnonzero(self.counts)[-1]])
+        return stats.hist_quantile(self.counts, self.lower_ns, self.upper_ns, q)
 
     def share_within(self, lo_ns: float, hi_ns: float) -> float:
         """Share of samples whose bucket lies inside [lo_ns, hi_ns]."""

@@ -267,9 +267,10 @@ def hist_quantile(counts: Any, lower_ns: Any, upper_ns: Any, q: float) -> float:
 
     Bucket i holds the integers ``lower_ns[i]`` .. ``upper_ns[i] - 1`` (upper bounds are
     exclusive). The estimate is the midpoint of those integers, ``(lower + upper - 1) / 2``,
-    in the bucket holding the value of rank ``ceil(q * n) - 1`` (:func:`quantile_rank`): the
-    same value as :meth:`LogHistogram.quantile_ns`. Exact for one-ns buckets; elsewhere off
-    by at most half a bucket (< 1/128 of the value in the engine's layout above 128 ns).
+    in the bucket holding the value of rank ``ceil(q * n) - 1`` (:func:`quantile_rank`). The
+    one histogram quantile of the package: :meth:`LogHistogram.quantile_ns` and
+    :meth:`LatencyResult.percentile` call it. Exact for one-ns buckets; elsewhere off by at
+    most half a bucket (< 1/128 of the value in the engine's layout above 128 ns).
     """
     return hist_quantile_ci(counts, lower_ns, upper_ns, q)[0]
 

@@ -206,6 +206,17 @@ def test_hist_quantile_is_bucket_of_ranked_value(values: list[int], q: float) ->
     assert low <= est <= high
 
 
+def test_log_histogram_quantile_is_hist_quantile() -> None:
+    """One implementation: LogHistogram.quantile_ns is stats.hist_quantile, also where
+    q * n lies a hair above a whole number in floats (0.07 * 100 = 7.000000000000001)."""
+    h = histogram_of(np.arange(1, 101))  # one-ns buckets: the estimate is the value
+    assert h.quantile_ns(0.07) == hq(h, 0.07) == 7.0  # rank ceil(7) - 1 = 6
+    assert h.quantile_ns(0.5) == hq(h, 0.5) == 50.0
+    assert h.quantile_ns(1.0) == 100.0  # q = 1: the highest bucket in use
+    with pytest.raises(NetloadConfigError, match=r"give a share in \(0, 1\]"):
+        h.quantile_ns(0)
+
+
 def test_single_sample() -> None:
     h = histogram_of(np.array([1001]))
     est, low, high = hq_ci(h, 0.5)
