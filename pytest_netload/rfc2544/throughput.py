@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from .. import format as fmt
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import frame_bits
 from .trial import FrameSize, TrialResult, frame_size_label
@@ -31,10 +32,6 @@ _RESOLUTION_FIX = "give a ratio of the lower bound in (0, 1), e.g. 0.005, or a r
 
 def _is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _fmt_pps(pps: float) -> str:
-    return f"{pps:,.0f} pps" if abs(pps) >= 100 else f"{pps:.4g} pps"
 
 
 @dataclass(frozen=True)
@@ -85,12 +82,12 @@ class Resolution:
         return min(needs) if needs else 1
 
     def describe(self) -> str:
-        """E.g. "0.5 % of the lower bound", "100 pps"."""
+        """E.g. "0.5% of the lower bound", "100 pps"."""
         parts = []
         if self.ratio is not None:
-            parts.append(f"{self.ratio * 100:g} % of the lower bound")
+            parts.append(f"{fmt.percent(self.ratio)} of the lower bound")
         if self.pps is not None:
-            parts.append(_fmt_pps(self.pps))
+            parts.append(fmt.rate_pps_exact(self.pps))
         return " or ".join(parts)
 
     def as_dict(self) -> dict[str, float | None]:
@@ -113,7 +110,7 @@ def check_reachable(resolution: Resolution, max_trials: int,
         coarser = f", e.g. {ratio}" if ratio else \
             " to a rate of at least half the maximum load, e.g. resolution='100kpps'"
     else:
-        why = f"halving from the maximum {_fmt_pps(max_pps or 0.0)}"
+        why = f"halving from the maximum {fmt.rate_pps_exact(max_pps or 0.0)}"
         finest = _round_up((max_pps or 0.0) / 2.0 ** (max_trials - 1))
         coarser = f", e.g. resolution='{finest:g}pps'" + (f" or {ratio}" if ratio else "")
     raise NetloadConfigError(

@@ -6,7 +6,7 @@ passes and raise ``AssertionError`` (pytest: FAIL) when it does not, with a mess
     p99 latency 61.2us is not < 50us
     measured: p99 61.2us [95% CI 59.8us, 63.1us], 100,003 samples
     required: p99 < 50us (point estimate)
-    conditions: frame size 64B, offered 1,000,000 pps (672 Mbit/s at L1), duration 10s, ...
+    conditions: frame size 64B, offered 1,000,000 pps (672.0 Mbit/s at L1), duration 10s, ...
 
 Bad arguments (an unknown keyword, a bound that does not parse, a result without the data the
 check needs) raise :class:`~pytest_netload.errors.NetloadConfigError` (pytest: ERROR). Every
@@ -25,13 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
 from ..measure.recording import record_verdict
 from ..measure.stats import clopper_pearson_upper
 from ..rfc2544.throughput import FrameSizeThroughput, ThroughputResult
 from ..rfc2544.trial import frame_size_label
-from ..units import LAYER_TEXT, Duration, Size, check_layer, frame_bits
+from ..units import LAYER_TEXT, Size, check_layer, frame_bits
 from .bounds import Bound, compare, parse_rate_bound, parse_time_bound
 
 __all__ = ["assert_latency", "assert_loss", "assert_throughput"]
@@ -48,49 +49,8 @@ def _is_real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-def _fmt_ns(value_ns: float) -> str:
-    """3 significant digits in ns, us, ms or s: "61.2us", "812ns", "1.50ms"."""
-    mag = abs(value_ns)
-    for limit, div, unit in ((1e3, 1.0, "ns"), (1e6, 1e3, "us"), (1e9, 1e6, "ms")):
-        if mag < limit:
-            break
-    else:
-        div, unit = 1e9, "s"
-    scaled = value_ns / div
-    decimals = 0 if scaled == 0 else max(0, 2 - math.floor(math.log10(abs(scaled))))
-    if unit == "ns":
-        decimals = min(decimals, 1)
-    return f"{scaled:.{decimals}f}{unit}"
-
-
-def _fmt_pps(pps: float) -> str:
-    return f"{pps:,.0f} pps" if abs(pps) >= 100 else f"{pps:.4g} pps"
-
-
-def _fmt_bps(bps: float) -> str:
-    for div, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(bps) >= div:
-            return f"{bps / div:.4g} {prefix}bit/s"
-    return f"{bps:.4g} bit/s"
-
-
-def _fmt_share(ratio: float) -> str:
-    return f"{ratio * 100:g}%"
-
-
-def _fmt_confidence(confidence: float) -> str:
-    return f"{confidence * 100:g}%"
-
-
-def _fmt_duration(seconds: float) -> str:
-    try:
-        return str(Duration(seconds))
-    except NetloadConfigError:
-        return f"{seconds!r}s"
-
-
-def _fmt_sci(x: float) -> str:
-    return "0" if x == 0 else f"{x:.1e}"
+# Numbers read as format.py writes them (TEXT): measured times to 3 digits ("61.2us"),
+# rates exact ("41,601 pps"), bit rates to 4 digits, given shares and durations exactly.
 
 
 # ---- conditions --------------------------------------------------------------------------
@@ -161,28 +121,29 @@ def _conditions_text(cond: dict[str, Any], layer: str = "l1") -> str | None:
     elif mean is not None:
         parts.append(f"mean frame size {mean:g}B")
     if "offered_pps" in cond:
-        text = f"offered {_fmt_pps(cond['offered_pps'])}"
+        text = f"offered {fmt.rate_pps_exact(cond['offered_pps'])}"
         frame = mean if mean is not None else size if isinstance(size, int) else None
         if frame is not None and frame > 4:
             bps = cond["offered_pps"] * frame_bits(frame, layer)
-            text += f" ({_fmt_bps(bps)} at {layer.upper()})"
+            text += f" ({fmt.bitrate(bps)} at {layer.upper()})"
         parts.append(text)
     if "max_pps" in cond:
-        parts.append(f"searched up to {_fmt_pps(cond['max_pps'])}")
+        parts.append(f"searched up to {fmt.rate_pps_exact(cond['max_pps'])}")
     if "duration_s" in cond:
         per = " per trial" if "trials" in cond else ""
-        parts.append(f"duration {_fmt_duration(cond['duration_s'])}{per}")
+        parts.append(f"duration {fmt.time_s_exact(cond['duration_s'])}{per}")
     if "loss_tolerance" in cond:
-        parts.append(f"loss tolerance {_fmt_share(cond['loss_tolerance'])}")
+        parts.append(f"loss tolerance {fmt.percent(cond['loss_tolerance'])}")
     if "trials" in cond:
         method = f" ({cond['method']} search)" if "method" in cond else ""
         n = cond["trials"]
         parts.append(f"{n} trial{'s' if n != 1 else ''}, {cond['valid_trials']} valid{method}")
     if "line_rate_bps" in cond:
-        parts.append(f"line rate {_fmt_bps(cond['line_rate_bps'])}")
+        parts.append(f"line rate {fmt.bitrate(cond['line_rate_bps'])}")
     if "clock" in cond:
         res = cond.get("clock_resolution_ns")
-        parts.append(f"clock {cond['clock']}" + (f" (resolution {res:g} ns)" if res else ""))
+        parts.append(f"clock {cond['clock']}"
+                     + (f" (resolution {fmt.time_ns(res)})" if res else ""))
     return ", ".join(parts) if parts else None
 
 
@@ -322,7 +283,7 @@ def _judge_latency(c: _LatencyCheck, lat: LatencyResult, confidence: float,
                    conservative: bool) -> tuple[bool, list[str], dict[str, Any]]:
     """(passed, [verdict, measured, required] lines, verdict details) of one latency check."""
     bound, n = c.bound, lat.count
-    samples = f"{n:,} sample{'s' if n != 1 else ''}"
+    samples = f"{fmt.count(n)} sample{'s' if n != 1 else ''}"
     details: dict[str, Any] = {"unit": "ns", "op": bound.op, "required_ns": bound.value,
                                "samples": n, "keyword": c.keyword}
     how = "point estimate"
@@ -336,26 +297,26 @@ def _judge_latency(c: _LatencyCheck, lat: LatencyResult, confidence: float,
         value = float(getter[c.name]())
         compared: float | None = value
         what = {"jitter": "RFC 3550 jitter"}.get(c.name, c.name)
-        measured = f"{what} {_fmt_ns(value)}, {samples}"
+        measured = f"{what} {fmt.time_ns(value)}, {samples}"
         details["value_ns"] = value
         subject = f"{c.name} latency" if c.name != "jitter" else "jitter"
     else:
         pct = lat.percentile(c.percentile, confidence)
         value = pct.value_ns
         subject = f"{c.name} latency" if c.percentile != 100 else "max latency (p100)"
-        conf = _fmt_confidence(confidence)
+        conf = fmt.percent(confidence)
         details.update(value_ns=value, ci_low_ns=pct.ci_low_ns, ci_high_ns=pct.ci_high_ns,
                        confidence=confidence, conservative=conservative,
                        ci_coverage=pct.coverage)
         if c.percentile == 100:
-            measured = f"max {_fmt_ns(value)}, {samples}"
+            measured = f"max {fmt.time_ns(value)}, {samples}"
             end = pct.ci_high_ns if bound.is_upper else pct.ci_low_ns
             compared = end if conservative else value
             if conservative:
                 how = "conservative: the histogram bucket bound of the maximum"
         elif pct.has_ci:
-            measured = (f"{c.name} {_fmt_ns(value)} [{conf} CI {_fmt_ns(pct.ci_low_ns)}, "
-                        f"{_fmt_ns(pct.ci_high_ns)}], {samples}")
+            measured = (f"{c.name} {fmt.time_ns(value)} [{conf} CI {fmt.time_ns(pct.ci_low_ns)}, "
+                        f"{fmt.time_ns(pct.ci_high_ns)}], {samples}")
             end, side = ((pct.ci_high_ns, "upper") if bound.is_upper
                          else (pct.ci_low_ns, "lower"))
             compared = end if conservative else value
@@ -363,7 +324,7 @@ def _judge_latency(c: _LatencyCheck, lat: LatencyResult, confidence: float,
                 how = f"conservative: the {side} end of its {conf} CI"
                 subject = f"{c.name} latency ({side} end of its {conf} CI)"
         else:
-            measured = (f"{c.name} {_fmt_ns(value)} [no {conf} CI: too few samples], "
+            measured = (f"{c.name} {fmt.time_ns(value)} [no {conf} CI: too few samples], "
                         f"{samples}")
             compared = None if conservative else value
             if conservative:
@@ -372,11 +333,11 @@ def _judge_latency(c: _LatencyCheck, lat: LatencyResult, confidence: float,
     details["compared_ns"] = compared
     required = f"required: {c.name} {bound.text} ({how})"
     if compared is None:
-        verdict = (f"{c.name} latency cannot be shown {bound.text} at {_fmt_confidence(confidence)}"
+        verdict = (f"{c.name} latency cannot be shown {bound.text} at {fmt.percent(confidence)}"
                    f" confidence: {samples} are too few for a confidence interval")
         return False, [verdict, f"measured: {measured}", required], details
     ok = bound.holds(compared)
-    verdict = f"{subject} {_fmt_ns(compared)} is {'' if ok else 'not '}{bound.text}"
+    verdict = f"{subject} {fmt.time_ns(compared)} is {'' if ok else 'not '}{bound.text}"
     return ok, [verdict, f"measured: {measured}", required], details
 
 
@@ -411,7 +372,7 @@ def _loss_counts(obj: Any) -> tuple[int, int]:
     else:
         lost = max(sent - _count(obj.rx_packets, "rx_packets"), 0)
     if lost > sent:
-        raise NetloadConfigError(f"assert_loss: {lost:,} frames lost of {sent:,} sent: the "
+        raise NetloadConfigError(f"assert_loss: {fmt.count(lost)} frames lost of {fmt.count(sent)} sent: the "
                                  "counts disagree")
     return sent, lost
 
@@ -447,7 +408,7 @@ def assert_loss(obj: object, *, at_most: float | None = None, max_lost: int | No
     criterion = "at_most" if at_most is not None else "max_lost"
     limit: float | int = float(at_most) if at_most is not None else int(max_lost or 0)
     if at_most is None:
-        required = f"at most {limit:,} frames lost (max_lost={limit})"
+        required = f"at most {fmt.count(limit)} frames lost (max_lost={limit})"
     elif limit == 0:
         required = "no frame lost (at_most=0)"
     else:
@@ -465,22 +426,22 @@ def assert_loss(obj: object, *, at_most: float | None = None, max_lost: int | No
                         "measured: 0 frames sent", f"required: {required}"], cond)
     ratio = lost / sent
     upper = clopper_pearson_upper(lost, sent, confidence)
-    conf = _fmt_confidence(confidence)
+    conf = fmt.percent(confidence)
     if lost == sent:
-        statement = f"{lost:,} of {sent:,} frames lost: every frame"
+        statement = f"{fmt.count(lost)} of {fmt.count(sent)} frames lost: every frame"
     else:
-        shown = f" (loss ratio {_fmt_sci(ratio)})" if lost else ""
-        statement = (f"{lost:,} of {sent:,} frames lost{shown}: loss ratio < "
-                     f"{_fmt_sci(upper)} at {conf} confidence (Clopper-Pearson)")
+        shown = f" (loss ratio {fmt.loss_ratio(ratio)})" if lost else ""
+        statement = (f"{fmt.count(lost)} of {fmt.count(sent)} frames lost{shown}: loss ratio < "
+                     f"{fmt.loss_ratio(upper)} at {conf} confidence (Clopper-Pearson)")
     ok = ratio <= limit if at_most is not None else lost <= limit
     measured: float | int = ratio if at_most is not None else lost
     record_verdict("loss", ok, measured, limit, loss_ratio=ratio, upper_bound=upper,
                    message=statement, **details)
     if not ok:
         if at_most is not None:
-            verdict = f"loss ratio {_fmt_sci(ratio)} is not <= {limit:g}"
+            verdict = f"loss ratio {fmt.loss_ratio(ratio)} is not <= {limit:g}"
         else:
-            verdict = f"{lost:,} frames lost is not <= {limit:,}"
+            verdict = f"{fmt.count(lost)} frames lost is not <= {fmt.count(limit)}"
         raise _failure([verdict, f"measured: {statement}", f"required: {required}"], cond)
 
 
@@ -525,14 +486,15 @@ def _pick_size(obj: object, frame_size: object) -> tuple[FrameSizeThroughput | N
 
 
 def _bracket_text(fst: FrameSizeThroughput) -> str:
-    """E.g. "bracket [6,421, 6,453] pps (resolution 0.5 % of the lower bound)"; with
+    """E.g. "bracket [6,421, 6,453] pps (resolution 0.5% of the lower bound)"; with
     "not reached" when the search ran out of trials; "" for a search without a
     resolution (MLRsearch) or an open bracket (the maximum passed)."""
     lo, hi = fst.bracket_pps
     if fst.resolution is None or hi is None:
         return ""
-    text = (f"bracket [{_fmt_pps(lo).removesuffix(' pps')}, "
-            f"{_fmt_pps(hi).removesuffix(' pps')}] pps (resolution {fst.resolution.describe()}")
+    text = (f"bracket [{fmt.rate_pps_exact(lo).removesuffix(' pps')}, "
+            f"{fmt.rate_pps_exact(hi).removesuffix(' pps')}] pps "
+            f"(resolution {fst.resolution.describe()}")
     if fst.resolution_reached is False:
         text += ", not reached: the search ran out of max_trials first"
     return text + ")"
@@ -585,25 +547,28 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
     label, cond = fst.label, _conditions(fst)
     size_text = f"{label} frames" + (f" (mean {mean:g}B)" if mean != fst.frame_size else "")
     measured_bps = measured_pps * frame_bits(mean, layer)
-    share = (f"; {fst.bps('l1') / fst.line_rate_bps * 100:.4g}% of the "
-             f"{_fmt_bps(fst.line_rate_bps)} line rate" if fst.line_rate_bps else "")
-    measured = (f"{_fmt_pps(measured_pps)} ({_fmt_bps(measured_bps)} at {LAYER_TEXT[layer]}"
+    share = (f"; {fmt.share(fst.bps('l1') / fst.line_rate_bps)} of the "
+             f"{fmt.bitrate(fst.line_rate_bps)} line rate" if fst.line_rate_bps else "")
+    measured = (f"{fmt.rate_pps_exact(measured_pps)} ({fmt.bitrate(measured_bps)} at "
+                f"{LAYER_TEXT[layer]}"
                 f"{share}), the highest load that passed")
     bracket = _bracket_text(fst)
     if bracket:
         measured += f"; the search's final {bracket}"
     elif fst.upper_pps is not None:
-        measured += f"; the lowest that failed: {_fmt_pps(fst.upper_pps)}"
+        measured += f"; the lowest that failed: {fmt.rate_pps_exact(fst.upper_pps)}"
     else:
         measured += " (the search's maximum)"
     ceiling = _real_attr(fst, "generator_ceiling_pps")
     if ceiling is not None:
-        measured += (f"; the generator could not offer {_fmt_pps(ceiling)} (every try invalid),"
+        measured += (f"; the generator could not offer {fmt.rate_pps_exact(ceiling)} "
+                     "(every try invalid),"
                      " so this may be the generator's limit, not the DUT's")
-    converted = "" if rate.kind == "pps" else f" = {_fmt_pps(required_pps)} at {size_text}"
+    converted = ("" if rate.kind == "pps" else
+                 f" = {fmt.rate_pps_exact(required_pps)} at {size_text}")
     required = f"throughput {bound.text}{converted}"
-    verdict = (f"throughput at {label} {_fmt_pps(measured_pps)} is {'' if ok else 'not '}"
-               f"{bound.op} {_fmt_pps(required_pps)}"
+    verdict = (f"throughput at {label} {fmt.rate_pps_exact(measured_pps)} is {'' if ok else 'not '}"
+               f"{bound.op} {fmt.rate_pps_exact(required_pps)}"
                + (f" ({rate})" if rate.kind != "pps" else ""))
     record_verdict(f"throughput@{label}", ok, measured_pps, bound.text,
                    required_pps=required_pps, op=bound.op, unit="pps", layer=layer,

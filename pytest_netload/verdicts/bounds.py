@@ -29,6 +29,7 @@ from datetime import timedelta
 from decimal import Context, Decimal, InvalidOperation
 
 from ..errors import NetloadConfigError
+from ..format import time_ns_exact
 from ..units import Duration, Rate, as_rate, check_layer
 
 __all__ = [
@@ -50,12 +51,11 @@ _OP_TEXT = re.compile(r"\s*(<=|>=|<|>|\u2264|\u2265)?\s*(.*?)\s*", re.DOTALL)
 _CTX = Context(prec=60)  # exact for the products and quotients here
 _TIME_QUANTITY = re.compile(
     r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\s\d.+-][^\s]*)?")
-# unit -> ns per unit; formatting uses the largest unit giving a value >= 1
+# unit -> ns per unit (format.time_ns_exact writes the largest giving a value >= 1)
 _NS_PER_UNIT = {
     "ns": Decimal(1), "us": Decimal(10) ** 3, "\u00b5s": Decimal(10) ** 3,
     "\u03bcs": Decimal(10) ** 3, "ms": Decimal(10) ** 6, "s": Decimal(10) ** 9,
 }
-_NS_FORMAT = (("s", 9), ("ms", 6), ("us", 3), ("ns", 0))
 _TIME_FORMS = "write '< 50us', '<= 1ms' or a number of ns"
 _RATE_FORMS = "write '>= 250kpps', '> 1Mpps', '>= 9.5Gbit/s@l1', '95%' or a Rate"
 
@@ -101,20 +101,9 @@ def _is_real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-def format_ns(value_ns: float) -> str:
-    """``value_ns`` exactly, in the largest of s, ms, us, ns that gives a value >= 1.
-
-    ``"50us"``, ``"1.5ms"``, ``"200ns"``, ``"0.5ns"``. The text is the shortest decimal of
-    the float moved by a power of ten, so it reads back as the same float.
-    """
-    d = Decimal(repr(float(value_ns)))
-    for unit, exp in _NS_FORMAT:
-        q = _CTX.divide(d, Decimal(10) ** exp)
-        if abs(q) >= 1 or exp == 0:
-            q = q.normalize(_CTX)
-            text = format(q, "f") if -7 < q.adjusted() < 16 else str(q)
-            return text + unit
-    raise AssertionError("unreachable")  # pragma: no cover
+#: ``value_ns`` exactly, in the largest of s, ms, us, ns giving a value >= 1 (``"50us"``,
+#: ``"1.5ms"``): it reads back as the same float. The one implementation is format.py's.
+format_ns = time_ns_exact
 
 
 def _op_and_rest(x: str) -> tuple[str | None, str]:

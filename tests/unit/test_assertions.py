@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pytest_netload
+from pytest_netload import format as fmt
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
@@ -159,13 +160,13 @@ def test_latency_fails_with_measured_required_and_conditions(lat: LatencyResult)
     p99 = lat.percentile(99)
     with recording("t") as record:
         lines = failure(lambda: assert_latency(trial(lat), p99="< 50us"))
-    shown = assertions._fmt_ns
+    shown = fmt.time_ns
     assert lines[0] == f"p99 latency {shown(p99.value_ns)} is not < 50us"
     assert lines[1] == (f"measured: p99 {shown(p99.value_ns)} [95% CI {shown(p99.ci_low_ns)}, "
                         f"{shown(p99.ci_high_ns)}], 100,003 samples")
     assert lines[2] == "required: p99 < 50us (point estimate)"
-    assert lines[3] == ("conditions: frame size 64B, offered 1,000,000 pps (672 Mbit/s at L1), "
-                        "duration 10s, clock tsc-software (resolution 0.4 ns)")
+    assert lines[3] == ("conditions: frame size 64B, offered 1,000,000 pps (672.0 Mbit/s at L1), "
+                        "duration 10s, clock tsc-software (resolution 0.4ns)")
     assert len(lines) == 4
     verdict = only_verdict(record)
     assert verdict["check"] == "latency.p99" and verdict["passed"] is False
@@ -244,7 +245,7 @@ def test_conservative_uses_the_far_end_of_the_ci(lat: LatencyResult) -> None:
         assert_latency(lat, p99=lower)
         up = failure(lambda: assert_latency(lat, p99=upper, conservative=True))
         low = failure(lambda: assert_latency(lat, p99=lower, conservative=True))
-    shown = assertions._fmt_ns
+    shown = fmt.time_ns
     assert up[0].startswith(f"p99 latency (upper end of its 95% CI) {shown(p99.ci_high_ns)} is"
                             " not < ")
     assert up[2].endswith("(conservative: the upper end of its 95% CI)")
@@ -271,7 +272,7 @@ def test_conservative_fails_without_a_confidence_interval() -> None:
 def test_confidence_changes_the_interval(lat: LatencyResult) -> None:
     p99 = lat.percentile(99, 0.99)
     lines = failure(lambda: assert_latency(lat, p99="< 1us", confidence=0.99))
-    assert f"[99% CI {assertions._fmt_ns(p99.ci_low_ns)}, " in lines[1]
+    assert f"[99% CI {fmt.time_ns(p99.ci_low_ns)}, " in lines[1]
 
 
 def test_empty_latency_is_a_failure_not_nan() -> None:
@@ -333,7 +334,7 @@ def test_latency_needs_a_latency_result(lat: LatencyResult) -> None:
 def test_stream_result_conditions() -> None:
     s = stream(latency=histogram_of([5_000] * 10))
     lines = failure(lambda: assert_latency(s, max="< 1us"))
-    assert lines[-1] == "conditions: stream 's0', clock nic-hardware (resolution 8 ns)"
+    assert lines[-1] == "conditions: stream 's0', clock nic-hardware (resolution 8.0ns)"
 
 
 def test_nothing_is_kept_outside_a_recording(lat: LatencyResult) -> None:
@@ -349,7 +350,7 @@ def test_zero_loss_passes_and_words_the_statistical_bound() -> None:
     with recording("t") as record:
         assert_loss(trial(tx=1_000_000), at_most=0)
     verdict = only_verdict(record)
-    assert verdict["message"] == ("0 of 1,000,000 frames lost: loss ratio < 3.0e-06 at 95% "
+    assert verdict["message"] == ("0 of 1,000,000 frames lost: loss ratio < 3.00e-06 at 95% "
                                   "confidence (Clopper-Pearson)")
     assert verdict["check"] == "loss" and verdict["passed"] is True
     assert (verdict["measured"], verdict["required"]) == (0.0, 0.0)
@@ -362,11 +363,11 @@ def test_loss_failure_message() -> None:
         lines = failure(lambda: assert_loss(trial(tx=1_000_000, lost=3), at_most=1e-6))
     upper = clopper_pearson_upper(3, 1_000_000, 0.95)
     assert lines == [
-        "loss ratio 3.0e-06 is not <= 1e-06",
-        (f"measured: 3 of 1,000,000 frames lost (loss ratio 3.0e-06): loss ratio < {upper:.1e}"
+        "loss ratio 3.00e-06 is not <= 1e-06",
+        (f"measured: 3 of 1,000,000 frames lost (loss ratio 3.00e-06): loss ratio < {upper:.2e}"
         " at 95% confidence (Clopper-Pearson)"),
         "required: loss ratio <= 1e-06 (at_most; verdict on the measured ratio)",
-        ("conditions: frame size 64B, offered 1,000,000 pps (672 Mbit/s at L1), duration 10s, "
+        ("conditions: frame size 64B, offered 1,000,000 pps (672.0 Mbit/s at L1), duration 10s, "
         "clock tsc-software"),
     ]
     verdict = only_verdict(record)
@@ -382,7 +383,7 @@ def test_loss_verdict_is_the_point_ratio_not_the_upper_bound() -> None:
 
 def test_loss_at_most_zero_and_every_frame_lost() -> None:
     lines = failure(lambda: assert_loss(trial(tx=1000, lost=1), at_most=0))
-    assert lines[0] == "loss ratio 1.0e-03 is not <= 0"
+    assert lines[0] == "loss ratio 0.1000% is not <= 0"
     assert lines[2] == "required: no frame lost (at_most=0)"
     lines = failure(lambda: assert_loss(trial(tx=1000, lost=1000), at_most=0.5))
     assert lines[1] == "measured: 1,000 of 1,000 frames lost: every frame"
@@ -516,11 +517,11 @@ def test_throughput_failure_message() -> None:
     assert lines == [
         "throughput at 64B 1,200,000 pps is not >= 14,136,905 pps (95%)",
         ("measured: 1,200,000 pps (806.4 Mbit/s at L1: frame+FCS+preamble+IFG; 8.064% of the "
-        "10 Gbit/s line rate), the highest load that passed; the lowest that failed: "
+        "10.00 Gbit/s line rate), the highest load that passed; the lowest that failed: "
         "1,300,000 pps"),
         "required: throughput >= 95% = 14,136,905 pps at 64B frames",
         ("conditions: frame size 64B, searched up to 14,880,952 pps, duration 1m per trial, "
-        "loss tolerance 0%, 3 trials, 3 valid (binary search), line rate 10 Gbit/s"),
+        "loss tolerance 0%, 3 trials, 3 valid (binary search), line rate 10.00 Gbit/s"),
     ]
 
 
@@ -532,7 +533,7 @@ def test_throughput_shows_the_search_bracket_and_its_resolution() -> None:
         lines = failure(lambda: assert_throughput(result, at_least="7kpps"))
     assert lines[1] == ("measured: 6,421 pps (4.315 Mbit/s at L1: frame+FCS+preamble+IFG), the "
                         "highest load that passed; the search's final bracket [6,421, 6,453] pps "
-                        "(resolution 0.5 % of the lower bound)")
+                        "(resolution 0.5% of the lower bound)")
     passed = record.verdicts[0]
     assert passed["passed"] and passed["bracket_pps"] == [6421.0, 6453.0]
     assert (passed["resolution_ratio"], passed["resolution_pps"],

@@ -229,7 +229,7 @@ def test_loss_tolerance_accepts_a_little_loss() -> None:
     ({"resolution_ratio": -0.1}, r"resolution -0.1: give a ratio"),
     ({"resolution_ratio": float("nan")}, r"resolution nan: give a ratio"),
     ({"resolution_ratio": True}, r"resolution True: give a ratio"),
-    ({"max_trials": 9}, r"resolution 0.5 % of the lower bound cannot be reached within "
+    ({"max_trials": 9}, r"resolution 0.5% of the lower bound cannot be reached within "
                         r"max_trials=9: it takes 10 trials .*raise max_trials to 10 or "
                         r"coarsen the resolution, e.g. resolution=0.0079"),
     ({"max_trials": 2, "resolution_ratio": 0.5}, r"max_trials=2.*resolution='100kpps'"),
