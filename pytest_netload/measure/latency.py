@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import format as fmt
 from ..errors import NetloadConfigError, NetloadEnvironmentError
 from . import stats
 from .histogram import LogHistogram
@@ -73,26 +74,6 @@ def _label(p: float) -> str:
     return f"p{p:g}"
 
 
-def _scale(value_ns: float) -> tuple[float, str]:
-    mag = abs(value_ns)
-    for limit, div, unit in ((1e3, 1.0, "ns"), (1e6, 1e3, "us"), (1e9, 1e6, "ms")):
-        if mag < limit:
-            return div, unit
-    return 1e9, "s"
-
-
-def _decimals(scaled: float, unit: str) -> int:
-    if scaled == 0:
-        return 0
-    d = max(0, 2 - math.floor(math.log10(abs(scaled))))
-    return min(d, 1) if unit == "ns" else d
-
-
-def _fmt(value_ns: float) -> str:
-    div, unit = _scale(value_ns)
-    return f"{value_ns / div:.{_decimals(value_ns / div, unit)}f}{unit}"
-
-
 @dataclass(frozen=True)
 class Percentile:
     """A percentile in ns with its confidence interval.
@@ -118,14 +99,12 @@ class Percentile:
 
     def __str__(self) -> str:
         name = "max" if self.p == 100 else _label(self.p)
-        div, unit = _scale(self.value_ns)
-        d = _decimals(self.value_ns / div, unit)
-        text = f"{name} {self.value_ns / div:.{d}f}{unit}"
         if self.p == 100:
-            return text
+            return f"{name} {fmt.time_ns(self.value_ns)}"
         if not self.has_ci:
-            return f"{text} [no {self.confidence:.0%} CI: too few samples]"
-        return f"{text} [{self.ci_low_ns / div:.{d}f}, {self.ci_high_ns / div:.{d}f}]"
+            return (f"{name} {fmt.time_ns(self.value_ns)} "
+                    f"[no {fmt.percent(self.confidence)} CI: too few samples]")
+        return f"{name} {fmt.band(self.value_ns, self.ci_low_ns, self.ci_high_ns, 'ns')}"
 
     def as_dict(self) -> dict[str, float | None]:
         return {
@@ -349,13 +328,13 @@ class LatencyResult:
             parts = ["no samples (nothing of this stream was received)"]
         else:
             parts = [str(self.percentile(p)) for p in (*_SUMMARY_PERCENTILES, 100)]
-            parts.append(f"n={self.count}")
+            parts.append(f"n={fmt.count(self.count)}")
             if self.jitter_ns is not None:
-                parts.append(f"jitter {_fmt(float(self.jitter_ns))}")
+                parts.append(f"jitter {fmt.time_ns(float(self.jitter_ns))}")
         if self.clock is not None:
             parts.append(self.clock)
         if self.resolution_ns is not None:
-            parts.append(f"(resolution {float(self.resolution_ns):g} ns)")
+            parts.append(f"(resolution {fmt.time_ns(self.resolution_ns)})")
         return " ".join(parts)
 
 

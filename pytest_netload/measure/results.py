@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import format as fmt
 from ..atomic import write_atomic
 from ..errors import NetloadConfigError
 from ..units import LAYER_TEXT, layer_overhead_bytes
@@ -175,9 +176,9 @@ def lag_cause(s: StreamResult) -> str:
     """What the kernel measured of the worker that sent `s`: whether another task took
     its CPU (the proof for blaming the machine), or whether the lag is the generator's."""
     if s.tx_preemptions:
-        return (f"its worker was off its CPU for {s.tx_off_cpu_ns / 1e6:,.1f} ms in "
-                f"{s.tx_preemptions:,} preemptions (another task took the core): run it on "
-                "a quieter CPU")
+        return (f"its worker was off its CPU for {fmt.time_ns(s.tx_off_cpu_ns)} in "
+                f"{fmt.count(s.tx_preemptions)} preemptions (another task took the core): "
+                "run it on a quieter CPU")
     return ("its worker kept its CPU (no preemption measured), so the generator itself is "
             "too slow for this rate: lower the rate or add TX cores")
 
@@ -190,30 +191,30 @@ def shortfall_cause(s: StreamResult, offered_pps: float, duration_s: float) -> s
     missing = offered_pps * duration_s - s.tx_packets
     end_s = s.tx_end_ns / 1e9
     if s.tx_end_reason == "stopped":
-        return (f"the run was stopped (Ctrl-C or a stop call) at {end_s:.3f} s of the "
-                f"{duration_s:g} s scheduled")
+        return (f"the run was stopped (Ctrl-C or a stop call) at {fmt.time_s(end_s)} of the "
+                f"{fmt.time_s_exact(duration_s)} scheduled")
     if s.tx_end_reason in ("duration", "phases") and duration_s and \
             end_s < duration_s * 0.99 - 0.01:
-        return (f"TX ended at {end_s:.3f} s of the {duration_s:g} s scheduled, on the "
-                f"schedule's end ({s.tx_end_reason}): the engine's schedule itself was short, "
-                "a bug in pytest-netload to report")
+        return (f"TX ended at {fmt.time_s(end_s)} of the {fmt.time_s_exact(duration_s)} "
+                f"scheduled, on the schedule's end ({s.tx_end_reason}): the engine's schedule "
+                "itself was short, a bug in pytest-netload to report")
     causes = []
     lag_frames = s.tx_max_lag_ns * offered_pps / 1e9
     if s.tx_lagged_bursts and lag_frames >= 0.5 * missing:
         causes.append(
             f"the generator fell behind its schedule (measured: worst lag "
-            f"{s.tx_max_lag_ns / 1e3:,.0f} us, {s.tx_lagged_bursts:,} bursts more than 1 us "
-            f"late): {lag_cause(s)}")
+            f"{fmt.time_ns(s.tx_max_lag_ns)}, {fmt.count(s.tx_lagged_bursts)} bursts more "
+            f"than 1us late): {lag_cause(s)}")
     if s.tx_unsent:
-        causes.append(f"the port refused {s.tx_unsent:,} frames until the run ended (its TX "
-                      "ring stayed full: the link or the device below it is slower)")
+        causes.append(f"the port refused {fmt.count(s.tx_unsent)} frames until the run ended "
+                      "(its TX ring stayed full: the link or the device below it is slower)")
     if s.tx_alloc_failures:
-        causes.append(f"the stream's mbuf pool ran empty {s.tx_alloc_failures:,} times "
+        causes.append(f"the stream's mbuf pool ran empty {fmt.count(s.tx_alloc_failures)} times "
                       "(frames not yet freed by the port)")
     if causes:
         return "; ".join(causes)
     return (f"no cause was measured: the generator's worst lag was "
-            f"{s.tx_max_lag_ns / 1e3:,.0f} us ({lag_frames:,.0f} frames' worth), the port "
+            f"{fmt.time_ns(s.tx_max_lag_ns)} ({fmt.count(lag_frames)} frames' worth), the port "
             "refused nothing and the pool never ran empty")
 
 
@@ -324,11 +325,13 @@ class RunResult:
         sent = sum(s.tx_packets for s in self.sent_streams)
         loss = self.lost / sent if sent else 0.0
         return (
-            f"tx {self.tx_packets} pkts {self.tx_pps:,.0f} pps "
-            f"{self.tx_bps(layer) / 1e6:,.1f} Mbit/s ({LAYER_TEXT[layer]}) | "
-            f"rx {self.rx_packets} pkts | lost {self.lost} ({loss:.4%}) "
-            f"dup {self.duplicates} reordered {self.reordered} foreign {self.foreign}"
-            + (f" | generator dropped {self.generator_drops}" if self.generator_drops else "")
+            f"tx {fmt.count(self.tx_packets)} pkts {fmt.rate_pps_exact(self.tx_pps)} "
+            f"{fmt.bitrate(self.tx_bps(layer))} ({LAYER_TEXT[layer]}) | "
+            f"rx {fmt.count(self.rx_packets)} pkts | lost {fmt.count(self.lost)} "
+            f"({fmt.loss_ratio(loss)}) dup {fmt.count(self.duplicates)} "
+            f"reordered {fmt.count(self.reordered)} foreign {fmt.count(self.foreign)}"
+            + (f" | generator dropped {fmt.count(self.generator_drops)}"
+               if self.generator_drops else "")
             + (" | INTERRUPTED" if self.interrupted else "")
         )
 

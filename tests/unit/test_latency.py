@@ -163,9 +163,9 @@ def test_str_one_line(result: LatencyResult) -> None:
     us = f"{p50.value_ns / 1e3:.1f}us [{p50.ci_low_ns / 1e3:.1f}, {p50.ci_high_ns / 1e3:.1f}]"
     assert f"p50 {us}" in text
     assert " p99 " in text and " p99.9 " in text and " max " in text
-    assert f"n={result.count}" in text
+    assert f"n={result.count:,}" in text
     assert "jitter 812ns" in text
-    assert text.endswith("tsc-software (resolution 0.5 ns)")
+    assert text.endswith("tsc-software (resolution 0.5ns)")
 
 
 def test_as_dict_is_json_ready(result: LatencyResult) -> None:
