@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
 from ..measure.stats import clopper_pearson_upper
@@ -27,8 +28,9 @@ STEADY_STATES = ("warn", "fail", "off")
 
 
 def frame_size_label(size: FrameSize) -> str:
-    """How a frame size reads in ids, tables and messages: "64B", "imix"."""
-    return f"{size}B" if isinstance(size, int) else str(size)
+    """How a frame size reads in ids, tables and messages: "64B", "imix"
+    (:func:`format.frame_size`)."""
+    return fmt.frame_size(size)
 
 
 @dataclass(frozen=True)
@@ -167,20 +169,23 @@ class TrialResult:
         return out
 
 
-def steady_note(trial: Mapping[str, Any]) -> str:
+def steady_note(trial: Mapping[str, Any], medium: str = fmt.TEXT) -> str:
     """The not-steady line of a trial record (`TrialResult.as_dict()`): its backlog, the
-    DUT's forwarding rate, and the trial duration that makes its buffer immaterial."""
+    DUT's forwarding rate, and the trial duration that makes its buffer immaterial; its
+    numbers as `medium` (format.TEXT or format.HTML) writes them."""
     backlog, sent = int(trial["backlog_frames"]), max(int(trial["tx_packets"]), 1)
-    text = (f"not steady at {trial['offered_pps']:,.0f} pps: {backlog:,} frames "
-            f"({backlog / sent:.2%}) were still in the DUT's buffers when traffic stopped; it "
-            f"forwarded {trial['forwarding_pps']:,.0f} pps")
+    text = (f"not steady at {fmt.rate_pps_exact(trial['offered_pps'])}: "
+            f"{fmt.count(backlog)} frames ({fmt.share(backlog / sent, medium)}) were still in "
+            f"the DUT's buffers when traffic stopped; it forwarded "
+            f"{fmt.rate_pps_exact(trial['forwarding_pps'])}")
     if trial.get("steady_duration_s"):
-        text += (f"; its buffer holds >= {trial['buffer_s'] * 1e3:,.1f} ms: trials of "
-                 f">= {math.ceil(trial['steady_duration_s']):,} s make it immaterial")
+        text += (f"; its buffer holds >= {fmt.time_s(trial['buffer_s'], medium)}: trials of "
+                 f">= {fmt.time_s_exact(math.ceil(trial['steady_duration_s']))} make it "
+                 "immaterial")
     return text
 
 
-def steady_summary(trials: Sequence[Mapping[str, Any]]) -> str | None:
+def steady_summary(trials: Sequence[Mapping[str, Any]], medium: str = fmt.TEXT) -> str | None:
     """The not-steady note of a procedure's trial records: the highest load among the
     valid trials that were not steady (what hid an overload), and how many there were;
     None when every trial was steady or unjudged."""
@@ -189,7 +194,7 @@ def steady_summary(trials: Sequence[Mapping[str, Any]]) -> str | None:
         return None
     worst = max(unsteady, key=lambda t: t["offered_pps"])
     more = f" ({len(unsteady)} trials not steady)" if len(unsteady) > 1 else ""
-    return steady_note(worst) + more
+    return steady_note(worst, medium) + more
 
 
 class Measurer(Protocol):
