@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from .. import format as fmt
 from ..engine.client import Engine, Port
 from ..errors import NetloadConfigError, NetloadEnvironmentError
 from ..measure.latency import LatencyResult
@@ -194,7 +195,8 @@ class BoundController:
         if rate is None and pattern == "cbr":
             pattern = "max"
         progress.report(test=self.test, procedure="traffic", note=f"{pattern} for "
-                        f"{as_duration(duration).seconds:g}s" if duration is not None else None)
+                        f"{fmt.time_s_exact(as_duration(duration).seconds)}"
+                        if duration is not None else None)
         result = self.controller.run(bound, rate, pattern=pattern, duration=duration,
                                      count=count, **options)
         record_measurement("traffic", {

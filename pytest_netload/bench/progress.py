@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .. import format as fmt
+
 Sink = Callable[[dict[str, Any]], None]
 _SINK: list[Sink] = []
 
@@ -30,27 +32,19 @@ def sink(fn: Sink) -> Iterator[None]:
         _SINK.remove(fn)
 
 
-def _rate(pps: float) -> str:
-    for div, unit in ((1e9, "Gpps"), (1e6, "Mpps"), (1e3, "kpps")):
-        if pps >= div:
-            return f"{pps / div:.3g} {unit}"
-    return f"{pps:.3g} pps"
-
-
 def progress_line(event: dict[str, Any]) -> str:
     """One line: test, frame size, procedure, trial n, offered rate, loss so far."""
     parts = [str(event.get("test", ""))]
     if event.get("frame_size") is not None:
-        size = event["frame_size"]
-        parts.append(f"{size}B" if isinstance(size, int) else str(size))
+        parts.append(fmt.frame_size(event["frame_size"]))
     if event.get("procedure"):
         parts.append(str(event["procedure"]))
     if event.get("trial") is not None:
         parts.append(f"trial {event['trial']}")
     if event.get("offered_pps"):
-        parts.append(f"offered {_rate(float(event['offered_pps']))}")
+        parts.append(f"offered {fmt.rate_pps(float(event['offered_pps']))}")
     if event.get("loss_ratio") is not None:
-        parts.append(f"loss {float(event['loss_ratio']):.3%}")
+        parts.append(f"loss {fmt.loss_ratio(float(event['loss_ratio']))}")
     if event.get("note"):
         parts.append(str(event["note"]))
     return "netload: " + " | ".join(p for p in parts if p)

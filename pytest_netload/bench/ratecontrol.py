@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
 from ..measure.results import RunResult, StreamResult, shortfall_cause
@@ -81,7 +82,7 @@ class RateResult:
         return None if any(r is None for r in rates) else sum(r for r in rates if r)
 
     def summary_line(self, layer: str = "l2") -> str:
-        offered = f"offered {self.offered_pps:,.0f} pps " if self.offered_pps else ""
+        offered = f"offered {fmt.rate_pps_exact(self.offered_pps)} " if self.offered_pps else ""
         return f"{self.pattern} {offered}({self.pacing} pacing) | {self.run.summary_line(layer)}"
 
 
@@ -246,13 +247,15 @@ class RateController:
             scheduled = s.offered_pps * duration_s if s.offered_pps else 0.0
             if err is not None and err < -self.tolerance and s.result.tx_packets:
                 notes.append(
-                    f"stream {s.result.name!r}: offered {s.offered_pps:,.0f} pps but the port "
-                    f"achieved {s.achieved_tx_pps:,.0f} pps ({err:+.2%}): "
+                    f"stream {s.result.name!r}: offered {fmt.rate_pps_exact(s.offered_pps)} but "
+                    f"the port achieved {fmt.rate_pps_exact(s.achieved_tx_pps)} "
+                    f"({'+' if err >= 0 else ''}{fmt.share(err)}): "
                     + shortfall_cause(s.result, s.offered_pps or 0.0, s.result.tx_span_ns / 1e9))
             elif scheduled and s.result.tx_packets < scheduled * (1 - self.tolerance) - 1:
                 notes.append(
-                    f"stream {s.result.name!r}: sent {s.result.tx_packets:,} packets where its "
-                    f"schedule had {scheduled:,.0f} in {duration_s:g} s: "
+                    f"stream {s.result.name!r}: sent {fmt.count(s.result.tx_packets)} packets "
+                    f"where its schedule had {fmt.count(round(scheduled))} in "
+                    f"{fmt.time_s_exact(duration_s)}: "
                     + shortfall_cause(s.result, s.offered_pps or 0.0, duration_s))
         for note in notes:
             warnings.warn(note, RateShortfallWarning, stacklevel=4)

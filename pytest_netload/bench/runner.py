@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import InvalidTrial, NetloadConfigError
 from ..measure.recording import record_measurement
@@ -129,7 +130,8 @@ class EngineMeasurer:
         trial = self._trial(run, rate_pps, max(frames / rate_pps, 1e-9), frames)
         if s.tx_packets == frames and s.tx_pps < rate_pps * (1 - 0.05) and frames > 1000:
             return replace(trial, valid=False, invalid_reason=(
-                f"the burst left at {s.tx_pps:,.0f} pps, not back to back at {rate_pps:,.0f}"))
+                f"the burst left at {fmt.rate_pps_exact(s.tx_pps)}, not back to back at "
+                f"{fmt.rate_pps_exact(rate_pps)}"))
         return trial
 
     def measure_recovery(self, overload_pps: float, relief_pps: float, overload_s: float,
@@ -169,8 +171,8 @@ class EngineMeasurer:
         reason = self._invalid(run, s, load_pps * duration_s, load_pps,
                                timed_figure_ns=longest)
         if not called:
-            reason = (f"the run ended before the reset hook was due at {at_s:g} s; give a "
-                      "longer duration")
+            reason = (f"the run ended before the reset hook was due at "
+                      f"{fmt.time_s_exact(at_s)}; give a longer duration")
         return ResetTrial(load_pps, s.tx_packets, s.lost, longest,
                           int(called[1] * 1e9) if called else 0,
                           called[0] if called else 0.0, s.rx_last_ns, reason is None, reason)
@@ -182,7 +184,8 @@ class EngineMeasurer:
         pps = run.streams[0].tx_pps
         if pps <= 0:
             raise NetloadConfigError(
-                f"calibration: port {self.stream.port.device!r} sent nothing in {seconds:g}s; "
+                f"calibration: port {self.stream.port.device!r} sent nothing in "
+                f"{fmt.time_s_exact(seconds)}; "
                 "check the port's link")
         return pps
 
@@ -447,7 +450,7 @@ class Rfc2544Runner:
                 load *= 0.95
                 progress.report(test=self.test, frame_size=size, procedure="latency",
                                 note=f"the generator cannot hold the throughput rate: "
-                                     f"stepping down to {load:,.0f} pps")
+                                     f"stepping down to {fmt.rate_pps_exact(load)}")
         raise AssertionError("unreachable")
 
     def frame_loss(self, frame_sizes: Any = None, *, step: float = 0.1,

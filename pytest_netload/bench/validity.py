@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.results import lag_cause, shortfall_cause
 from ..units import MIN_TRIAL_S, run_seconds
@@ -41,8 +42,8 @@ def trial_seconds(value: Any, *, what: str) -> float:
     seconds = run_seconds(value, what=what)
     if seconds < MIN_TRIAL_S:
         raise NetloadConfigError(
-            f"{what} {value!r} is {seconds * 1e3:.3g} ms, shorter than a trial may be "
-            f"({MIN_TRIAL_S * 1e3:g} ms: a shorter one sends too few frames to judge); "
+            f"{what} {value!r} is {fmt.time_s_exact(seconds)}, shorter than a trial may be "
+            f"({fmt.time_s_exact(MIN_TRIAL_S)}: a shorter one sends too few frames to judge); "
             "give e.g. '1s' (RFC 2544 asks for 60 s)")
     return seconds
 
@@ -114,14 +115,16 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
     trial that measures a time gives it as `timed_figure_ns`: its lag is then judged
     against that time (`timed_lag_bound_ns`), not against the loss verdict."""
     if scheduled < 1:
-        return (f"a {duration_s:g} s trial at {offered_pps:,.3g} pps schedules "
-                f"{scheduled:.3g} frames, fewer than one: give a longer trial_duration")
+        return (f"a {fmt.time_s_exact(duration_s)} trial at {fmt.rate_pps_exact(offered_pps)} "
+                f"schedules {fmt.count(scheduled)} frames, fewer than one: give a longer "
+                "trial_duration")
     if s.tx_packets == 0:
-        return (f"the generator sent no frame of the {scheduled:,.0f} scheduled: "
+        return (f"the generator sent no frame of the {fmt.count(round(scheduled))} scheduled: "
                 + shortfall_cause(s, offered_pps, duration_s))
     if s.tx_packets < scheduled * (1 - tx_tolerance) - 1:
-        return (f"the generator sent {s.tx_packets:,} of {scheduled:,.0f} scheduled frames "
-                f"({s.tx_pps:,.0f} pps of {offered_pps:,.0f} offered): "
+        return (f"the generator sent {fmt.count(s.tx_packets)} of {fmt.count(round(scheduled))} "
+                f"scheduled frames ({fmt.rate_pps_exact(s.tx_pps)} of "
+                f"{fmt.rate_pps_exact(offered_pps)} offered): "
                 + shortfall_cause(s, offered_pps, duration_s))
     link = link_reason(getattr(run, "ports", {}) or {})
     if link is not None:
@@ -130,21 +133,22 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
     if timed_figure_ns is None:
         bound = lag_bound_ns(offered_pps, duration_s, tx_packets=s.tx_packets, lost=lost,
                              loss_tolerance=loss_tolerance)
-        rule = f"1 % of its {duration_s:g} s, one burst, or its margin to the loss verdict"
+        rule = (f"1% of its {fmt.time_s_exact(duration_s)}, one burst, or its margin to the "
+                "loss verdict")
     else:
         bound = timed_lag_bound_ns(offered_pps, timed_figure_ns)
-        rule = (f"1 % of the {timed_figure_ns / 1e6:,.3f} ms it measured, or one burst: "
+        rule = (f"1% of the {fmt.time_ns(timed_figure_ns)} it measured, or one burst: "
                 "a lag moves that time by as much")
     if s.tx_max_lag_ns > bound:
-        return (f"the generator lagged {s.tx_max_lag_ns / 1e6:,.3f} ms behind its schedule "
-                f"({s.tx_max_lag_ns * offered_pps / 1e9:,.0f} frames left late; "
-                f"{s.tx_lagged_bursts:,} bursts more than 1 us late), more than the "
-                f"{bound / 1e6:,.3f} ms this trial tolerates ({rule}): {lag_cause(s)}")
+        return (f"the generator lagged {fmt.time_ns(s.tx_max_lag_ns)} behind its schedule "
+                f"({fmt.count(round(s.tx_max_lag_ns * offered_pps / 1e9))} frames left late; "
+                f"{fmt.count(s.tx_lagged_bursts)} bursts more than 1us late), more than the "
+                f"{fmt.time_ns(bound)} this trial tolerates ({rule}): {lag_cause(s)}")
     if run.generator_drops:
-        return (f"the generator's own RX ports dropped {run.generator_drops:,} frames "
+        return (f"the generator's own RX ports dropped {fmt.count(run.generator_drops)} frames "
                 "(imissed / rx_nombuf / kernel drops)")
     if run.foreign > max(1000, FOREIGN_FLOOD_RATIO * s.tx_packets):
-        return f"{run.foreign:,} foreign frames flooded the RX ports"
+        return f"{fmt.count(run.foreign)} foreign frames flooded the RX ports"
     if run.interrupted:
         return "interrupted"
     return None

@@ -70,8 +70,8 @@ def test_a_generator_stall_with_no_loss_is_invalid_naming_the_lag() -> None:
     """A 1.5 s stall (its own link down) reported 0 loss at full rate: PASS."""
     reason = judge(stream(3_000_000, lag_ns=1_500_000_000), duration_s=10.0)
     assert reason is not None
-    assert "lagged 1,500.000 ms" in reason and "450,000 frames left late" in reason
-    assert "more than the 100.000 ms this trial tolerates" in reason
+    assert "lagged 1.50s" in reason and "450,000 frames left late" in reason
+    assert "more than the 100ms this trial tolerates" in reason
 
 
 def test_a_lag_within_one_percent_of_the_trial_is_tolerated() -> None:
@@ -104,9 +104,8 @@ def test_a_timed_trial_judges_its_lag_against_the_time_it_measured() -> None:
     lossy = stream(3_000_000, 2_700_000, lag_ns=500_000_000)  # 1 s of frames lost
     assert judge(lossy, duration_s=10.0) is None  # the loss rule alone: tolerated
     reason = judge(lossy, duration_s=10.0, timed_figure_ns=700e6)
-    assert reason is not None and "lagged 500.000 ms" in reason
-    assert "more than the 7.000 ms this trial tolerates (1 % of the 700.000 ms it measured" \
-        in reason
+    assert reason is not None and "lagged 500ms" in reason
+    assert "more than the 7.00ms this trial tolerates (1% of the 700ms it measured" in reason
     # a calm generator: a lag under 1 % of the reset time, or under one burst, is pacing
     assert judge(stream(3_000_000, 2_900_000, lag_ns=2_000_000), duration_s=10.0,
                  timed_figure_ns=300e6) is None
@@ -145,7 +144,7 @@ def test_the_old_rules_still_hold() -> None:
 
 @pytest.mark.parametrize("value", ["1ns", "999us", 0.0005])
 def test_trial_durations_have_a_floor(value: Any) -> None:
-    with pytest.raises(NetloadConfigError, match=r"shorter than a trial may be \(1 ms"):
+    with pytest.raises(NetloadConfigError, match=r"shorter than a trial may be \(1ms"):
         trial_seconds(value, what="trial_duration")
     assert trial_seconds("1ms", what="trial_duration") == MIN_TRIAL_S
 
@@ -189,4 +188,4 @@ def test_a_stalled_generator_never_gives_a_throughput() -> None:
     stalled = stream(300_000, lag_ns=500_000_000)
     m = _measurer(ZeroFrameEngine(stalled))
     trial = m.measure(PPS, 1.0)
-    assert not trial.valid and "lagged 500.000 ms" in (trial.invalid_reason or "")
+    assert not trial.valid and "lagged 500ms" in (trial.invalid_reason or "")
