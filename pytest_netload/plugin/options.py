@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from .. import format as fmt
 from ..errors import NetloadConfigError
 
 # Help texts: start with a capital letter; a single phrase has no final period.
@@ -220,7 +221,7 @@ class Settings:
                 else self.topology)
         parts = [f"engine {self.engine}", f"topology {topo}", f"reports {self.report_dir}"]
         if self.trial_duration_s is not None:
-            parts.append(f"trial duration {self.trial_duration_s:g}s (override)")
+            parts.append(f"trial duration {fmt.time_s_exact(self.trial_duration_s)} (override)")
         if self.baseline:
             parts.append(f"baseline {self.baseline}")
         return "netload: " + ", ".join(parts)

@@ -13,39 +13,22 @@ from typing import Any
 
 import pytest
 
+from .. import format as fmt
 from ..bench.progress import progress_line
 from ..rfc2544.trial import steady_summary
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
 
-def _pps(pps: float | None) -> str:
-    if pps is None:
-        return "-"
-    for div, unit in ((1e6, "Mpps"), (1e3, "kpps")):
-        if pps >= div:
-            return f"{pps / div:.3f} {unit}"
-    return f"{pps:.0f} pps"
-
-
-def _ns(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for div, unit in ((1e6, "ms"), (1e3, "us")):
-        if value >= div:
-            return f"{value / div:.1f}{unit}"
-    return f"{value:.0f}ns"
-
-
-def _size(size: Any) -> str:
-    return "-" if size is None else f"{size}B" if isinstance(size, int) else str(size)
+def _lost(lost: int, sent: int) -> str:
+    return f"{fmt.count(lost)}/{fmt.count(sent)}"
 
 
 def _percentile(latency: dict[str, Any] | None, label: str) -> str:
     if not latency:
         return "-"
     p = (latency.get("percentiles") or {}).get(label)
-    return _ns(p["value_ns"]) if p else "-"
+    return fmt.time_ns(p["value_ns"]) if p else "-"
 
 
 def _note(m: dict[str, Any]) -> str | None:
@@ -53,15 +36,16 @@ def _note(m: dict[str, Any]) -> str | None:
     kind = m.get("kind")
     if kind == "frame_loss" and m.get("points"):
         top = m["points"][0]
-        return f"frame loss {top['loss_ratio']:.3%} at {top['load_ratio']:.0%}"
+        return (f"frame loss {fmt.loss_ratio(top['loss_ratio'])} at "
+                f"{fmt.percent(top['load_ratio'])}")
     if kind == "back_to_back":
-        return f"back-to-back {m['spread']['mean']:,.0f} frames"
+        return f"back-to-back {fmt.count(m['spread']['mean'])} frames"
     if kind == "recovery":
         rec = m.get("recovery_s")
-        return f"recovery {rec['mean']:.3f}s" if rec else "recovery: no overload loss"
+        return f"recovery {fmt.time_s(rec['mean'])}" if rec else "recovery: no overload loss"
     if kind == "reset":
         reset = m.get("reset_s")
-        return f"reset {reset['mean']:.3f}s" if reset else "reset: did not recover"
+        return f"reset {fmt.time_s(reset['mean'])}" if reset else "reset: did not recover"
     return None
 
 
@@ -73,7 +57,7 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
 
     def row_for(size: Any) -> list[str] | None:
         for r in rows:
-            if r[1] == _size(size):
+            if r[1] == fmt.frame_size(size):
                 return r
         return None
 
@@ -87,20 +71,21 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
                     best = t
             lat = (best or {}).get("latency")
             loss = "0 at throughput" if m.get("throughput_pps") else "-"
-            rows.append([name, _size(m.get("frame_size")), _pps(m.get("throughput_pps")),
-                         _percentile(lat, "p50"), _percentile(lat, "p99"), loss, verdict,
+            rows.append([name, fmt.frame_size(m.get("frame_size")),
+                         fmt.rate_pps(m.get("throughput_pps")), _percentile(lat, "p50"),
+                         _percentile(lat, "p99"), loss, verdict,
                          steady_summary(m.get("trials", ())) or ""])
         elif kind == "latency_rfc2544":
             row = row_for(m.get("frame_size"))
             if row is None:
-                row = [name, _size(m.get("frame_size")), "-", "-", "-", "-", verdict, ""]
+                row = [name, fmt.frame_size(m.get("frame_size")), *["-"] * 4, verdict, ""]
                 rows.append(row)
             row[3], row[4] = _percentile(m["latency"], "p50"), _percentile(m["latency"], "p99")
-            row[5] = f"{m['lost']}/{m['tx_packets']}" if m.get("tx_packets") else row[5]
+            row[5] = _lost(m["lost"], m["tx_packets"]) if m.get("tx_packets") else row[5]
         elif kind == "latency":
             lat = m.get("latency")
             tx, lost = m.get("tx_packets", 0), m.get("lost", 0)
-            loss = f"{lost}/{tx}" if tx else "-"
+            loss = _lost(lost, tx) if tx else "-"
             if rows and rows[-1][3] == "-" and rows[-1][2] != "-":
                 # the traffic run this meter watched: one row with its latency
                 rows[-1][3:6] = [_percentile(lat, "p50"), _percentile(lat, "p99"), loss]
@@ -112,13 +97,13 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
             tx = sum(s["tx_packets"] for s in streams)
             lost = sum(s["lost"] for s in streams)
             sizes = {round(s["mean_frame_size"]) for s in streams}
-            rows.append([name, _size(sizes.pop()) if len(sizes) == 1 else "mix",
-                         _pps(sum(s["achieved_rx_pps"] for s in streams)), "-", "-",
-                         f"{lost}/{tx}" if tx else "-", verdict, ""])
+            rows.append([name, fmt.frame_size(sizes.pop()) if len(sizes) == 1 else "mix",
+                         fmt.rate_pps(sum(s["achieved_rx_pps"] for s in streams)), "-", "-",
+                         _lost(lost, tx) if tx else "-", verdict, ""])
         elif (note := _note(m)) is not None:
             row = row_for(m.get("frame_size"))
             if row is None:
-                row = [name, _size(m.get("frame_size")), "-", "-", "-", "-", verdict, ""]
+                row = [name, fmt.frame_size(m.get("frame_size")), *["-"] * 4, verdict, ""]
                 rows.append(row)
             row[7] = f"{row[7]}; {note}" if row[7] else note
         if kind in ("latency_rfc2544", "frame_loss") and \

@@ -216,7 +216,7 @@ CASES = [
                 "import errno, tempfile\n\ndef _full(*a, **k):\n"
                 "    raise OSError(errno.ENOSPC, 'No space left on device')\n\n"
                 "tempfile.mkdtemp = _full\n")),
-            fragments=("test_measured", "250.000 kpps", "could not write",
+            fragments=("test_measured", "250.0 kpps", "could not write",
                        "blocked/out/results.json", "No space left on device",
                        "temporary directory")),
 ]

@@ -43,8 +43,8 @@ def test_summary_table_lists_each_measured_test(pytester: pytest.Pytester) -> No
     result.stdout.fnmatch_lines([
         "*= netload summary =*",
         "test*frame size*throughput*p50*p99*loss*verdict*notes",
-        "test_measured*64B*250.000 kpps*8.2us*41.0us*0 at throughput*PASS*",
-        "test_failing*1518B*250.000 kpps*FAIL*",
+        "test_measured*64B*250.0 kpps*8.20us*41.0us*0 at throughput*PASS*",
+        "test_failing*1518B*250.0 kpps*FAIL*",
     ])
     assert "test_plain" not in result.stdout.str().split("netload summary")[1]
 
@@ -60,8 +60,8 @@ def test_verbose_prints_one_progress_line_per_trial(pytester: pytest.Pytester) -
     pytester.makepyfile(FAKE_SUITE)
     result = pytester.runpytest("-v")
     result.stdout.fnmatch_lines([
-        "netload: test_measured | 64B | throughput | trial 1 | offered 250 kpps | loss 0.000%",
-        "netload: test_measured | 64B | throughput | trial 3 | offered 750 kpps | loss 0.000%",
+        "netload: test_measured | 64B | throughput | trial 1 | offered 250.0 kpps | loss 0",
+        "netload: test_measured | 64B | throughput | trial 3 | offered 750.0 kpps | loss 0",
         "*test_measured PASSED*",
     ])
 
@@ -93,7 +93,7 @@ def test_progress_line_wording() -> None:
     line = progress_line({"test": "t[64B]", "frame_size": "imix", "procedure": "throughput",
                           "trial": 4, "offered_pps": 1_488_095.0, "loss_ratio": 0.0123,
                           "note": "invalid: TX short"})
-    assert line == ("netload: t[64B] | imix | throughput | trial 4 | offered 1.49 Mpps | "
+    assert line == ("netload: t[64B] | imix | throughput | trial 4 | offered 1.488 Mpps | "
                     "loss 1.230% | invalid: TX short")
 
 
@@ -105,7 +105,7 @@ def test_table_merges_a_latency_meter_into_its_traffic_row() -> None:
             "p50": {"value_ns": 3300.0}, "p99": {"value_ns": 13000.0}}}},
     ]}
     rows = rows_of("t.py::test_lat", "passed", record)
-    assert rows == [("test_lat", "128B", "20.000 kpps", "3.3us", "13.0us", "0/1000", "PASS",
+    assert rows == [("test_lat", "128B", "20.00 kpps", "3.30us", "13.0us", "0/1,000", "PASS",
                      "")]
     lines = format_table(rows)
     assert lines[0].split() == ["test", "frame", "size", "throughput", "p50", "p99", "loss",
@@ -124,8 +124,8 @@ def test_table_notes_the_procedures_without_a_throughput_column() -> None:
         {"kind": "recovery", "frame_size": 64, "recovery_s": None},
     ]}
     (row,) = rows_of("t.py::test_all", "passed", record)
-    assert row[:7] == ("test_all", "64B", "100.000 kpps", "5.0us", "9.0us", "0/300", "PASS")
-    assert row[7] == ("frame loss 12.500% at 100%; back-to-back 1,234 frames; reset 0.500s; "
+    assert row[:7] == ("test_all", "64B", "100.0 kpps", "5.00us", "9.00us", "0/300", "PASS")
+    assert row[7] == ("frame loss 12.50% at 100%; back-to-back 1,234 frames; reset 500ms; "
                       "recovery: no overload loss")
 
 
@@ -192,7 +192,7 @@ def test_an_unwritable_report_dir_is_named_and_results_stay_on_screen(
     (pytester.path / "blocked").write_text("a file, not a directory")
     result = pytester.runpytest("--netload-report-dir=blocked/out")
     result.stdout.fnmatch_lines([
-        "test_measured*64B*250.000 kpps*",
+        "test_measured*64B*250.0 kpps*",
         "netload: results written to */netload-results-*/results.json",
         ("netload: could not write */blocked/out/results.json: *; the results went to "
          "*/netload-results-* instead; give a writable --netload-report-dir")])
