@@ -34,7 +34,8 @@ A figure the user gave or that must read back as the same float (a bound, a sett
 confidence level, a tolerance) is written exactly, in its shortest form:
 :func:`time_ns_exact` (``50us``, ``1.5ms``; it reads back as the same float),
 :func:`time_s_exact` (a duration as :class:`units.Duration` writes it: ``10s``, ``2m``),
-:func:`percent` (``95%``, ``0.1%``) and :func:`rate_pps_exact` (``41,601 pps``: whole pps
+:func:`percent` (``95%``, ``0.1%``), :func:`loss_ratio_exact` (``1e-06``, ``0.5%``) and
+:func:`rate_pps_exact` (``41,601 pps``: whole pps
 with thousands separators, the form assertion messages compare with a bound).
 
 The two media
@@ -75,6 +76,7 @@ __all__ = [
     "figure",
     "frame_size",
     "loss_ratio",
+    "loss_ratio_exact",
     "percent",
     "rate_pps",
     "rate_pps_exact",
@@ -244,6 +246,24 @@ def time_ns_exact(value_ns: float) -> str:
             text = format(q, "f") if -7 < q.adjusted() < 16 else str(q)
             return text + unit
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def loss_ratio_exact(ratio: object, medium: str = TEXT) -> str:
+    """A given loss ratio (a tolerance, a goal, an ``at_most``) exactly, in the form of
+    :func:`loss_ratio`: ``"0"``, below 1e-3 the shortest scientific form (``"1e-06"``,
+    ``"2.5e-05"``), else a :func:`percent` (``"0.5%"``)."""
+    medium = _medium(medium)
+    value = _real(ratio)
+    if value is None:
+        return _DASH[medium]
+    if value == 0:
+        return "0"
+    if abs(value) >= LOSS_SCIENTIFIC_BELOW:
+        return percent(value, medium)
+    d = Decimal(repr(value)).normalize(_CTX)
+    sign, digits, _ = d.as_tuple()
+    text = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
+    return f"{'-' if sign else ''}{text}e{d.adjusted():+03d}"
 
 
 def time_s_exact(seconds: object) -> str:

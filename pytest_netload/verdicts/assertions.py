@@ -412,7 +412,8 @@ def assert_loss(obj: object, *, at_most: float | None = None, max_lost: int | No
     elif limit == 0:
         required = "no frame lost (at_most=0)"
     else:
-        required = f"loss ratio <= {limit:g} (at_most; verdict on the measured ratio)"
+        required = (f"loss ratio <= {fmt.loss_ratio_exact(limit)} (at_most; verdict on the "
+                    "measured ratio)")
     sent, lost = _loss_counts(obj)
     cond = _conditions(obj)
     details: dict[str, Any] = {"criterion": criterion, "sent": sent, "lost": lost,
@@ -439,7 +440,8 @@ def assert_loss(obj: object, *, at_most: float | None = None, max_lost: int | No
                    message=statement, **details)
     if not ok:
         if at_most is not None:
-            verdict = f"loss ratio {fmt.loss_ratio(ratio)} is not <= {limit:g}"
+            verdict = (f"loss ratio {fmt.loss_ratio(ratio)} is not <= "
+                       f"{fmt.loss_ratio_exact(limit)}")
         else:
             verdict = f"{fmt.count(lost)} frames lost is not <= {fmt.count(limit)}"
         raise _failure([verdict, f"measured: {statement}", f"required: {required}"], cond)

@@ -99,6 +99,20 @@ def test_loss_ratio(ratio: float, text: str, html: str) -> None:
 
 
 @pytest.mark.parametrize(("ratio", "text", "html"), [
+    (0, "0", "0"), (1e-6, "1e-06", "1e-06"), (2.5e-5, "2.5e-05", "2.5e-05"),
+    (1e-4, "1e-04", "1e-04"), (1.23456789e-7, "1.23456789e-07", "1.23456789e-07"),
+    (0.001, "0.1%", "0.1 %"), (0.005, "0.5%", "0.5 %"),
+])
+def test_loss_ratio_exact(ratio: float, text: str, html: str) -> None:
+    assert fmt.loss_ratio_exact(ratio) == text and fmt.loss_ratio_exact(ratio, HTML) == html
+
+
+@given(st.floats(min_value=1e-300, max_value=1e-3, exclude_max=True))
+def test_loss_ratio_exact_reads_back_as_the_same_float(ratio: float) -> None:
+    assert float(fmt.loss_ratio_exact(ratio)) == ratio
+
+
+@pytest.mark.parametrize(("ratio", "text", "html"), [
     (0.95, "95%", "95 %"), (0.999, "99.9%", "99.9 %"), (0.001, "0.1%", "0.1 %"),
     (0.07, "7%", "7 %"), (0.005, "0.5%", "0.5 %"), (1, "100%", "100 %"), (0, "0%", "0 %"),
 ])
@@ -151,7 +165,8 @@ def test_time_ns_is_the_value_to_three_digits(value_ns: float) -> None:
 
 @pytest.mark.parametrize("value", NOTHING)
 @pytest.mark.parametrize("function", [fmt.time_ns, fmt.time_s, fmt.rate_pps, fmt.bitrate,
-                                      fmt.count, fmt.share, fmt.loss_ratio, fmt.percent])
+                                      fmt.count, fmt.share, fmt.loss_ratio, fmt.percent,
+                                      fmt.loss_ratio_exact])
 def test_nothing_reads_as_the_dash(function: Any, value: Any) -> None:
     assert function(value) == "-"
     assert function(value, HTML) == "\u2013"
