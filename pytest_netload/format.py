@@ -33,7 +33,8 @@ Given figures: exact
 A figure the user gave or that must read back as the same float (a bound, a setting, a
 confidence level, a tolerance) is written exactly, in its shortest form:
 :func:`time_ns_exact` (``50us``, ``1.5ms``; it reads back as the same float),
-:func:`time_s_exact` (a duration as :class:`units.Duration` writes it: ``10s``, ``2m``),
+:func:`time_s_exact` (a duration as :class:`units.Duration` writes it: ``10s``, ``2m``;
+HTML ``60 s``),
 :func:`percent` (``95%``, ``0.1%``), :func:`loss_ratio_exact` (``1e-06``, ``0.5%``) and
 :func:`rate_pps_exact` (``41,601 pps``: whole pps
 with thousands separators, the form assertion messages compare with a bound).
@@ -109,6 +110,7 @@ _BASE_DECIMALS = 1  # at most this many decimals in the base unit
 
 _CTX = Context(prec=60)  # exact for the quotients of time_ns_exact and percent
 _NS_EXACT = (("s", 9), ("ms", 6), ("us", 3), ("ns", 0))
+_HTML_TIME_UNIT = {text: html for _, text, html in _TIME_UNITS}
 
 
 def _medium(medium: str) -> str:
@@ -231,6 +233,17 @@ def loss_ratio(ratio: object, medium: str = TEXT) -> str:
 # ---- given figures, exact ----------------------------------------------------------------
 
 
+def _exact_ns(d: Decimal) -> tuple[str, str]:
+    """(number, unit) of an exact number of ns, in the largest of s, ms, us, ns giving a
+    value >= 1: the decimal moved by a power of ten, never rounded."""
+    for unit, exp in _NS_EXACT:
+        q = _CTX.divide(d, Decimal(10) ** exp)
+        if abs(q) >= 1 or exp == 0:
+            q = q.normalize(_CTX)
+            return (format(q, "f") if -7 < q.adjusted() < 16 else str(q)), unit
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def time_ns_exact(value_ns: float) -> str:
     """``value_ns`` exactly, in the largest of s, ms, us, ns that gives a value >= 1.
 
@@ -238,14 +251,26 @@ def time_ns_exact(value_ns: float) -> str:
     the float moved by a power of ten, so it reads back as the same float (bounds). TEXT
     only: the unit is ASCII and follows the number, as a bound is typed.
     """
-    d = Decimal(repr(float(value_ns)))
-    for unit, exp in _NS_EXACT:
-        q = _CTX.divide(d, Decimal(10) ** exp)
-        if abs(q) >= 1 or exp == 0:
-            q = q.normalize(_CTX)
-            text = format(q, "f") if -7 < q.adjusted() < 16 else str(q)
-            return text + unit
-    raise AssertionError("unreachable")  # pragma: no cover
+    number, unit = _exact_ns(Decimal(repr(float(value_ns))))
+    return number + unit
+
+
+def time_s_exact(seconds: object, medium: str = TEXT) -> str:
+    """A given time span in seconds exactly. TEXT: as :class:`units.Duration` writes it
+    (``"10s"``, ``"250ms"``, ``"2m"``; a value no Duration holds, negative or NaN, as its
+    repr with ``s``). HTML: the shortest decimal in s, ms, µs or ns (``"60 s"``,
+    ``"250 ms"``); the dash for no figure."""
+    medium = _medium(medium)
+    if medium == TEXT:
+        try:
+            return str(Duration(seconds))  # type: ignore[arg-type]
+        except NetloadConfigError:
+            return f"{seconds!r}s"
+    value = _real(seconds)
+    if value is None:
+        return _DASH[medium]
+    number, unit = _exact_ns(_CTX.multiply(Decimal(repr(value)), Decimal(10) ** 9))
+    return f"{number} {_HTML_TIME_UNIT[unit]}"
 
 
 def loss_ratio_exact(ratio: object, medium: str = TEXT) -> str:
@@ -266,16 +291,6 @@ def loss_ratio_exact(ratio: object, medium: str = TEXT) -> str:
     return f"{'-' if sign else ''}{text}e{d.adjusted():+03d}"
 
 
-def time_s_exact(seconds: object) -> str:
-    """A given time span in seconds exactly, as :class:`units.Duration` writes it:
-    ``"10s"``, ``"250ms"``, ``"2m"``; a value no Duration holds (negative, NaN) as its
-    repr with ``s``. TEXT."""
-    try:
-        return str(Duration(seconds))  # type: ignore[arg-type]
-    except NetloadConfigError:
-        return f"{seconds!r}s"
-
-
 def rate_pps_exact(pps: object) -> str:
     """A packet rate in whole pps with thousands separators: ``"41,601 pps"`` (below 100
     pps, 4 significant digits: ``"12.5 pps"``). The form assertion messages and the
@@ -288,14 +303,15 @@ def rate_pps_exact(pps: object) -> str:
 
 
 def percent(ratio: object, medium: str = TEXT) -> str:
-    """A given share (a confidence, a tolerance, a step) exactly as a percentage: 0.95 ->
-    ``"95%"``, 0.001 -> ``"0.1%"``, 0.07 -> ``"7%"`` (decimal, so no float noise);
-    HTML ``"95 %"``."""
+    """A given share (a confidence, a tolerance, a load step) as a percentage in its
+    shortest decimal to 15 significant digits: 0.95 -> ``"95%"``, 0.001 -> ``"0.1%"``,
+    0.07 -> ``"7%"``, and 1 - 0.1 -> ``"90%"`` (float noise does not show); HTML
+    ``"95 %"``."""
     medium = _medium(medium)
     value = _real(ratio)
     if value is None:
         return _DASH[medium]
-    d = _CTX.multiply(Decimal(repr(value)), Decimal(100)).normalize(_CTX)
+    d = Decimal(f"{value * 100:.15g}").normalize(_CTX)
     text = format(d, "f") if -7 < d.adjusted() < 16 else str(d)
     return text + _unit_sep("%", medium, glued=True)
 

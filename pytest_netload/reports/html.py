@@ -15,6 +15,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,14 @@ from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullFormatter
 
+from .. import format as fmt
 from ..atomic import write_atomic
 from ..rfc2544.trial import steady_note, steady_summary
 from . import verdict
 
 __all__ = ["overall_verdict", "render", "write"]
 
-DASH = "–"
+DASH = fmt.dash(fmt.HTML)
 PERCENTILE_KEYS = ("p50", "p99", "p99.9")
 RFC_SECTIONS = {
     "throughput": "§26.1", "latency_rfc2544": "§26.2", "frame_loss": "§26.3",
@@ -56,62 +58,20 @@ def _real(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _scaled(x: Any, units: Sequence[tuple[float, str]], digits: int = 4) -> str:
-    if not _real(x):
-        return DASH
-    for div, unit in units:
-        if abs(x) >= div:
-            return f"{x / div:.{digits}g} {unit}"
-    return f"{x:.{digits}g} {units[-1][1]}" if units[-1][0] == 1 else f"{x:.{digits}g}"
-
-
-def fmt_pps(x: Any) -> str:
-    return _scaled(x, ((1e9, "Gpps"), (1e6, "Mpps"), (1e3, "kpps"), (1, "pps")))
-
-
-def fmt_bps(x: Any) -> str:
-    return _scaled(x, ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"),
-                       (1, "bit/s")))
-
-
-def fmt_ns(x: Any) -> str:
-    if not _real(x):
-        return DASH
-    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if abs(x) >= div:
-            return f"{x / div:.3g} {unit}"
-    return f"{x:.3g} ns"
-
-
-def fmt_s(x: Any) -> str:
-    return fmt_ns(x * 1e9) if _real(x) else DASH
-
-
-def fmt_count(x: Any) -> str:
-    """Frames: whole numbers with thousands separators; a mean keeps one decimal below 100."""
-    if isinstance(x, int) and not isinstance(x, bool):
-        return f"{x:,}"
-    if not _real(x):
-        return DASH
-    return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:.3g}"
-
-
-def fmt_share(x: Any) -> str:
-    """A ratio as a percentage: 0.617 -> "61.7 %"."""
-    return f"{x * 100:.4g} %" if _real(x) else DASH
-
-
-def fmt_loss(x: Any) -> str:
-    """A loss ratio: 0 -> "0", small ones in scientific notation."""
-    if not _real(x):
-        return DASH
-    if x == 0:
-        return "0"
-    return f"{x:.2e}" if x < 1e-3 else fmt_share(x)
-
-
-def size_label(size: Any) -> str:
-    return f"{size}B" if isinstance(size, int) and not isinstance(size, bool) else str(size)
+# Every number through format.py, in its HTML medium (µs, a space before each unit, the
+# en dash for no figure): measured figures to fixed digits, given ones (durations,
+# shares, tolerances) exactly.
+fmt_pps = partial(fmt.rate_pps, medium=fmt.HTML)
+fmt_bps = partial(fmt.bitrate, medium=fmt.HTML)
+fmt_ns = partial(fmt.time_ns, medium=fmt.HTML)
+fmt_s = partial(fmt.time_s, medium=fmt.HTML)
+fmt_given_s = partial(fmt.time_s_exact, medium=fmt.HTML)
+fmt_count = partial(fmt.count, medium=fmt.HTML)
+fmt_share = partial(fmt.share, medium=fmt.HTML)
+fmt_percent = partial(fmt.percent, medium=fmt.HTML)
+fmt_loss = partial(fmt.loss_ratio, medium=fmt.HTML)
+fmt_given_loss = partial(fmt.loss_ratio_exact, medium=fmt.HTML)
+size_label = partial(fmt.frame_size, medium=fmt.HTML)
 
 
 def _size_key(size: Any) -> tuple[int, float, str]:
@@ -120,28 +80,28 @@ def _size_key(size: Any) -> tuple[int, float, str]:
     return (1, 0.0, str(size))
 
 
-def _spread(spread: Mapping[str, Any] | None, fmt: Callable[[Any], str]) -> str:
+def _spread(spread: Mapping[str, Any] | None, show: Callable[[Any], str]) -> str:
     """ "2.37 µs ± 44.3 ns (2.32 µs – 2.41 µs, n = 3)"; one value alone for n = 1."""
     if not spread:
         return DASH
     if spread["n"] == 1:
-        return f"{fmt(spread['mean'])} (n = 1)"
-    return (f"{fmt(spread['mean'])} ± {fmt(spread['stdev'])} "
-            f"({fmt(spread['min'])} – {fmt(spread['max'])}, n = {spread['n']})")
+        return f"{show(spread['mean'])} (n = 1)"
+    return (f"{show(spread['mean'])} ± {show(spread['stdev'])} "
+            f"({show(spread['min'])} – {show(spread['max'])}, n = {spread['n']})")
 
 
-def _spread_mean(spread: Mapping[str, Any] | None, fmt: Callable[[Any], str]) -> str:
+def _spread_mean(spread: Mapping[str, Any] | None, show: Callable[[Any], str]) -> str:
     if not spread:
         return DASH
-    return fmt(spread["mean"]) + (f" ± {fmt(spread['stdev'])}" if spread["n"] > 1 else "")
+    return show(spread["mean"]) + (f" ± {show(spread['stdev'])}" if spread["n"] > 1 else "")
 
 
-def _spread_range(spread: Mapping[str, Any] | None, fmt: Callable[[Any], str]) -> str:
+def _spread_range(spread: Mapping[str, Any] | None, show: Callable[[Any], str]) -> str:
     if not spread:
         return DASH
     if spread["n"] == 1:
         return "n = 1"
-    return f"{fmt(spread['min'])} – {fmt(spread['max'])}, n = {spread['n']}"
+    return f"{show(spread['min'])} – {show(spread['max'])}, n = {spread['n']}"
 
 
 def has_ci(p: Mapping[str, Any]) -> bool:
@@ -151,16 +111,14 @@ def has_ci(p: Mapping[str, Any]) -> bool:
 
 
 def fmt_percentile(p: Mapping[str, Any] | None) -> str:
-    """ "75.0 µs [74.8, 75.3]" (the interval in the value's unit), or the value with
-    "no CI" when the sample was too small for one."""
+    """ "75.0 µs [74.8, 75.3]" (the interval in the value's unit and decimals), or the value
+    with "no CI" when the sample was too small for one."""
     if not p:
         return DASH
-    value = fmt_ns(p["value_ns"])
     if not has_ci(p):
-        return f"{value} (no {p.get('confidence', 0.95):.0%} CI: too few samples)"
-    unit = value.split(" ")[-1]
-    div = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}[unit]
-    return f"{value} [{p['ci_low_ns'] / div:.3g}, {p['ci_high_ns'] / div:.3g}]"
+        return (f"{fmt_ns(p['value_ns'])} (no {fmt_percent(p.get('confidence', 0.95))} CI: "
+                "too few samples)")
+    return fmt.band(p["value_ns"], p["ci_low_ns"], p["ci_high_ns"], "ns", fmt.HTML)
 
 
 def _trial_counts(trials: Sequence[Mapping[str, Any]]) -> str:
@@ -238,7 +196,7 @@ def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             notes.append("the maximum load passed")
         if m.get("resolution_reached") is False:
             notes.append("resolution not reached within max_trials: the bracket is wider")
-        if (steady := steady_summary(m["trials"])) is not None:
+        if (steady := steady_summary(m["trials"], fmt.HTML)) is not None:
             notes.append(steady)
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
@@ -246,7 +204,8 @@ def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "bps_l2": fmt_bps(m["throughput_bps_l2"]),
             "line_share": fmt_share(m.get("line_rate_ratio")),
             "upper": fmt_pps(m.get("upper_pps")), "max": fmt_pps(m["max_pps"]),
-            "tolerance": fmt_loss(m["loss_tolerance"]), "duration": fmt_s(m["duration_s"]),
+            "tolerance": fmt_given_loss(m["loss_tolerance"]),
+            "duration": fmt_given_s(m["duration_s"]),
             "trials": _trial_counts(m["trials"]), "method": m["method"],
             "notes": "; ".join(notes),
         })
@@ -260,7 +219,7 @@ def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         pcts = lat.get("percentiles") or {}
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
-            "load": fmt_pps(m["load_pps"]), "duration": fmt_s(m["duration_s"]),
+            "load": fmt_pps(m["load_pps"]), "duration": fmt_given_s(m["duration_s"]),
             "trials": _trial_counts(m["trials"]),
             "rfc": _spread_mean(m.get("rfc2544_ns"), fmt_ns),
             "rfc_range": _spread_range(m.get("rfc2544_ns"), fmt_ns),
@@ -279,11 +238,11 @@ def _frame_loss(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "the generator's calibrated maximum"
         tables.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
-            "max": fmt_pps(m["max_pps"]), "basis": basis, "step": fmt_share(m["step"]),
-            "duration": fmt_s(m["duration_s"]),
+            "max": fmt_pps(m["max_pps"]), "basis": basis, "step": fmt_percent(m["step"]),
+            "duration": fmt_given_s(m["duration_s"]),
             "skipped": ", ".join(fmt_pps(x) for x in m.get("skipped_pps", ())),
             "points": [{
-                "load": fmt_share(p["load_ratio"]), "offered": fmt_pps(p["offered_pps"]),
+                "load": fmt_percent(p["load_ratio"]), "offered": fmt_pps(p["offered_pps"]),
                 "sent": fmt_count(p["tx_packets"]), "lost": fmt_count(p["lost"]),
                 "ratio": fmt_loss(p["loss_ratio"]), "bound": fmt_loss(p["loss_upper_bound"]),
             } for p in m["points"]],
@@ -347,26 +306,26 @@ def _mlrsearch(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         for g in m["goals"]:
             goal = g["goal"]
             goals.append({
-                "name": g["name"], "loss": fmt_loss(g["loss_ratio"]),
-                "exceed": fmt_share(g["exceed_ratio"]),
-                "durations": f"{fmt_s(goal['final_trial_duration_s'])} / "
-                             f"{fmt_s(goal['duration_sum_s'])}",
+                "name": g["name"], "loss": fmt_given_loss(g["loss_ratio"]),
+                "exceed": fmt_percent(g["exceed_ratio"]),
+                "durations": f"{fmt_given_s(goal['final_trial_duration_s'])} / "
+                             f"{fmt_given_s(goal['duration_sum_s'])}",
                 "lower": fmt_pps(g["lower_bound_pps"]),
                 "conditional": fmt_pps(g["conditional_throughput_pps"]),
                 "bps": fmt_bps(g.get("throughput_bps_l1")),
                 "upper": fmt_pps(g["upper_bound_pps"]) + (
                     " (generator)" if g["upper_bound_by_generator"] else ""),
                 "width": fmt_share(g["relative_width"]),
-                "target": fmt_share(goal["relative_width"]),
+                "target": fmt_percent(goal["relative_width"]),
             })
         stop = m.get("stop_reason") or "every goal reached"
-        if (steady := steady_summary(m["trials"])) is not None:
+        if (steady := steady_summary(m["trials"], fmt.HTML)) is not None:
             stop += f"; {steady}"
         tables.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid), "goals": goals,
             "range": f"{fmt_pps(m['min_pps'])} – {fmt_pps(m['max_pps'])}",
             "trials": _trial_counts(m["trials"]), "time": fmt_s(m["total_trial_time_s"]),
-            "budget": fmt_s(m.get("time_budget_s")), "stop": stop,
+            "budget": fmt_given_s(m.get("time_budget_s")), "stop": stop,
             "ceiling": fmt_pps(m.get("generator_ceiling_pps")),
         })
     return tables
@@ -381,7 +340,8 @@ def _other(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 "offered": fmt_pps(s["offered_pps"]) if s["offered_pps"] else "maximum",
                 "tx": fmt_pps(s["achieved_tx_pps"]), "rx": fmt_pps(s["achieved_rx_pps"]),
                 "sent": fmt_count(s["tx_packets"]), "lost": fmt_count(s["lost"]),
-                "size": f"{s['mean_frame_size']:.5g} B", "duration": fmt_s(m["duration_s"]),
+                "size": f"{s['mean_frame_size']:.5g} B",
+                "duration": fmt_given_s(m["duration_s"]),
             })
     meters = []
     for nodeid, m in _measurements(doc, "latency"):
@@ -420,9 +380,9 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
         elif m["kind"] in ("recovery", "reset"):
             duration_text = DASH
         elif _real(duration):
-            duration_text = fmt_s(duration)
+            duration_text = fmt_given_s(duration)
         else:
-            duration_text = ", ".join(fmt_s(d) for d in durations) or DASH
+            duration_text = ", ".join(fmt_given_s(d) for d in durations) or DASH
         procedures.append({
             "procedure": f"{RFC_SECTIONS.get(m['kind'], 'RFC 9971')} "
                          f"{PROCEDURE_NAMES[m['kind']]}",
@@ -444,7 +404,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
                                  "forwarding": fmt_pps(t.get("forwarding_pps")),
                                  "backlog": fmt_count(t["backlog_frames"]),
                                  "verdict": "failed" if t.get("steady_state") == "fail"
-                                 else "flagged", "note": steady_note(t)})
+                                 else "flagged", "note": steady_note(t, fmt.HTML)})
     for _, m in _measurements(doc, "latency_rfc2544", "latency"):
         lat = m["latency"]
         if lat.get("clock"):
@@ -457,7 +417,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
     clock_source = env.get("clock_source") or env.get("clock")
     calibrations = [{
         "test": short_name(nodeid), "port": m["port"], "size": size_label(m["frame_size"]),
-        "max": fmt_pps(m["generator_max_pps"]), "seconds": fmt_s(m["seconds"]),
+        "max": fmt_pps(m["generator_max_pps"]), "seconds": fmt_given_s(m["seconds"]),
         "search": fmt_pps(m["search_max_pps"]),
         "bias": fmt_ns(m.get("latency_bias_ns")) if m.get("latency_bias_ns") is not None
         else "not measured", "note": m.get("latency_bias_note") or "",
@@ -472,7 +432,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
                      ("backend", settings.pop("backend", DASH)),
                      ("engine", settings.pop("engine", DASH)),
                      ("trial duration override",
-                      fmt_s(override) if _real(override) else "none (procedures' own)")]
+                      fmt_given_s(override) if _real(override) else "none (procedures' own)")]
         + [(k.replace("_", " "), str(v)) for k, v in sorted(settings.items())
            if k != "trial_duration_s"],
         "host": sorted((doc.get("host") or {}).items()),
@@ -481,7 +441,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
         "clocks": [f"{name}" + (f" (resolution {fmt_ns(res)})" if _real(res) else "")
                    for name, res in clocks.items()],
         "clock_source": clock_source,
-        "confidence": ", ".join(f"{c:.0%}" for c in confidences) or "95 %",
+        "confidence": ", ".join(fmt_percent(c) for c in confidences) or fmt_percent(0.95),
         "dpdk": env.pop("dpdk_version", None), "ports": ports,
         "environment": sorted((k, str(v)) for k, v in env.items()
                               if k not in ("clock_source", "clock")),
@@ -505,7 +465,7 @@ def _verdict_value(v: Mapping[str, Any], key: str) -> str:
     if v.get("criterion") == "at_most":
         if key == "measured":
             return f"loss ratio {fmt_loss(value)}"
-        return "no frame lost" if value == 0 else f"loss ratio ≤ {fmt_loss(value)}"
+        return "no frame lost" if value == 0 else f"loss ratio ≤ {fmt_given_loss(value)}"
     if v.get("criterion") == "max_lost":
         return f"{fmt_count(value)} frames lost" if key == "measured" else \
             f"≤ {fmt_count(value)} frames lost"

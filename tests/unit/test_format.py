@@ -115,6 +115,7 @@ def test_loss_ratio_exact_reads_back_as_the_same_float(ratio: float) -> None:
 @pytest.mark.parametrize(("ratio", "text", "html"), [
     (0.95, "95%", "95 %"), (0.999, "99.9%", "99.9 %"), (0.001, "0.1%", "0.1 %"),
     (0.07, "7%", "7 %"), (0.005, "0.5%", "0.5 %"), (1, "100%", "100 %"), (0, "0%", "0 %"),
+    (1 - 0.1, "90%", "90 %"), (0.123456789, "12.3456789%", "12.3456789 %"),
 ])
 def test_percent(ratio: float, text: str, html: str) -> None:
     assert fmt.percent(ratio) == text and fmt.percent(ratio, HTML) == html

@@ -116,7 +116,7 @@ def test_cover_shows_dut_date_verdict_and_package(full_page: str) -> None:
     assert re.search(r'id="overall-verdict">.*?<div class="word">FAIL</div>', full_page,
                      re.DOTALL)
     assert "pytest-netload 0.1.0" in full_page
-    assert "10 Gbit/s (L1)" in full_page
+    assert "10.00 Gbit/s (L1)" in full_page
     assert "10: 9 passed, 1 failed, 0 skipped" in full_page
 
 
@@ -260,7 +260,7 @@ def test_latency_without_samples_and_without_cis(sample: dict[str, Any]) -> None
     doc = _doc(sample, [{"nodeid": "t.py::test_x", "outcome": "passed", "duration_s": 1.0,
                          "measurements": measurements, "verdicts": []}])
     page = html.render(doc)
-    assert "1 µs (no 95% CI: too few samples)" in page
+    assert "1.00 µs (no 95 % CI: too few samples)" in page
     assert "5 / 5" in page
     assert page.count("<svg") == 1
 
@@ -275,12 +275,12 @@ def test_text_from_the_file_is_escaped(sample: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("value", "fmt", "text"), [
     (146447.9, html.fmt_pps, "146.4 kpps"), (9_184_337.8, html.fmt_pps, "9.184 Mpps"),
-    (12.0, html.fmt_pps, "12 pps"), (None, html.fmt_pps, "–"),
-    (98_413_001.5, html.fmt_bps, "98.41 Mbit/s"), (1e10, html.fmt_bps, "10 Gbit/s"),
-    (75007.5, html.fmt_ns, "75 µs"), (812.0, html.fmt_ns, "812 ns"),
+    (12.0, html.fmt_pps, "12.0 pps"), (None, html.fmt_pps, "–"),
+    (98_413_001.5, html.fmt_bps, "98.41 Mbit/s"), (1e10, html.fmt_bps, "10.00 Gbit/s"),
+    (75007.5, html.fmt_ns, "75.0 µs"), (812.0, html.fmt_ns, "812 ns"),
     (8_044_543.5, html.fmt_ns, "8.04 ms"), (0.184, html.fmt_s, "184 ms"),
     (0.0, html.fmt_loss, "0"), (2.03e-05, html.fmt_loss, "2.03e-05"),
-    (0.38, html.fmt_loss, "38 %"), (0.6171875, html.fmt_share, "61.72 %"),
+    (0.38, html.fmt_loss, "38.00 %"), (0.6171875, html.fmt_share, "61.72 %"),
     (58127.0, html.fmt_count, "58,127"), (1_625_488, html.fmt_count, "1,625,488"),
     (float("nan"), html.fmt_ns, "–"), (64, html.size_label, "64B"),
     ("imix", html.size_label, "imix"),
