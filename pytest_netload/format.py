@@ -22,6 +22,7 @@ The value is rounded to its digits before the unit is chosen, so 999.96 ns reads
 ``1.00us``, never ``1000ns``. Zero is ``0`` in the base unit (``0ns``, ``0 pps``).
 Negative values keep their sign (an IPDV of ``-250ns``).
 
+A relative change (:func:`change`) is a signed percentage with one decimal (``+10.0%``).
 A count (:func:`count`) is a whole number with thousands separators, ``100,003``; a mean
 count keeps 3 significant digits below 100 (``12.5``). A loss ratio (:func:`loss_ratio`) is
 ``0``, or in scientific notation with 3 significant digits below 1e-3 (``2.03e-05``), else a
@@ -72,6 +73,7 @@ __all__ = [
     "TEXT",
     "band",
     "bitrate",
+    "change",
     "count",
     "dash",
     "figure",
@@ -228,6 +230,20 @@ def loss_ratio(ratio: object, medium: str = TEXT) -> str:
     if abs(value) < LOSS_SCIENTIFIC_BELOW:
         return f"{value:.2e}"
     return share(value, medium)
+
+
+def change(ratio: object, medium: str = TEXT) -> str:
+    """A relative change (current / baseline - 1) as a signed percentage with one decimal:
+    ``"+10.0%"``, ``"-2.5%"``, ``"+0.0%"``; HTML ``"+10.0 %"``. Changes are read as a
+    direction and a size, so they keep one decimal whatever their size."""
+    medium = _medium(medium)
+    value = _real(ratio)
+    if value is None:
+        return _DASH[medium]
+    text = f"{value * 100:+.1f}"
+    if float(text) == 0:
+        text = "+0.0"
+    return text + _unit_sep("%", medium, glued=True)
 
 
 # ---- given figures, exact ----------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from .. import format as fmt
 from ..atomic import write_atomic
 
 TRIAL_FIELDS = ("offered_pps", "duration_s", "tx_packets", "rx_packets", "lost", "loss_ratio",
@@ -80,8 +81,9 @@ def attach(record: dict[str, Any], dut: dict[str, str], topology: str) -> None:
                 continue
             offered = t.get("offered_pps") or t.get("overload_pps") or t.get("load_pps") or 0
             state = "valid" if t.get("valid", True) else f"INVALID: {t.get('invalid_reason')}"
-            with allure.step(f"{label} trial {n}: {offered:,.0f} pps, "
-                             f"lost {t.get('lost', 0)} of {t.get('tx_packets', 0)} ({state})"):
+            with allure.step(f"{label} trial {n}: {fmt.rate_pps_exact(offered)}, lost "
+                             f"{fmt.count(t.get('lost', 0))} of "
+                             f"{fmt.count(t.get('tx_packets', 0))} ({state})"):
                 pass
         if trials and all(isinstance(t, dict) and "offered_pps" in t for t in trials):
             allure.attach(_csv(trials), name=f"{label} trials.csv",

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from scipy import stats as scipy_stats  # type: ignore[import-untyped,unused-ignore]
 
+from .. import format as fmt
 from ..atomic import write_atomic
 from ..errors import NetloadConfigError
 from ..files import MIB, read_input_file
@@ -61,7 +62,7 @@ class Key(NamedTuple):
     frame_size: int | str | None
 
     def label(self) -> str:
-        size = "" if self.frame_size is None else f" {_size_label(self.frame_size)}"
+        size = "" if self.frame_size is None else f" {fmt.frame_size(self.frame_size)}"
         return f"{self.nodeid} {self.metric}{size}"
 
 
@@ -92,10 +93,6 @@ class Figure:
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
-
-
-def _size_label(size: int | str | None) -> str:
-    return "-" if size is None else f"{size}B" if isinstance(size, int) else str(size)
 
 
 # ---- reading a document ---------------------------------------------------------------
@@ -195,7 +192,7 @@ def _spread(at: _At, spread: Mapping[str, Any], direction: str, unit: str,
     sem = stdev / math.sqrt(n)
     half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sem
     return Figure(mean, max(mean - half, 0.0), mean + half, direction, unit,   # all >= 0
-                  f"{confidence:.0%} t-interval of the mean (n={n})", sem, conditions)
+                  f"{fmt.percent(confidence)} t-interval of the mean (n={n})", sem, conditions)
 
 
 def _percentiles(at: _At, latency: Mapping[str, Any], prefix: str,
@@ -214,7 +211,7 @@ def _percentiles(at: _At, latency: Mapping[str, Any], prefix: str,
         low, high = min(low, value), max(high, value)
         z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
         out.append((f"{prefix}.{label}", Figure(
-            value, low, high, LOWER, "ns", f"{confidence:.0%} CI of the percentile",
+            value, low, high, LOWER, "ns", f"{fmt.percent(confidence)} CI of the percentile",
             # a confidence so small that z rounds to 0 bounds nothing: sigma unknown
             (high - low) / (2 * z) if z > 0 else None, conditions)))
     return out
@@ -465,33 +462,12 @@ def compare(current_document: Any, baseline_document: Any, *,
                       current_document.get("created"))
 
 
-def _scaled(value: float, unit: str) -> tuple[float, str]:
-    if unit == "pps":
-        steps = ((1e9, "Gpps"), (1e6, "Mpps"), (1e3, "kpps"))
-    elif unit in ("ns", "s"):
-        value, unit = (value * 1e9, "ns") if unit == "s" else (value, unit)
-        steps = ((1e9, "s"), (1e6, "ms"), (1e3, "us"))
-    else:
-        return 1.0, unit
-    return next(((div, name) for div, name in steps if abs(value) >= div), (1.0, unit))
-
-
 def _cell(fig: Figure | None) -> str:
-    """"value [low, high] unit" in one scale; "[low, inf)" when open above."""
+    """"value unit [low, high]" with the ends in the value's unit and decimals
+    (format.band): "500.0 kpps [499.0, inf)" when open above."""
     if fig is None:
         return "-"
-    div, unit = _scaled(fig.value, fig.unit)
-    div /= 1e9 if fig.unit == "s" else 1.0
-    mag = abs(fig.value / div)
-    places = 0 if fig.unit == "frames" or mag == 0 else max(0, 3 - math.floor(math.log10(mag)))
-
-    def num(x: float) -> str:
-        return f"{x / div:,.{places}f}" if math.isfinite(x) else "inf"
-
-    if not math.isfinite(fig.noise_high) and not math.isfinite(fig.noise_low):
-        return f"{num(fig.value)} {unit} (no band)"
-    close = "]" if math.isfinite(fig.noise_high) else ")"
-    return f"{num(fig.value)} [{num(fig.noise_low)}, {num(fig.noise_high)}{close} {unit}"
+    return fmt.band(fig.value, fig.noise_low, fig.noise_high, fig.unit)
 
 
 @dataclass(frozen=True)
@@ -535,8 +511,8 @@ class Comparison:
             names = [r.key.nodeid for r in rows]
         table = [("test", "metric", "size", "baseline", "current", "change", "verdict")]
         for name, r in zip(names, rows, strict=True):
-            change = "-" if r.change_pct is None else f"{r.change_pct:+.1f}%"
-            table.append((name, r.key.metric, _size_label(r.key.frame_size),
+            change = "-" if r.change_pct is None else fmt.change(r.change_pct / 100)
+            table.append((name, r.key.metric, fmt.frame_size(r.key.frame_size),
                           _cell(r.baseline), _cell(r.current), change,
                           r.verdict + (f" ({r.note})" if r.note else "")))
         widths = [max(len(row[c]) for row in table) for c in range(6)]

@@ -210,12 +210,12 @@ def _created(document: Any, index: int) -> _dt.datetime:
 
 def history_from_documents(documents: Iterable[Any]) -> dict[Key, list[HistoryPoint]]:
     """Each figure's values over the documents, oldest first (by `created`)."""
-    return {key: [p for p, _ in points] for key, points in _history(documents).items()}
+    return {key: [p for p, _, _ in points] for key, points in _history(documents).items()}
 
 
-def _history(documents: Iterable[Any]) -> dict[Key, list[tuple[HistoryPoint, str]]]:
+def _history(documents: Iterable[Any]) -> dict[Key, list[tuple[HistoryPoint, str, str]]]:
     dated = [(_created(d, i), i, d) for i, d in enumerate(documents)]
-    out: dict[Key, list[tuple[HistoryPoint, str]]] = {}
+    out: dict[Key, list[tuple[HistoryPoint, str, str]]] = {}
     for _, i, doc in sorted(dated, key=lambda t: (t[0], t[1])):
         try:
             figures = extract_figures(doc)
@@ -223,7 +223,7 @@ def _history(documents: Iterable[Any]) -> dict[Key, list[tuple[HistoryPoint, str
             raise NetloadConfigError(f"documents[{i}]: {exc}") from None
         for key, fig in figures.items():
             out.setdefault(key, []).append(
-                (HistoryPoint(doc["created"], fig.value, fig.sigma), fig.direction))
+                (HistoryPoint(doc["created"], fig.value, fig.sigma), fig.direction, fig.unit))
     return out
 
 
@@ -235,14 +235,17 @@ class Trend:
     groups: tuple[Group, ...]
     changes: tuple[Change, ...]
     direction: str
+    unit: str = ""
+    """The figure's unit as baselines keep it ("pps", "ns", "frames", "s")."""
 
 
 def analyse(documents: Iterable[Any]) -> dict[Key, Trend]:
     """detect() and classify() over every figure's history."""
     out = {}
     for key, entries in _history(documents).items():
-        points = tuple(p for p, _ in entries)
-        direction = entries[-1][1]
+        points = tuple(p for p, _, _ in entries)
+        direction, unit = entries[-1][1], entries[-1][2]
         groups = detect([p.value for p in points], [p.noise for p in points])
-        out[key] = Trend(points, tuple(groups), tuple(classify(groups, direction)), direction)
+        out[key] = Trend(points, tuple(groups), tuple(classify(groups, direction)), direction,
+                         unit)
     return out

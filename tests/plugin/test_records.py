@@ -213,7 +213,7 @@ def test_allure_gets_steps_attachments_and_environment(pytester: pytest.Pytester
     measured = next(r for r in results if r["name"] == "test_measured")
     steps = [s["name"] for s in measured["steps"]]
     assert steps[0].startswith("throughput 64B trial 1: 250,000 pps, lost 0 of")
-    assert steps[1].startswith("throughput 64B trial 2: 500,000 pps, lost 12 of 500000")
+    assert steps[1].startswith("throughput 64B trial 2: 500,000 pps, lost 12 of 500,000")
     names = {a["name"]: a for a in measured["attachments"]}
     assert {"throughput 64B trials.csv", "throughput 64B loss vs load", "netload record"} <= set(names)
     csv_text = (out / names["throughput 64B trials.csv"]["source"]).read_text()

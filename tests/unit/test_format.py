@@ -99,6 +99,14 @@ def test_loss_ratio(ratio: float, text: str, html: str) -> None:
 
 
 @pytest.mark.parametrize(("ratio", "text", "html"), [
+    (0.1, "+10.0%", "+10.0 %"), (-0.025, "-2.5%", "-2.5 %"), (0, "+0.0%", "+0.0 %"),
+    (-0.0001, "+0.0%", "+0.0 %"), (1.5, "+150.0%", "+150.0 %"),
+])
+def test_change(ratio: float, text: str, html: str) -> None:
+    assert fmt.change(ratio) == text and fmt.change(ratio, HTML) == html
+
+
+@pytest.mark.parametrize(("ratio", "text", "html"), [
     (0, "0", "0"), (1e-6, "1e-06", "1e-06"), (2.5e-5, "2.5e-05", "2.5e-05"),
     (1e-4, "1e-04", "1e-04"), (1.23456789e-7, "1.23456789e-07", "1.23456789e-07"),
     (0.001, "0.1%", "0.1 %"), (0.005, "0.5%", "0.5 %"),
@@ -167,7 +175,7 @@ def test_time_ns_is_the_value_to_three_digits(value_ns: float) -> None:
 @pytest.mark.parametrize("value", NOTHING)
 @pytest.mark.parametrize("function", [fmt.time_ns, fmt.time_s, fmt.rate_pps, fmt.bitrate,
                                       fmt.count, fmt.share, fmt.loss_ratio, fmt.percent,
-                                      fmt.loss_ratio_exact])
+                                      fmt.loss_ratio_exact, fmt.change])
 def test_nothing_reads_as_the_dash(function: Any, value: Any) -> None:
     assert function(value) == "-"
     assert function(value, HTML) == "\u2013"
