@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import format as fmt
 from .errors import NetloadError
 from .measure.results import RunResult
 from .units import LAYER_TEXT
@@ -29,10 +30,11 @@ LAYER = "l2"
 def _print_result(result: RunResult, out: Any = sys.stdout) -> None:
     for s in result.streams:
         print(
-            f"  {s.name:<12} tx {s.tx_packets:>10} pkts {s.tx_pps:>13,.0f} pps "
-            f"{s.tx_bps(LAYER) / 1e6:>10,.1f} Mbit/s  rx {s.rx_packets:>10}  "
-            f"lost {s.lost} ({s.loss_ratio:.4%})  dup {s.duplicates}  "
-            f"reordered {s.reordered}",
+            f"  {s.name:<12} tx {fmt.count(s.tx_packets):>13} pkts "
+            f"{fmt.rate_pps_exact(s.tx_pps):>17} {fmt.bitrate(s.tx_bps(LAYER)):>12}  "
+            f"rx {fmt.count(s.rx_packets):>13}  lost {fmt.count(s.lost)} "
+            f"({fmt.loss_ratio(s.loss_ratio)})  dup {fmt.count(s.duplicates)}  "
+            f"reordered {fmt.count(s.reordered)}",
             file=out,
         )
     print(f"result: {result.summary_line(LAYER)}", file=out)
@@ -53,8 +55,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             engine.load(ports[f.tx.name], flow_stream(f, size=args.size, flows=args.flows))
             for f in topo.flows()
         ]
-        print(f"sending {args.count} frames of {args.size} B per direction over "
-              f"{', '.join(s.name for s in streams)} (rates count {LAYER_TEXT[LAYER]})")
+        print(f"sending {fmt.count(args.count)} frames of {fmt.frame_size(args.size)} per "
+              f"direction over {', '.join(s.name for s in streams)} "
+              f"(rates count {LAYER_TEXT[LAYER]})")
         result = engine.run(streams, list(ports.values()), count=args.count)
         _print_result(result)
         if built.dut is not None:
@@ -104,8 +107,8 @@ def _methods_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
                 engine.run([stream], [rx] if rx else [], duration_s=0.2)
                 r = engine.run([stream], [rx] if rx else [], duration_s=args.duration)
                 s = r.streams[0]
-                rows.append((backend, f"{s.tx_pps / 1e6:.3f}", f"{s.tx_bps(LAYER) / 1e6:,.1f}",
-                             str(s.rx_packets) if rx else "-",
+                rows.append((backend, fmt.rate_pps(s.tx_pps), fmt.bitrate(s.tx_bps(LAYER)),
+                             fmt.count(s.rx_packets) if rx else "-",
                              f"lost {s.lost}" if rx else "TX only"))
                 stream.free()
             except NetloadError as exc:
@@ -126,10 +129,11 @@ def _device(backend: str, vid: str, iface: str, vdev_string: Any) -> str:
 
 def cmd_methods(args: argparse.Namespace) -> int:
     rows = _methods_rows(args)
-    header = ("backend", "TX Mpps", f"TX Mbit/s ({LAYER_TEXT[LAYER]})", "RX pkts", "note")
+    header = ("backend", "TX rate", f"TX bit rate ({LAYER_TEXT[LAYER]})", "RX pkts", "note")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     where = args.iface or "a veth pair (loopback topology)"
-    print(f"netload methods: {args.size} B frames for {args.duration} s on {where}")
+    print(f"netload methods: {fmt.frame_size(args.size)} frames for "
+          f"{fmt.time_s_exact(args.duration)} on {where}")
     for r in [header, *rows]:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
     return 0
@@ -175,16 +179,16 @@ def cmd_trend(args: argparse.Namespace) -> int:
     for key, trend in sorted(trends.items(), key=lambda kv: (kv[0].nodeid, kv[0].metric)):
         if not trend.changes and not args.all:
             continue
-        size = "" if key.frame_size is None else f" {key.frame_size}B" \
-            if isinstance(key.frame_size, int) else f" {key.frame_size}"
+        size = "" if key.frame_size is None else f" {fmt.frame_size(key.frame_size)}"
         print(f"{key.nodeid} {key.metric}{size}: {len(trend.points)} runs, "
               f"{len(trend.groups)} group(s)")
         for c in trend.changes:
             changes += 1
             rel = c.relative_change
             print(f"  {c.kind} at run {c.index} ({trend.points[c.index].created}): "
-                  f"{c.before.mean:,.6g} -> {c.after.mean:,.6g}"
-                  + (f" ({rel:+.1%})" if rel is not None else ""))
+                  f"{fmt.figure(c.before.mean, trend.unit)} -> "
+                  f"{fmt.figure(c.after.mean, trend.unit)}"
+                  + (f" ({fmt.change(rel)})" if rel is not None else ""))
     print(f"{changes} change point(s) in {len(trends)} figure(s) over {len(documents)} runs")
     return 1 if args.fail_on_regression and any(
         c.kind == "regression" for t in trends.values() for c in t.changes) else 0
