@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import format as fmt
 from ..errors import NetloadConfigError
 from .summary import check_positive
 from .throughput import valid_trial
@@ -44,8 +45,9 @@ class FrameLossResult:
         for t in self.points:
             if abs(t.offered_pps - share * self.max_pps) <= 1e-9 * self.max_pps:
                 return t
-        raise KeyError(f"no frame loss point at {share:.0%} of the maximum; measured "
-                       f"{[round(t.offered_pps / self.max_pps, 3) for t in self.points]}")
+        measured = ", ".join(fmt.percent(t.offered_pps / self.max_pps) for t in self.points)
+        raise KeyError(f"no frame loss point at {fmt.percent(share)} of the maximum; measured "
+                       f"{measured}")
 
     def as_dict(self) -> dict[str, Any]:
         return {
