@@ -3,8 +3,8 @@
 `LAYERS` lists them highest first. A module may import modules of its own layer and
 of any lower one, never of a higher one, so the layers import one another without
 a cycle. A subpackage is a layer of its own; the package itself (its public API in
-``__init__``), the command line and ``__main__`` are the top; units, errors, files
-and atomic, the helpers everything uses, are the base.
+``__init__``), the command line and ``__main__`` are the top; units, errors, files,
+atomic and format, the helpers everything uses, are the base.
 
 tests/unit/test_layers.py checks every import of the package against this table,
 also the imports inside functions. ``python -m pytest_netload._layers`` prints the
@@ -35,7 +35,7 @@ LAYERS: tuple[str, ...] = (
     "topology",   # the topology model, files and built-in DUTs
     "traffic",    # packets, streams, patterns
     "measure",    # results, latency, histograms, statistics, records
-    "base",       # units, errors, files, atomic
+    "base",       # units, errors, files, atomic, format
 )
 TOP_MODULES = frozenset({"cli", "__main__"})
 BASE_MODULES = frozenset({"units", "errors", "files", "atomic", "format", "_layers"})
