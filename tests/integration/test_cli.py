@@ -25,7 +25,7 @@ def test_demo_counts_through_the_router_and_writes_json(tmp_path: Path) -> None:
     out = netload("demo", "--count", "20000", "--json", "results/demo.json", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "p0->p1" in out.stdout and "p1->p0" in out.stdout
-    assert "result: tx 40000 pkts" in out.stdout and "lost 0 (0.0000%)" in out.stdout
+    assert "result: tx 40,000 pkts" in out.stdout and "lost 0 (0)" in out.stdout
     data = json.loads((tmp_path / "results" / "demo.json").read_text())
     assert data["topology"] == "netns-router"
     assert [s["tx_packets"] for s in data["streams"]] == [20000, 20000]
