@@ -33,12 +33,14 @@ Given figures: exact
 
 A figure the user gave or that must read back as the same float (a bound, a setting, a
 confidence level, a tolerance) is written exactly, in its shortest form:
-:func:`time_ns_exact` (``50us``, ``1.5ms``; it reads back as the same float),
-:func:`time_s_exact` (a duration as :class:`units.Duration` writes it: ``10s``, ``2m``;
-HTML ``60 s``),
-:func:`percent` (``95%``, ``0.1%``), :func:`loss_ratio_exact` (``1e-06``, ``0.5%``) and
-:func:`rate_pps_exact` (``41,601 pps``: whole pps
-with thousands separators, the form assertion messages compare with a bound).
+
+- :func:`time_ns_exact`: ``50us``, ``1.5ms``; it reads back as the same float (bounds);
+- :func:`time_s_exact`: a duration as :class:`units.Duration` writes it, ``10s``, ``2m``
+  (HTML: the shortest decimal in s, ms, µs or ns, ``60 s``);
+- :func:`percent`: ``95%``, ``0.1%`` (to 15 significant digits, so 1 - 0.1 is ``90%``);
+- :func:`loss_ratio_exact`: ``0``, ``1e-06``, ``0.5%``;
+- :func:`rate_pps_exact`: ``41,601 pps``, whole pps with thousands separators: the rates
+  of assertion messages and of the procedures' reasons, read as a bound is compared.
 
 The two media
 -------------
@@ -52,9 +54,11 @@ The two media
   (``61.2 µs``, ``1.490 Mpps``, ``61.72 %``), as the report's headings write "95 % CI".
   Nothing to show: an en dash ``–``.
 
-The digits are the same in both media; only the unit spelling, the space before a unit and
-the dash differ. A frame size is a name (``64B``, ``imix``, :func:`frame_size`), the same in
-both. None, NaN and infinities (and anything not a real number) read as the medium's dash.
+The digits are the same in both media; only the unit spelling, the space before a unit,
+the dash and the form of a given duration differ. A frame size is a name (``64B``,
+``imix``, :func:`frame_size`), the same in both. None, NaN and infinities (and anything
+not a real number) read as the medium's dash, except in :func:`time_ns_exact` and the TEXT
+:func:`time_s_exact`, whose callers hold a checked float.
 
 This module is of the base layer: it imports nothing of the package but units and errors.
 """

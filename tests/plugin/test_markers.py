@@ -77,7 +77,7 @@ def test_frame_size_parametrisation_has_readable_ids(pytester: pytest.Pytester) 
     ("rfc2544(resolution='0pps')", "*resolution='0pps': give a ratio of the lower bound*"),
     ("rfc2544(resolution='1%')", ("*resolution='1%': a share of the line rate is not a search "
                                  "resolution*")),
-    ("rfc2544(max_trials=3)", ("*resolution 0.5 % of the lower bound cannot be reached within "
+    ("rfc2544(max_trials=3)", ("*resolution 0.5% of the lower bound cannot be reached within "
                               "max_trials=3: it takes 10 trials*raise max_trials to 10 or "
                               "coarsen the resolution, e.g. resolution=0.5*")),
     ("netload(rate='fast')", "*test_bad: @pytest.mark.netload: *rate*fast*"),
