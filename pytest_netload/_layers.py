@@ -38,7 +38,7 @@ LAYERS: tuple[str, ...] = (
     "base",       # units, errors, files, atomic
 )
 TOP_MODULES = frozenset({"cli", "__main__"})
-BASE_MODULES = frozenset({"units", "errors", "files", "atomic", "_layers"})
+BASE_MODULES = frozenset({"units", "errors", "files", "atomic", "_layers", "_native_facts"})
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 /*
- * run.c — one run: TX and RX tasks spread over the worker lcores, a common
- * TSC start deadline, count or duration bounds, a drain for late frames, and
- * the results read back after every worker has returned.
+ * run.c — a run's life: its configuration checked and loaded, TX and RX tasks
+ * spread over the worker lcores, a common TSC start deadline, count or duration
+ * bounds, the worker loop, a drain for late frames, poll, stop and free. The TX
+ * step is in tx.c, the results read back after every worker returned in
+ * results.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE  /* RUSAGE_THREAD */
@@ -24,190 +26,6 @@
 #include "run.h"
 
 static struct netload_run *active_run;
-
-static inline uint64_t
-tsc_to_ns(const struct netload_run *run, uint64_t cycles)
-{
-	uint64_t ns = UINT64_MAX;  /* only past 2^64 ns, which no run reaches */
-
-	netload_scale(cycles, NETLOAD_NS_PER_S, run->hz, &ns);
-	return ns;
-}
-
-/*
- * How many of the next `want` packets are due by horizon_fp (cycles << 16
- * since the start): now plus what one send call costs on this port, since no
- * packet can leave more precisely than that. Walks the phase list (phases
- * end by now_fp); marks the task done when its last phase has ended. So at
- * high rates, or on ports with costly send calls (AF_XDP's syscall), packets
- * leave in small bursts, each at most one send call early or one loop turn
- * late: the burst size is chosen by the port's own cost.
- */
-static inline uint16_t
-due(struct tx_task *t, uint64_t now_fp, uint64_t horizon_fp, uint16_t want)
-{
-	uint16_t n = 0;
-
-	while (n < want) {
-		struct tx_phase *ph = &t->phases[t->phase];
-
-		if (ph->end_fp && (now_fp >= ph->end_fp ||
-				(ph->n_gaps && t->next_fp >= ph->end_fp))) {
-			if (t->phase + 1 == t->n_phases) {
-				t->done = n == 0;
-				break;
-			}
-			t->phase++;
-			t->next_fp = ph->end_fp;
-			t->gap_idx = 0;
-			continue;
-		}
-		if (ph->n_gaps == 0)
-			return want;
-		if (t->next_fp > horizon_fp)
-			break;
-		n++;
-		t->next_fp += ph->gaps_fp[t->gap_idx];
-		if (++t->gap_idx == ph->n_gaps)
-			t->gap_idx = 0;
-	}
-	return n;
-}
-
-/*
- * Build a burst and send it. Frames the PMD refused last time go first and
- * the burst is topped up with new ones, so the PMD always sees full bursts
- * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
- */
-static inline uint16_t
-tx_step(struct netload_run *run, struct tx_task *t)
-{
-	struct netload_stream *s = t->stream;
-	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
-	uint64_t bytes = 0, tsc;
-	uint16_t old = t->n_pending, want, sent, i;
-
-	want = run->burst - old;
-	if (t->count && t->count - t->next_seq < want)
-		want = (uint16_t)(t->count - t->next_seq);
-	if (want == 0 && old == 0) {
-		t->done = 1;
-		return 0;
-	}
-	if (t->n_phases && want) {
-		uint64_t now = rte_rdtsc(), now_fp, horizon_fp, first_fp = t->next_fp;
-
-		/* Past the end (the worker was descheduled across it): send nothing more. */
-		if (run->end_tsc && now >= run->end_tsc)
-			return 0;
-		now_fp = (now > run->start_tsc ? now - run->start_tsc : 0) << NETLOAD_FP_SHIFT;
-		/* Batch only where packets come faster than one send call takes. */
-		horizon_fp = now_fp;
-		if (t->phases[t->phase].mean_gap_fp < t->send_cost << NETLOAD_FP_SHIFT)
-			horizon_fp += t->send_cost << NETLOAD_FP_SHIFT;
-		want = due(t, now_fp, horizon_fp, want);
-		if (want && now_fp > first_fp) {
-			uint64_t lag = (now_fp - first_fp) >> NETLOAD_FP_SHIFT;
-
-			if (lag > t->max_lag)
-				t->max_lag = lag;
-			if (lag > run->hz / 1000000)
-				t->lagged_bursts++;
-		}
-		if (t->done || (want == 0 && old == 0))
-			return 0;
-	}
-	if (old)
-		memcpy(bufs, t->pending, sizeof(bufs[0]) * old);
-	if (want && s->n_frames == 1) {
-		if (unlikely(rte_pktmbuf_alloc_bulk(s->frames[0].pool, bufs + old, want) != 0)) {
-			t->alloc_failures++;
-			want = 0;
-		}
-	} else if (want) {
-		for (i = 0; i < want; i++) {
-			uint16_t f = s->sequence[(t->next_seq + i) % s->sequence_len];
-
-			bufs[old + i] = rte_pktmbuf_alloc(s->frames[f].pool);
-			if (unlikely(bufs[old + i] == NULL))
-				break;
-		}
-		if (unlikely(i < want)) {
-			t->alloc_failures++;
-			want = i;
-		}
-	}
-	if (old + want == 0)
-		return 0;
-	tsc = rte_rdtsc();
-	if (want) {
-		uint64_t stamp = tsc;
-
-		if (unlikely(t->hw_clock)) {
-			uint64_t ticks;
-
-			stamp = rte_eth_read_clock(t->port_id, &ticks) == 0 ?
-				netload_nic_ns(t->port_id, ticks) : 0;
-		}
-		netload_stream_fill(s, bufs + old, want, t->next_seq, stamp, &bytes);
-		t->next_seq += want;
-	}
-	sent = rte_eth_tx_burst(t->port_id, t->queue, bufs, old + want);
-	if (likely(sent == old + want && old == 0)) {
-		t->bytes += bytes;
-	} else {
-		for (i = 0; i < sent; i++)
-			t->bytes += bufs[i]->pkt_len;
-	}
-	t->n_pending = old + want - sent;
-	if (t->n_pending)
-		memcpy(t->pending, bufs + sent, sizeof(bufs[0]) * t->n_pending);
-	t->packets += sent;
-	if (sent) {
-		if (t->first_tsc == 0)
-			t->first_tsc = tsc;
-		t->last_tsc = rte_rdtsc();
-		if (t->n_phases) {
-			/* What a fill and send cost on this port: the least of 64 calls
-			 * (a stall inflates one call, never the least). */
-			uint64_t cost = t->last_tsc - tsc;
-
-			if (cost < t->cost_window)
-				t->cost_window = cost;
-			if ((++t->cost_calls & 63) == 0) {
-				t->send_cost = t->cost_window;
-				t->cost_window = UINT64_MAX;
-			}
-		}
-	}
-	return old + want;
-}
-
-/* A stream stops sending: what the PMD still refused is freed, and why and when it ended kept. */
-static void
-tx_finish(struct tx_task *t, int reason)
-{
-	if (t->n_pending) {
-		rte_pktmbuf_free_bulk(t->pending, t->n_pending);
-		t->unsent += t->n_pending;
-		t->n_pending = 0;
-	}
-	if (t->end_tsc == 0 && reason != NETLOAD_TX_END_NONE) {
-		t->end_tsc = rte_rdtsc();
-		t->end_reason = reason;
-	}
-	t->done = 1;
-}
-
-/* Why a stream that is still sending stops now: `over` means the run's end or a stop. */
-static inline int
-tx_end_reason(const struct netload_run *run, const struct tx_task *t, int over)
-{
-	if (over)
-		return run->stop ? NETLOAD_TX_END_STOPPED : NETLOAD_TX_END_DURATION;
-	return t->count && t->next_seq >= t->count ? NETLOAD_TX_END_COUNT :
-		NETLOAD_TX_END_PHASES;
-}
 
 /* What the kernel says about the calling thread: its CPU time and the times
  * it was preempted; with the wall clock, the time it spent off its CPU. */
@@ -278,7 +96,7 @@ worker_main(void *arg)
 	}
 	cpu_mark(&mark);
 	for (;;) {
-		if (unlikely(run->abort))
+		if (unlikely(SHARED_LOAD(&run->abort)))
 			break;
 		if (sending) {
 			uint32_t active = 0;
@@ -286,7 +104,7 @@ worker_main(void *arg)
 
 			/* A fresh clock: the RX poll of the last turn may have been long. */
 			now = rte_rdtsc();
-			over = run->stop || (run->end_tsc && now >= run->end_tsc);
+			over = SHARED_LOAD(&run->stop) || (run->end_tsc && now >= run->end_tsc);
 
 			for (i = 0; i < w->n_tx; i++) {
 				struct tx_task *t = &run->tx[w->tx[i]];
@@ -298,9 +116,9 @@ worker_main(void *arg)
 				if (!over && t->n_phases && run->end_tsc && rte_rdtsc() >= run->end_tsc)
 					over = 1;
 				if (!over)
-					tx_step(run, t);
+					netload_tx_step(run, t);
 				if (over || t->done)
-					tx_finish(t, tx_end_reason(run, t, over));
+					netload_tx_finish(t, netload_tx_end_reason(run, t, over));
 				else
 					active++;
 			}
@@ -310,8 +128,10 @@ worker_main(void *arg)
 					uint64_t end = rte_rdtsc();
 
 					/* Earlier than the scheduled end: counts, phases or a stop. */
-					if (run->tx_end_tsc == 0 || end < run->tx_end_tsc)
-						run->tx_end_tsc = end;
+					uint64_t scheduled = SHARED_LOAD(&run->tx_end_tsc);
+
+					if (scheduled == 0 || end < scheduled)
+						SHARED_STORE(&run->tx_end_tsc, end);
 					__atomic_store_n(&run->drain_end_tsc, end + run->drain_tsc,
 							__ATOMIC_RELEASE);
 				}
@@ -344,36 +164,21 @@ netload_run_free(struct netload_run *run)
 		return;
 	if (!run->reaped && run->n_workers) {
 		/* Still running: ask every worker to stop, then wait for it. */
-		run->stop = 1;
-		run->abort = 1;
+		SHARED_STORE(&run->stop, 1);
+		SHARED_STORE(&run->abort, 1);
 		for (i = 0; i < run->n_workers; i++)
 			rte_eal_wait_lcore(run->workers[i].lcore);
 	}
 	for (i = 0; run->tx != NULL && i < run->n_tx; i++) {
-		tx_finish(&run->tx[i], NETLOAD_TX_END_NONE);
+		netload_tx_finish(&run->tx[i], NETLOAD_TX_END_NONE);
 		if (run->tx[i].stream)
 			run->tx[i].stream->in_run = 0;
 		for (j = 0; j < run->tx[i].n_phases; j++)
 			rte_free(run->tx[i].phases[j].gaps_fp);
 		rte_free(run->tx[i].phases);
 	}
-	for (i = 0; run->rx != NULL && i < run->n_rx; i++) {
-		rte_free(run->rx[i].capture);
-		rte_free(run->rx[i].capture_len);
-		rte_free(run->rx[i].capture_tsc);
-		if (run->rx[i].streams == NULL)
-			continue;
-		for (j = 0; j < run->n_tx; j++) {
-			rte_free(run->rx[i].streams[j].seen);
-			rte_free(run->rx[i].streams[j].gap_hist);
-			rte_free(run->rx[i].streams[j].lat_hist);
-			rte_free(run->rx[i].streams[j].ipdv_pos);
-			rte_free(run->rx[i].streams[j].ipdv_neg);
-			rte_free(run->rx[i].streams[j].sample_tx);
-			rte_free(run->rx[i].streams[j].sample_rx);
-		}
-		rte_free(run->rx[i].streams);
-	}
+	for (i = 0; run->rx != NULL && i < run->n_rx; i++)
+		netload_rx_task_free(run, &run->rx[i]);
 	for (i = 0; i < run->n_fwd; i++) {
 		if (run->fwd[i].slots != NULL)
 			netload_fwd_release_all(&run->fwd[i]);
@@ -655,7 +460,7 @@ assign(struct netload_run *run, unsigned int n_lcores)
 	}
 	for (i = 0; i < run->n_workers; i++)
 		if (run->workers[i].n_tx)
-			run->tx_running++;
+			__atomic_add_fetch(&run->tx_running, 1, __ATOMIC_RELAXED);
 	free(tx_worker);
 	return 0;
 }
@@ -735,7 +540,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	run->reaped = 1;
 	memset(run->slot_of, 0xff, sizeof(run->slot_of));
 	run->hz = rte_get_tsc_hz();
-	run->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)run->hz);
+	run->ns_mult = netload_ns_mult(run->hz);
 	run->timing_samples = c->timing_samples;
 	if (c->capture_frames > 1u << 20 || c->capture_snaplen > 16384) {
 		ret = netload_fail(NETLOAD_EINVAL, "run: capture of %u frames x %u bytes; give at "
@@ -783,59 +588,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->stream->in_run = 1;
 	}
 	for (i = 0; i < c->n_rx; i++) {
-		struct rx_task *t = &run->rx[i];
-
-		t->port_id = c->rx[i].port_id;
-		t->queue = c->rx[i].queue;
-		if (c->capture_frames) {
-			t->capture = rte_malloc("netload_cap",
-					(size_t)c->capture_frames * run->capture_snaplen, 0);
-			t->capture_len = rte_malloc("netload_cap",
-					sizeof(uint32_t) * c->capture_frames, 0);
-			t->capture_tsc = rte_malloc("netload_cap",
-					sizeof(uint64_t) * c->capture_frames, 0);
-			if (t->capture == NULL || t->capture_len == NULL || t->capture_tsc == NULL) {
-				ret = netload_fail(NETLOAD_ENOMEM, "run: capture ring of %u frames",
-						c->capture_frames);
-				goto fail;
-			}
-		}
-		t->streams = rte_zmalloc("netload_rxs",
-				sizeof(struct rx_stream_state) * (c->n_tx + 1),
-				RTE_CACHE_LINE_SIZE);
-		if (t->streams == NULL) {
-			ret = netload_fail(NETLOAD_ENOMEM, "run: RX stream table");
+		ret = netload_rx_task_init(run, &run->rx[i], &c->rx[i], c);
+		if (ret < 0)
 			goto fail;
-		}
-		for (j = 0; j < c->n_tx; j++) {
-			struct rx_stream_state *st = &t->streams[j];
-
-			st->lat_min = UINT64_MAX;
-			st->hw_clock = (uint32_t)run->tx[j].hw_clock;
-			st->seen = rte_zmalloc("netload_seen", NETLOAD_SEQ_WINDOW / 8,
-					RTE_CACHE_LINE_SIZE);
-			st->gap_hist = rte_zmalloc("netload_gaps",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-			st->lat_hist = rte_zmalloc("netload_lat",
-					sizeof(uint64_t) * run->lat_buckets, RTE_CACHE_LINE_SIZE);
-			st->ipdv_pos = rte_zmalloc("netload_ipdv",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-			st->ipdv_neg = rte_zmalloc("netload_ipdv",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-			if (c->timing_samples) {
-				st->sample_tx = rte_malloc("netload_samples",
-						sizeof(uint64_t) * c->timing_samples, 0);
-				st->sample_rx = rte_malloc("netload_samples",
-						sizeof(uint64_t) * c->timing_samples, 0);
-			}
-			if (st->seen == NULL || st->gap_hist == NULL || st->lat_hist == NULL ||
-					st->ipdv_pos == NULL || st->ipdv_neg == NULL || (c->timing_samples &&
-					(st->sample_tx == NULL || st->sample_rx == NULL))) {
-				ret = netload_fail(NETLOAD_ENOMEM,
-						"run: sequence window for %u streams", c->n_tx);
-				goto fail;
-			}
-		}
 	}
 	ret = anchor_nic_clocks(run);
 	if (ret < 0)
@@ -854,15 +609,15 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		netload_scale(c->duration_ns, run->hz, NETLOAD_NS_PER_S, &run->end_tsc);
 		run->end_tsc += run->start_tsc;
 	}
-	run->tx_end_tsc = run->end_tsc;
-	if (run->tx_running == 0)
-		run->drain_end_tsc = run->end_tsc ? run->end_tsc :
-			run->start_tsc + run->drain_tsc;
+	SHARED_STORE(&run->tx_end_tsc, run->end_tsc);
+	if (SHARED_LOAD(&run->tx_running) == 0)
+		SHARED_STORE(&run->drain_end_tsc, run->end_tsc ? run->end_tsc :
+			run->start_tsc + run->drain_tsc);
 	for (i = 0; i < run->n_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, run, run->workers[i].lcore);
 		if (ret != 0) {
-			run->stop = 1;
-			run->abort = 1;
+			SHARED_STORE(&run->stop, 1);
+			SHARED_STORE(&run->abort, 1);
 			for (j = 0; j < i; j++)
 				rte_eal_wait_lcore(run->workers[j].lcore);
 			ret = netload_fail(NETLOAD_ENOLCORE, "run: lcore %u is busy",
@@ -894,8 +649,8 @@ run_state(struct netload_run *run, uint64_t now)
 int
 netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_status *st)
 {
-	uint64_t now = rte_rdtsc(), until = now + (uint64_t)wait_ms * run->hz / 1000;
 	struct timespec nap = { 0, 200000 };
+	uint64_t now, until;
 	uint32_t i;
 	int state;
 
@@ -904,6 +659,8 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 	if (wait_ms > 1000)
 		return netload_fail(NETLOAD_EINVAL,
 				"poll: wait %u ms; poll in slices of at most 1000 ms", wait_ms);
+	now = rte_rdtsc();
+	until = now + (uint64_t)wait_ms * run->hz / 1000;
 	while ((state = run_state(run, now)) != NETLOAD_RUN_DONE && now < until) {
 		nanosleep(&nap, NULL);
 		now = rte_rdtsc();
@@ -918,12 +675,12 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 	if (st != NULL) {
 		memset(st, 0, sizeof(*st));
 		st->state = state;
-		st->elapsed_ns = now > run->start_tsc ? tsc_to_ns(run, now - run->start_tsc) : 0;
+		st->elapsed_ns = now > run->start_tsc ? netload_tsc_ns(run, now - run->start_tsc) : 0;
 		for (i = 0; i < run->n_tx; i++)
-			st->tx_packets += run->tx[i].packets;
+			st->tx_packets += SHARED_LOAD(&run->tx[i].packets);
 		for (i = 0; i < run->n_rx; i++)
-			st->rx_packets += run->rx[i].packets;
-		st->end_ns = run->end_tsc ? tsc_to_ns(run, run->end_tsc - run->start_tsc) : 0;
+			st->rx_packets += SHARED_LOAD(&run->rx[i].packets);
+		st->end_ns = run->end_tsc ? netload_tsc_ns(run, run->end_tsc - run->start_tsc) : 0;
 	}
 	return state;
 }
@@ -933,250 +690,7 @@ netload_run_stop(struct netload_run *run)
 {
 	if (run == NULL)
 		return netload_fail(NETLOAD_EINVAL, "stop: NULL run");
-	run->stop = 1;
+	SHARED_STORE(&run->stop, 1);
 	return 0;
 }
 
-static int
-check_done(const struct netload_run *run, const char *what)
-{
-	if (run == NULL)
-		return netload_fail(NETLOAD_EINVAL, "%s: NULL run", what);
-	if (!run->reaped)
-		return netload_fail(NETLOAD_ESTATE,
-				"%s: the run is still active; poll until it is done", what);
-	return 0;
-}
-
-static uint64_t
-since_start(const struct netload_run *run, uint64_t tsc)
-{
-	return tsc > run->start_tsc ? tsc_to_ns(run, tsc - run->start_tsc) : 0;
-}
-
-int
-netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_tx_stats *out)
-{
-	const struct tx_task *t;
-	int ret = check_done(run, "tx_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx)
-		return netload_fail(NETLOAD_EINVAL, "tx_stats: entry %u of %u", i, run->n_tx);
-	t = &run->tx[i];
-	out->packets = t->packets;
-	out->bytes = t->bytes;
-	out->unsent = t->unsent;
-	out->alloc_failures = t->alloc_failures;
-	out->first_ns = since_start(run, t->first_tsc);
-	out->last_ns = since_start(run, t->last_tsc);
-	out->max_lag_ns = tsc_to_ns(run, t->max_lag);
-	out->end_ns = since_start(run, t->end_tsc);
-	out->end_reason = t->end_reason;
-	out->lagged_bursts = t->lagged_bursts;
-	out->off_cpu_ns = t->off_cpu_ns;
-	out->preemptions = t->preemptions;
-	return 0;
-}
-
-static int
-merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
-		uint32_t n, const char *what)
-{
-	uint32_t q, k, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
-		run->lat_buckets : NETLOAD_HIST_BUCKETS;
-	int ret = check_done(run, what);
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx || counts == NULL || n > limit)
-		return netload_fail(NETLOAD_EINVAL, "%s: entry %u of %u, %u buckets",
-				what, i, run->n_tx, n);
-	memset(counts, 0, sizeof(*counts) * n);
-	for (q = 0; q < run->n_rx; q++) {
-		const uint64_t *h = *(uint64_t *const *)((const char *)&run->rx[q].streams[i] +
-				field);
-
-		for (k = 0; k < n; k++)
-			counts[k] += h[k];
-	}
-	return 0;
-}
-
-int
-netload_run_rx_gap_hist(const struct netload_run *run, uint32_t i, uint64_t *counts, uint32_t n)
-{
-	return merge_hist(run, i, offsetof(struct rx_stream_state, gap_hist), counts, n,
-			"rx_gap_hist");
-}
-
-int
-netload_run_rx_latency_hist(const struct netload_run *run, uint32_t i, uint64_t *counts,
-		uint32_t n)
-{
-	return merge_hist(run, i, offsetof(struct rx_stream_state, lat_hist), counts, n,
-			"rx_latency_hist");
-}
-
-int
-netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t i, uint64_t *positive,
-		uint64_t *negative, uint32_t n)
-{
-	int ret = merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_pos), positive, n,
-			"rx_ipdv_hist");
-
-	if (ret < 0)
-		return ret;
-	return merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_neg), negative, n,
-			"rx_ipdv_hist");
-}
-
-int
-netload_run_fwd_stats(const struct netload_run *run, uint32_t i, struct netload_fwd_stats *out)
-{
-	int ret = check_done(run, "fwd_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_fwd)
-		return netload_fail(NETLOAD_EINVAL, "fwd_stats: forwarder %u of %u", i, run->n_fwd);
-	*out = run->fwd[i].stats;
-	return 0;
-}
-
-int
-netload_run_capture(const struct netload_run *run, uint32_t i, uint8_t *data, uint32_t snaplen,
-		uint32_t *len, uint64_t *ns, uint32_t n)
-{
-	const struct rx_task *t;
-	uint64_t first, k;
-	uint32_t got = 0, copy;
-	int ret = check_done(run, "capture");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_rx)
-		return netload_fail(NETLOAD_EINVAL, "capture: RX entry %u of %u", i, run->n_rx);
-	t = &run->rx[i];
-	if (t->capture == NULL)
-		return 0;
-	copy = RTE_MIN(snaplen, run->capture_snaplen);
-	first = t->captured > run->capture_frames ? t->captured - run->capture_frames : 0;
-	for (k = first; k < t->captured && got < n; k++, got++) {
-		uint32_t slot = (uint32_t)(k % run->capture_frames);
-
-		memcpy(data + (size_t)got * snaplen,
-				t->capture + (size_t)slot * run->capture_snaplen, copy);
-		len[got] = t->capture_len[slot];
-		ns[got] = since_start(run, t->capture_tsc[slot]);
-	}
-	return (int)got;
-}
-
-int
-netload_run_timing_samples(const struct netload_run *run, uint32_t i, uint64_t *tx_ns,
-		uint64_t *rx_ns, uint32_t n)
-{
-	uint32_t q, k, got = 0;
-	int ret = check_done(run, "timing_samples");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx)
-		return netload_fail(NETLOAD_EINVAL, "timing_samples: entry %u of %u", i, run->n_tx);
-	/* Samples of one stream come from one RX queue unless the DUT spread it. */
-	for (q = 0; q < run->n_rx && got < n; q++) {
-		const struct rx_stream_state *st = &run->rx[q].streams[i];
-
-		for (k = 0; k < st->n_samples && got < n; k++, got++) {
-			if (st->hw_clock) {
-				uint64_t start_ns = (uint64_t)(((unsigned __int128)
-						run->start_tsc * run->ns_mult) >> 32);
-
-				tx_ns[got] = st->sample_tx[k] - start_ns;
-				rx_ns[got] = st->sample_rx[k] - start_ns;
-			} else {
-				tx_ns[got] = since_start(run, st->sample_tx[k]);
-				rx_ns[got] = since_start(run, st->sample_rx[k]);
-			}
-		}
-	}
-	return (int)got;
-}
-
-int
-netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
-		struct netload_rx_stream_stats *out)
-{
-	uint64_t first = UINT64_MAX, last = 0, lmin = UINT64_MAX, lmax = 0, best = 0;
-	uint32_t q;
-	int ret = check_done(run, "rx_stream_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx)
-		return netload_fail(NETLOAD_EINVAL, "rx_stream_stats: entry %u of %u", i, run->n_tx);
-	memset(out, 0, sizeof(*out));
-	for (q = 0; q < run->n_rx; q++) {
-		const struct rx_stream_state *st = &run->rx[q].streams[i];
-
-		if (st->packets == 0)
-			continue;
-		out->packets += st->packets;
-		out->bytes += st->bytes;
-		out->by_tx_end += st->by_tx_end;
-		out->duplicates += st->duplicates;
-		out->reordered += st->reordered;
-		out->max_seq = RTE_MAX(out->max_seq, st->next);
-		out->latency_sum_ns += st->lat_sum;
-		out->latency_samples += st->lat_samples;
-		out->hw_stamp_missing += st->hw_missing;
-		out->gap_events += st->gap_events;
-		if (st->last_gap_tx != 0) {
-			uint64_t at = st->hw_clock ? st->last_gap_tx - (uint64_t)(((unsigned __int128)
-					run->start_tsc * run->ns_mult) >> 32) :
-				since_start(run, st->last_gap_tx);
-
-			out->last_gap_tx_ns = RTE_MAX(out->last_gap_tx_ns, at);
-		}
-		out->ipdv_pairs += st->ipdv_pairs;
-		/* One stream normally arrives on one queue: report that queue's J. */
-		if (st->lat_samples > best)
-			best = st->lat_samples, out->jitter_ns = (st->jitter16 + 8) >> 4;
-		first = RTE_MIN(first, st->first_tsc);
-		last = RTE_MAX(last, st->last_tsc);
-		lmin = RTE_MIN(lmin, st->lat_min);
-		lmax = RTE_MAX(lmax, st->lat_max);
-	}
-	if (out->packets) {
-		out->first_ns = since_start(run, first);
-		out->last_ns = since_start(run, last);
-	}
-	if (out->latency_samples) {
-		out->latency_min_ns = lmin;
-		out->latency_max_ns = lmax;
-	}
-	return 0;
-}
-
-int
-netload_run_rx_queue_stats(const struct netload_run *run, uint32_t i,
-		struct netload_rx_queue_stats *out)
-{
-	const struct rx_task *t;
-	int ret = check_done(run, "rx_queue_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_rx)
-		return netload_fail(NETLOAD_EINVAL, "rx_queue_stats: entry %u of %u", i, run->n_rx);
-	t = &run->rx[i];
-	out->packets = t->packets;
-	out->bytes = t->bytes;
-	out->foreign = t->foreign;
-	out->bursts = t->bursts;
-	out->off_cpu_ns = t->off_cpu_ns;
-	out->preemptions = t->preemptions;
-	return 0;
-}

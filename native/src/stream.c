@@ -409,8 +409,8 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 		s->l4_csum_off = (uint16_t)(c->l4_offset + (c->l4_proto == 6 ? 16 : 6));
 	port_csum = netload_port_tx_csum(c->port_id);
 	/* bit 0: IPv4 header, bit 1: UDP, bit 2: TCP */
-	s->csum_offload = c->fix_l4_csum && (c->l3_proto != 4 || (port_csum & 1)) &&
-		(port_csum & (c->l4_proto == 6 ? 4u : 2u));
+	s->csum_offload = c->fix_l4_csum && (c->l3_proto != 4 || (port_csum & NETLOAD_CSUM_IPV4)) &&
+		(port_csum & (c->l4_proto == 6 ? NETLOAD_CSUM_TCP : NETLOAD_CSUM_UDP));
 
 	for (i = 0; i < c->n_fields; i++) {
 		const struct netload_field_conf *fc = &c->fields[i];
