@@ -177,6 +177,13 @@ netload_tsc_ns(const struct netload_run *run, uint64_t cycles)
 	return ns;
 }
 
+/* conf.c: a run's configuration checked and loaded. */
+int netload_run_check_conf(const struct netload_run_conf *c);
+int netload_run_load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_conf *c,
+		uint32_t index);
+int netload_run_load_forwarders(struct netload_run *run, const struct netload_run_conf *c);
+int netload_run_assign(struct netload_run *run, unsigned int n_lcores);
+
 /* tx.c: one stream's TX step, and its end. */
 uint16_t netload_tx_step(struct netload_run *run, struct tx_task *t);
 void netload_tx_finish(struct tx_task *t, int reason);
