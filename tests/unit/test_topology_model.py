@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from types import MappingProxyType
 
@@ -268,7 +269,7 @@ def test_unknown_backend_rejected_before_anything_is_built() -> None:
 def test_build_needs_root(monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_netload.errors import NetloadEnvironmentError
 
-    monkeypatch.setattr(builtin.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # looked up as os.geteuid
     with pytest.raises(NetloadEnvironmentError, match="root"):
         builtin.build("loopback")
     with pytest.raises(NetloadEnvironmentError, match="CAP_NET_ADMIN"), builtin.netns_router():
