@@ -25,6 +25,7 @@ from datetime import timedelta
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Protocol, TypeAlias, runtime_checkable
 
+from pytest_netload import _native_facts
 from pytest_netload.errors import NetloadConfigError
 
 __all__ = [
@@ -53,8 +54,8 @@ __all__ = [
 ]
 
 FCS_BYTES = 4
-MIN_FRAME_BYTES = 60  # IEEE 802.3 minimum frame, FCS excluded
-MAX_FRAME_BYTES = 9600  # jumbo limit, FCS excluded; the facade checks the native core agrees
+MIN_FRAME_BYTES = _native_facts.MIN_FRAME_BYTES  # IEEE 802.3 minimum frame, FCS excluded
+MAX_FRAME_BYTES = _native_facts.MAX_FRAME_BYTES  # jumbo limit, FCS excluded (netload_api.h)
 LAYERS = ("l1", "l2", "l2-nofcs")
 PREAMBLE_IFG_BYTES = 20  # 7 B preamble + 1 B SFD + 12 B inter-frame gap
 #: Bytes a layer counts on top of a frame size that *includes* the FCS.
@@ -71,8 +72,8 @@ MIN_FRAME_SIZE_BYTES = MIN_FRAME_BYTES + FCS_BYTES  # 64
 MAX_FRAME_SIZE_BYTES = MAX_FRAME_BYTES + FCS_BYTES  # 9604
 RATE_KINDS = ("pps", "bps", "percent")
 #: The longest time a run may take for each of its duration, drain and start delay: 24 h,
-#: the native core's NETLOAD_MAX_RUN_S (tests/native checks that they agree).
-MAX_RUN_S = 86_400
+#: the native core's NETLOAD_MAX_RUN_S.
+MAX_RUN_S = _native_facts.MAX_RUN_S
 #: The shortest trial: 1 ms (a few bursts even at 100 Mpps; a shorter one sends too few
 #: frames to judge).
 MIN_TRIAL_S = 1e-3

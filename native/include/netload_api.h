@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 10,
+	NETLOAD_ABI_VERSION = 11,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -33,6 +33,23 @@ enum netload_constants {
 	NETLOAD_FWD_SLOTS = 65536,       /* frames a delay line holds at once */
 	NETLOAD_MAX_RUN_S = 86400        /* a run's duration, drain, start delay and
 	                                  * pacing schedule: at most 24 h each */
+};
+
+/* Checksums a port computes on TX (netload_port_info.tx_csum_offload bits). */
+enum netload_csum_offload {
+	NETLOAD_CSUM_IPV4 = 1,
+	NETLOAD_CSUM_UDP = 2,
+	NETLOAD_CSUM_TCP = 4
+};
+
+/* The trailer every generated frame ends with, in host byte order, at any offset
+ * (C code reads it through an alignment-1 alias). No padding: 2 + 2 + 4 + 8 bytes
+ * = NETLOAD_SIGNATURE_BYTES. */
+struct netload_signature {
+	uint16_t magic;           /* NETLOAD_SIGNATURE_MAGIC */
+	uint16_t stream_id;
+	uint32_t seq;
+	uint64_t tx_tsc;          /* TSC (or NIC clock) when the burst was built; 0: none */
 };
 
 enum netload_status {
@@ -134,7 +151,7 @@ struct netload_port_info {
 	int link_up;
 	uint32_t link_speed_mbps;
 	int link_full_duplex;
-	uint64_t tx_csum_offload;  /* bit 0 IPv4 header, bit 1 UDP, bit 2 TCP: used by streams */
+	uint64_t tx_csum_offload;  /* enum netload_csum_offload bits the streams use */
 	int has_read_clock;        /* rte_eth_read_clock works: the NIC clock can be read */
 	int hw_timestamps;         /* RX timestamp offload enabled at open */
 	uint64_t nic_clock_hz;     /* NIC clock ticks per second (estimated); 0: none */

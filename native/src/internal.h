@@ -41,17 +41,30 @@ netload_scale(uint64_t value, uint64_t mul, uint64_t div, uint64_t *out)
 #define NETLOAD_NS_PER_S UINT64_C(1000000000)
 #define NETLOAD_MAX_RUN_NS ((uint64_t)NETLOAD_MAX_RUN_S * NETLOAD_NS_PER_S)
 
+/* Ticks of a clock of `hz` as ns, per frame: a 32.32 fixed-point factor (from
+ * netload_ns_mult) and one 128-bit multiply; within 1 ns per 2^32 ticks. The exact,
+ * checked conversion for run bounds is netload_scale. */
+static inline uint64_t
+netload_ns_mult(uint64_t hz)
+{
+	return (uint64_t)(4294967296.0 * 1e9 / (double)hz);
+}
+
+static inline uint64_t
+netload_ticks_ns(uint64_t ticks, uint64_t ns_mult)
+{
+	return (uint64_t)(((unsigned __int128)ticks * ns_mult) >> 32);
+}
+
 #define NETLOAD_DEFAULT_BURST 32
 #define NETLOAD_DEFAULT_POOL_MBUFS 8191
 #define NETLOAD_POOL_CACHE 256
 
-/* The trailer every generated frame ends with (host byte order). */
-struct netload_signature {
-	uint16_t magic;
-	uint16_t stream_id;
-	uint32_t seq;
-	uint64_t tx_tsc;
-} __rte_packed;
+/* The frame trailer (struct netload_signature, declared in netload_api.h) as it
+ * sits in a frame: at any offset, so read through this alignment-1 alias. */
+typedef struct netload_signature netload_sig_t __attribute__((aligned(1)));
+_Static_assert(sizeof(struct netload_signature) == NETLOAD_SIGNATURE_BYTES,
+		"the signature trailer has no padding");
 
 /* One frame template of a stream: its pool holds pre-filled mbufs. */
 struct netload_frame {
@@ -163,8 +176,8 @@ netload_nic_ns(uint16_t port_id, uint64_t ticks)
 	uint64_t d = ticks - c->anchor_ticks;
 
 	if ((int64_t)d >= 0)
-		return c->anchor_ns + (uint64_t)(((unsigned __int128)d * c->ns_mult) >> 32);
-	return c->anchor_ns - (uint64_t)(((unsigned __int128)(-d) * c->ns_mult) >> 32);
+		return c->anchor_ns + netload_ticks_ns(d, c->ns_mult);
+	return c->anchor_ns - netload_ticks_ns(-d, c->ns_mult);
 }
 
 /* Ports: the TX checksum offloads a stream may use. */

@@ -12,9 +12,6 @@
 
 #include "internal.h"
 
-#define CSUM_IPV4 1u
-#define CSUM_UDP 2u
-#define CSUM_TCP 4u
 
 struct port_state {
 	int open;
@@ -74,7 +71,7 @@ nic_clock_open(uint16_t port_id)
 			(double)(c1 - c->open_tsc));
 	if (c->hz == 0)
 		return -EIO;
-	c->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)c->hz);
+	c->ns_mult = netload_ns_mult(c->hz);
 	c->enabled = 1;
 	return 0;
 }
@@ -97,10 +94,10 @@ netload_port_clock_anchor(uint16_t port_id, uint64_t tsc_hz, uint64_t tsc_ns_mul
 	if (tsc - c->open_tsc > tsc_hz / 10 && ticks > c->open_ticks) {
 		c->hz = (uint64_t)((double)(ticks - c->open_ticks) * (double)tsc_hz /
 				(double)(tsc - c->open_tsc));
-		c->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)c->hz);
+		c->ns_mult = netload_ns_mult(c->hz);
 	}
 	c->anchor_ticks = ticks;
-	c->anchor_ns = (uint64_t)(((unsigned __int128)tsc * tsc_ns_mult) >> 32);
+	c->anchor_ns = netload_ticks_ns(tsc, tsc_ns_mult);
 	return 0;
 }
 
@@ -251,11 +248,11 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	memset(&eth_conf, 0, sizeof(eth_conf));
 	ps->tx_csum = 0;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM)
-		ps->tx_csum |= CSUM_IPV4;
+		ps->tx_csum |= NETLOAD_CSUM_IPV4;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
-		ps->tx_csum |= CSUM_UDP;
+		ps->tx_csum |= NETLOAD_CSUM_UDP;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
-		ps->tx_csum |= CSUM_TCP;
+		ps->tx_csum |= NETLOAD_CSUM_TCP;
 	ps->tx_offloads = info.tx_offload_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
 			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
 			RTE_ETH_TX_OFFLOAD_MULTI_SEGS);

@@ -1,7 +1,9 @@
 /*
- * run.c — one run: TX and RX tasks spread over the worker lcores, a common
- * TSC start deadline, count or duration bounds, a drain for late frames, and
- * the results read back after every worker has returned.
+ * run.c — a run's life: tasks set up from its configuration (checked and
+ * loaded by conf.c), a common TSC start deadline, the worker loop with its
+ * count or duration bounds and the drain for late frames, poll, stop and free.
+ * The TX step is in tx.c, the results read after every worker returned in
+ * results.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE  /* RUSAGE_THREAD */
@@ -24,190 +26,6 @@
 #include "run.h"
 
 static struct netload_run *active_run;
-
-static inline uint64_t
-tsc_to_ns(const struct netload_run *run, uint64_t cycles)
-{
-	uint64_t ns = UINT64_MAX;  /* only past 2^64 ns, which no run reaches */
-
-	netload_scale(cycles, NETLOAD_NS_PER_S, run->hz, &ns);
-	return ns;
-}
-
-/*
- * How many of the next `want` packets are due by horizon_fp (cycles << 16
- * since the start): now plus what one send call costs on this port, since no
- * packet can leave more precisely than that. Walks the phase list (phases
- * end by now_fp); marks the task done when its last phase has ended. So at
- * high rates, or on ports with costly send calls (AF_XDP's syscall), packets
- * leave in small bursts, each at most one send call early or one loop turn
- * late: the burst size is chosen by the port's own cost.
- */
-static inline uint16_t
-due(struct tx_task *t, uint64_t now_fp, uint64_t horizon_fp, uint16_t want)
-{
-	uint16_t n = 0;
-
-	while (n < want) {
-		struct tx_phase *ph = &t->phases[t->phase];
-
-		if (ph->end_fp && (now_fp >= ph->end_fp ||
-				(ph->n_gaps && t->next_fp >= ph->end_fp))) {
-			if (t->phase + 1 == t->n_phases) {
-				t->done = n == 0;
-				break;
-			}
-			t->phase++;
-			t->next_fp = ph->end_fp;
-			t->gap_idx = 0;
-			continue;
-		}
-		if (ph->n_gaps == 0)
-			return want;
-		if (t->next_fp > horizon_fp)
-			break;
-		n++;
-		t->next_fp += ph->gaps_fp[t->gap_idx];
-		if (++t->gap_idx == ph->n_gaps)
-			t->gap_idx = 0;
-	}
-	return n;
-}
-
-/*
- * Build a burst and send it. Frames the PMD refused last time go first and
- * the burst is topped up with new ones, so the PMD always sees full bursts
- * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
- */
-static inline uint16_t
-tx_step(struct netload_run *run, struct tx_task *t)
-{
-	struct netload_stream *s = t->stream;
-	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
-	uint64_t bytes = 0, tsc;
-	uint16_t old = t->n_pending, want, sent, i;
-
-	want = run->burst - old;
-	if (t->count && t->count - t->next_seq < want)
-		want = (uint16_t)(t->count - t->next_seq);
-	if (want == 0 && old == 0) {
-		t->done = 1;
-		return 0;
-	}
-	if (t->n_phases && want) {
-		uint64_t now = rte_rdtsc(), now_fp, horizon_fp, first_fp = t->next_fp;
-
-		/* Past the end (the worker was descheduled across it): send nothing more. */
-		if (run->end_tsc && now >= run->end_tsc)
-			return 0;
-		now_fp = (now > run->start_tsc ? now - run->start_tsc : 0) << NETLOAD_FP_SHIFT;
-		/* Batch only where packets come faster than one send call takes. */
-		horizon_fp = now_fp;
-		if (t->phases[t->phase].mean_gap_fp < t->send_cost << NETLOAD_FP_SHIFT)
-			horizon_fp += t->send_cost << NETLOAD_FP_SHIFT;
-		want = due(t, now_fp, horizon_fp, want);
-		if (want && now_fp > first_fp) {
-			uint64_t lag = (now_fp - first_fp) >> NETLOAD_FP_SHIFT;
-
-			if (lag > t->max_lag)
-				t->max_lag = lag;
-			if (lag > run->hz / 1000000)
-				t->lagged_bursts++;
-		}
-		if (t->done || (want == 0 && old == 0))
-			return 0;
-	}
-	if (old)
-		memcpy(bufs, t->pending, sizeof(bufs[0]) * old);
-	if (want && s->n_frames == 1) {
-		if (unlikely(rte_pktmbuf_alloc_bulk(s->frames[0].pool, bufs + old, want) != 0)) {
-			t->alloc_failures++;
-			want = 0;
-		}
-	} else if (want) {
-		for (i = 0; i < want; i++) {
-			uint16_t f = s->sequence[(t->next_seq + i) % s->sequence_len];
-
-			bufs[old + i] = rte_pktmbuf_alloc(s->frames[f].pool);
-			if (unlikely(bufs[old + i] == NULL))
-				break;
-		}
-		if (unlikely(i < want)) {
-			t->alloc_failures++;
-			want = i;
-		}
-	}
-	if (old + want == 0)
-		return 0;
-	tsc = rte_rdtsc();
-	if (want) {
-		uint64_t stamp = tsc;
-
-		if (unlikely(t->hw_clock)) {
-			uint64_t ticks;
-
-			stamp = rte_eth_read_clock(t->port_id, &ticks) == 0 ?
-				netload_nic_ns(t->port_id, ticks) : 0;
-		}
-		netload_stream_fill(s, bufs + old, want, t->next_seq, stamp, &bytes);
-		t->next_seq += want;
-	}
-	sent = rte_eth_tx_burst(t->port_id, t->queue, bufs, old + want);
-	if (likely(sent == old + want && old == 0)) {
-		t->bytes += bytes;
-	} else {
-		for (i = 0; i < sent; i++)
-			t->bytes += bufs[i]->pkt_len;
-	}
-	t->n_pending = old + want - sent;
-	if (t->n_pending)
-		memcpy(t->pending, bufs + sent, sizeof(bufs[0]) * t->n_pending);
-	t->packets += sent;
-	if (sent) {
-		if (t->first_tsc == 0)
-			t->first_tsc = tsc;
-		t->last_tsc = rte_rdtsc();
-		if (t->n_phases) {
-			/* What a fill and send cost on this port: the least of 64 calls
-			 * (a stall inflates one call, never the least). */
-			uint64_t cost = t->last_tsc - tsc;
-
-			if (cost < t->cost_window)
-				t->cost_window = cost;
-			if ((++t->cost_calls & 63) == 0) {
-				t->send_cost = t->cost_window;
-				t->cost_window = UINT64_MAX;
-			}
-		}
-	}
-	return old + want;
-}
-
-/* A stream stops sending: what the PMD still refused is freed, and why and when it ended kept. */
-static void
-tx_finish(struct tx_task *t, int reason)
-{
-	if (t->n_pending) {
-		rte_pktmbuf_free_bulk(t->pending, t->n_pending);
-		t->unsent += t->n_pending;
-		t->n_pending = 0;
-	}
-	if (t->end_tsc == 0 && reason != NETLOAD_TX_END_NONE) {
-		t->end_tsc = rte_rdtsc();
-		t->end_reason = reason;
-	}
-	t->done = 1;
-}
-
-/* Why a stream that is still sending stops now: `over` means the run's end or a stop. */
-static inline int
-tx_end_reason(const struct netload_run *run, const struct tx_task *t, int over)
-{
-	if (over)
-		return run->stop ? NETLOAD_TX_END_STOPPED : NETLOAD_TX_END_DURATION;
-	return t->count && t->next_seq >= t->count ? NETLOAD_TX_END_COUNT :
-		NETLOAD_TX_END_PHASES;
-}
 
 /* What the kernel says about the calling thread: its CPU time and the times
  * it was preempted; with the wall clock, the time it spent off its CPU. */
@@ -278,7 +96,7 @@ worker_main(void *arg)
 	}
 	cpu_mark(&mark);
 	for (;;) {
-		if (unlikely(run->abort))
+		if (unlikely(SHARED_LOAD(&run->abort)))
 			break;
 		if (sending) {
 			uint32_t active = 0;
@@ -286,7 +104,7 @@ worker_main(void *arg)
 
 			/* A fresh clock: the RX poll of the last turn may have been long. */
 			now = rte_rdtsc();
-			over = run->stop || (run->end_tsc && now >= run->end_tsc);
+			over = SHARED_LOAD(&run->stop) || (run->end_tsc && now >= run->end_tsc);
 
 			for (i = 0; i < w->n_tx; i++) {
 				struct tx_task *t = &run->tx[w->tx[i]];
@@ -298,9 +116,9 @@ worker_main(void *arg)
 				if (!over && t->n_phases && run->end_tsc && rte_rdtsc() >= run->end_tsc)
 					over = 1;
 				if (!over)
-					tx_step(run, t);
+					netload_tx_step(run, t);
 				if (over || t->done)
-					tx_finish(t, tx_end_reason(run, t, over));
+					netload_tx_finish(t, netload_tx_end_reason(run, t, over));
 				else
 					active++;
 			}
@@ -310,8 +128,10 @@ worker_main(void *arg)
 					uint64_t end = rte_rdtsc();
 
 					/* Earlier than the scheduled end: counts, phases or a stop. */
-					if (run->tx_end_tsc == 0 || end < run->tx_end_tsc)
-						run->tx_end_tsc = end;
+					uint64_t scheduled = SHARED_LOAD(&run->tx_end_tsc);
+
+					if (scheduled == 0 || end < scheduled)
+						SHARED_STORE(&run->tx_end_tsc, end);
 					__atomic_store_n(&run->drain_end_tsc, end + run->drain_tsc,
 							__ATOMIC_RELEASE);
 				}
@@ -344,36 +164,21 @@ netload_run_free(struct netload_run *run)
 		return;
 	if (!run->reaped && run->n_workers) {
 		/* Still running: ask every worker to stop, then wait for it. */
-		run->stop = 1;
-		run->abort = 1;
+		SHARED_STORE(&run->stop, 1);
+		SHARED_STORE(&run->abort, 1);
 		for (i = 0; i < run->n_workers; i++)
 			rte_eal_wait_lcore(run->workers[i].lcore);
 	}
 	for (i = 0; run->tx != NULL && i < run->n_tx; i++) {
-		tx_finish(&run->tx[i], NETLOAD_TX_END_NONE);
+		netload_tx_finish(&run->tx[i], NETLOAD_TX_END_NONE);
 		if (run->tx[i].stream)
 			run->tx[i].stream->in_run = 0;
 		for (j = 0; j < run->tx[i].n_phases; j++)
 			rte_free(run->tx[i].phases[j].gaps_fp);
 		rte_free(run->tx[i].phases);
 	}
-	for (i = 0; run->rx != NULL && i < run->n_rx; i++) {
-		rte_free(run->rx[i].capture);
-		rte_free(run->rx[i].capture_len);
-		rte_free(run->rx[i].capture_tsc);
-		if (run->rx[i].streams == NULL)
-			continue;
-		for (j = 0; j < run->n_tx; j++) {
-			rte_free(run->rx[i].streams[j].seen);
-			rte_free(run->rx[i].streams[j].gap_hist);
-			rte_free(run->rx[i].streams[j].lat_hist);
-			rte_free(run->rx[i].streams[j].ipdv_pos);
-			rte_free(run->rx[i].streams[j].ipdv_neg);
-			rte_free(run->rx[i].streams[j].sample_tx);
-			rte_free(run->rx[i].streams[j].sample_rx);
-		}
-		rte_free(run->rx[i].streams);
-	}
+	for (i = 0; run->rx != NULL && i < run->n_rx; i++)
+		netload_rx_task_free(run, &run->rx[i]);
 	for (i = 0; i < run->n_fwd; i++) {
 		if (run->fwd[i].slots != NULL)
 			netload_fwd_release_all(&run->fwd[i]);
@@ -393,271 +198,6 @@ netload_run_free(struct netload_run *run)
 	if (active_run == run)
 		active_run = NULL;
 	rte_free(run);
-}
-
-/* Delay lines: FIFOs, jitter in cycles, the loss threshold on a 64-bit random. */
-static int
-load_forwarders(struct netload_run *run, const struct netload_run_conf *c)
-{
-	uint32_t i, k;
-
-	if (c->n_fwd == 0)
-		return 0;
-	if (c->fwd == NULL)
-		return netload_fail(NETLOAD_EINVAL, "run: %u forwarders but no table", c->n_fwd);
-	run->fwd = rte_zmalloc("netload_fwd", sizeof(*run->fwd) * c->n_fwd, RTE_CACHE_LINE_SIZE);
-	if (run->fwd == NULL)
-		return netload_fail(NETLOAD_ENOMEM, "run: forwarders");
-	run->n_fwd = c->n_fwd;
-	for (i = 0; i < c->n_fwd; i++) {
-		const struct netload_fwd_conf *fc = &c->fwd[i];
-		struct fwd_task *f = &run->fwd[i];
-
-		if (!netload_port_is_open(fc->rx_port) || !netload_port_is_open(fc->tx_port))
-			return netload_fail(NETLOAD_ENODEV, "run: forwarder %u: port %u or %u is not open",
-					i, fc->rx_port, fc->tx_port);
-		for (k = 0; k < c->n_rx; k++)
-			if (c->rx[k].port_id == fc->rx_port && c->rx[k].queue == fc->rx_queue)
-				return netload_fail(NETLOAD_EINVAL,
-						"run: port %u queue %u is both an RX queue and forwarder "
-						"%u's input; a queue has one reader", fc->rx_port,
-						fc->rx_queue, i);
-		if (fc->loss_ppm > 1000000)
-			return netload_fail(NETLOAD_EINVAL,
-					"run: forwarder %u: loss %u ppm; give 0 to 1000000", i,
-					fc->loss_ppm);
-		if (fc->n_jitter > NETLOAD_MAX_GAPS || (fc->n_jitter && fc->jitter_ps == NULL))
-			return netload_fail(NETLOAD_EINVAL, "run: forwarder %u: %u jitter entries",
-					i, fc->n_jitter);
-		f->rx_port = fc->rx_port;
-		f->rx_queue = fc->rx_queue;
-		f->tx_port = fc->tx_port;
-		f->tx_queue = fc->tx_queue;
-		if (fc->delay_ns > NETLOAD_MAX_RUN_NS)
-			return netload_fail(NETLOAD_EINVAL, "run: forwarder %u: delay %" PRIu64
-					" ns; at most %d s", i, fc->delay_ns, NETLOAD_MAX_RUN_S);
-		netload_scale(fc->delay_ns, run->hz, NETLOAD_NS_PER_S, &f->delay);
-		f->loss_threshold = fc->loss_ppm == 1000000 ? UINT64_MAX :
-			(uint64_t)((double)fc->loss_ppm / 1e6 * 18446744073709551616.0);
-		f->rng = fc->seed ? fc->seed : rte_rdtsc() | 1;
-		f->slots = rte_zmalloc("netload_fwd_slots",
-				sizeof(*f->slots) * NETLOAD_FWD_SLOTS, RTE_CACHE_LINE_SIZE);
-		f->release = rte_malloc("netload_fwd_release",
-				sizeof(*f->release) * NETLOAD_FWD_SLOTS, RTE_CACHE_LINE_SIZE);
-		if (f->slots == NULL || f->release == NULL)
-			return netload_fail(NETLOAD_ENOMEM, "run: forwarder %u line", i);
-		if (fc->n_jitter) {
-			f->jitter = rte_malloc("netload_fwd_jitter", sizeof(uint64_t) * fc->n_jitter, 0);
-			if (f->jitter == NULL)
-				return netload_fail(NETLOAD_ENOMEM, "run: forwarder %u jitter", i);
-			for (k = 0; k < fc->n_jitter; k++)
-				if (fc->jitter_ps[k] > NETLOAD_MAX_RUN_NS * 1000 || netload_scale(
-						fc->jitter_ps[k], run->hz, NETLOAD_NS_PER_S * 1000,
-						&f->jitter[k]) < 0)
-					return netload_fail(NETLOAD_EINVAL, "run: forwarder %u: jitter "
-							"entry %u is %" PRIu64 " ps; at most %d s", i, k,
-							fc->jitter_ps[k], NETLOAD_MAX_RUN_S);
-			f->n_jitter = fc->n_jitter;
-		}
-	}
-	return 0;
-}
-
-/*
- * Gap tables in picoseconds -> TSC cycles << NETLOAD_FP_SHIFT, phase ends
- * relative to the start. Each gap's rounding remainder is carried into the
- * next, so a table's deadlines add up to its period within one fixed-point
- * unit, and the mean rate does not drift over a 24 h run.
- */
-static int
-load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_conf *c,
-		uint32_t index)
-{
-	const uint64_t fp_hz = run->hz << NETLOAD_FP_SHIFT;
-	const uint64_t ps_per_s = NETLOAD_NS_PER_S * 1000;
-	uint64_t end_ns = 0, end_fp, sum;
-	uint32_t p, k;
-
-	if (c->n_phases == 0)
-		return 0;
-	if (c->n_phases > NETLOAD_MAX_PHASES || c->phases == NULL)
-		return netload_fail(NETLOAD_EINVAL, "run: TX entry %u has %u phases; give 1 to %d",
-				index, c->n_phases, NETLOAD_MAX_PHASES);
-	t->phases = rte_zmalloc("netload_phases", sizeof(*t->phases) * c->n_phases, 0);
-	if (t->phases == NULL)
-		return netload_fail(NETLOAD_ENOMEM, "run: phases of TX entry %u", index);
-	t->n_phases = c->n_phases;
-	for (p = 0; p < c->n_phases; p++) {
-		const struct netload_phase_conf *pc = &c->phases[p];
-		struct tx_phase *ph = &t->phases[p];
-
-		if (pc->n_gaps > NETLOAD_MAX_GAPS || (pc->n_gaps && pc->gaps_ps == NULL))
-			return netload_fail(NETLOAD_EINVAL,
-					"run: TX entry %u phase %u has %u gaps; at most %d",
-					index, p, pc->n_gaps, NETLOAD_MAX_GAPS);
-		if (pc->duration_ns == 0 && p + 1 < c->n_phases)
-			return netload_fail(NETLOAD_EINVAL,
-					"run: TX entry %u phase %u has no duration, but phases follow it",
-					index, p);
-		if (pc->duration_ns) {
-			end_ns += pc->duration_ns;
-			if (pc->duration_ns > NETLOAD_MAX_RUN_NS || end_ns > NETLOAD_MAX_RUN_NS ||
-					netload_scale(end_ns, fp_hz, NETLOAD_NS_PER_S, &end_fp) < 0)
-				return netload_fail(NETLOAD_EINVAL, "run: TX entry %u: its phases "
-						"up to phase %u last more than %d s (24 h); give shorter "
-						"phases", index, p, NETLOAD_MAX_RUN_S);
-			ph->end_fp = end_fp;
-		}
-		ph->n_gaps = pc->n_gaps;
-		if (pc->n_gaps == 0)
-			continue;
-		ph->gaps_fp = rte_malloc("netload_gaps", sizeof(uint64_t) * pc->n_gaps, 0);
-		if (ph->gaps_fp == NULL)
-			return netload_fail(NETLOAD_ENOMEM, "run: gap table of %u entries", pc->n_gaps);
-		{
-			unsigned __int128 carry = 0, x;
-
-			sum = 0;
-			for (k = 0; k < pc->n_gaps; k++) {
-				if (pc->gaps_ps[k] == 0 || pc->gaps_ps[k] > NETLOAD_MAX_RUN_NS * 1000)
-					return netload_fail(NETLOAD_EINVAL,
-							"run: TX entry %u phase %u gap %u is %" PRIu64
-							" ps; give 1 ps to %d s (a phase without gaps "
-							"sends at the maximum rate)", index, p, k,
-							pc->gaps_ps[k], NETLOAD_MAX_RUN_S);
-				x = (unsigned __int128)pc->gaps_ps[k] * fp_hz + carry;
-				ph->gaps_fp[k] = (uint64_t)(x / ps_per_s);
-				carry = x % ps_per_s;
-				if (ph->gaps_fp[k] == 0)
-					ph->gaps_fp[k] = 1;
-				sum += ph->gaps_fp[k];
-			}
-			ph->mean_gap_fp = sum / pc->n_gaps;
-		}
-	}
-	return 0;
-}
-
-static int
-check_run_conf(const struct netload_run_conf *c)
-{
-	uint32_t i, j;
-
-	if (c->n_tx == 0 && c->n_rx == 0 && c->n_fwd == 0)
-		return netload_fail(NETLOAD_EINVAL, "run: no TX stream, RX queue or forwarder");
-	if (c->duration_ns > NETLOAD_MAX_RUN_NS || c->drain_ns > NETLOAD_MAX_RUN_NS ||
-			c->start_delay_ns > NETLOAD_MAX_RUN_NS)
-		return netload_fail(NETLOAD_EINVAL, "run: duration %" PRIu64 " ns, drain %" PRIu64
-				" ns, start delay %" PRIu64 " ns; each at most %d s (24 h)",
-				c->duration_ns, c->drain_ns, c->start_delay_ns, NETLOAD_MAX_RUN_S);
-	if (c->burst > NETLOAD_MAX_BURST)
-		return netload_fail(NETLOAD_EINVAL, "run: burst %u; at most %d",
-				c->burst, NETLOAD_MAX_BURST);
-	if (c->n_tx > NETLOAD_MAX_STREAMS)
-		return netload_fail(NETLOAD_EINVAL, "run: %u TX entries; at most %d",
-				c->n_tx, NETLOAD_MAX_STREAMS);
-	if (c->duration_ns == 0)
-		for (i = 0; i < c->n_tx; i++)
-			if (c->tx[i].count == 0 && !c->tx[i].expect_only &&
-					(c->tx[i].n_phases == 0 || c->tx[i].phases == NULL ||
-					 c->tx[i].phases[c->tx[i].n_phases - 1].duration_ns == 0))
-				return netload_fail(NETLOAD_EINVAL,
-						"run: TX entry %u has no count and the run no "
-						"duration; give one of them", i);
-	for (i = 0; i < c->n_tx; i++) {
-		const struct netload_stream *s = c->tx[i].stream;
-
-		if (s == NULL || netload_stream_by_id(s->id) != s)
-			return netload_fail(NETLOAD_EINVAL, "run: TX entry %u has no live stream", i);
-		if (!netload_port_is_open(s->port_id))
-			return netload_fail(NETLOAD_ENODEV, "run: TX entry %u: port %u is closed",
-					i, s->port_id);
-		for (j = 0; j < i; j++)
-			if (c->tx[j].stream == s)
-				return netload_fail(NETLOAD_EINVAL,
-						"run: stream %u is listed twice (entries %u and %u)",
-						s->id, j, i);
-	}
-	for (i = 0; i < c->n_rx; i++) {
-		if (!netload_port_is_open(c->rx[i].port_id))
-			return netload_fail(NETLOAD_ENODEV, "run: RX entry %u: port %u is not open",
-					i, c->rx[i].port_id);
-		for (j = 0; j < i; j++)
-			if (c->rx[j].port_id == c->rx[i].port_id &&
-					c->rx[j].queue == c->rx[i].queue)
-				return netload_fail(NETLOAD_EINVAL,
-						"run: RX port %u queue %u is listed twice",
-						c->rx[i].port_id, c->rx[i].queue);
-	}
-	return 0;
-}
-
-/* Queue-owning tasks go to workers round-robin; a TX queue stays on one worker. */
-static int
-assign(struct netload_run *run, unsigned int n_lcores)
-{
-	uint32_t i, j, n_tasks = 0, k = 0;
-	uint32_t *tx_worker;
-	unsigned int lcore;
-
-	tx_worker = calloc(run->n_tx ? run->n_tx : 1, sizeof(*tx_worker));
-	if (tx_worker == NULL)
-		return netload_fail(NETLOAD_ENOMEM, "run: worker table");
-	for (i = 0; i < run->n_tx; i++) {
-		if (run->tx[i].done)
-			continue;
-		for (j = 0; j < i; j++)
-			if (!run->tx[j].done && run->tx[j].port_id == run->tx[i].port_id &&
-					run->tx[j].queue == run->tx[i].queue)
-				break;
-		tx_worker[i] = j < i ? tx_worker[j] : n_tasks++;
-	}
-	n_tasks += run->n_rx + run->n_fwd;
-	run->n_workers = RTE_MIN(n_lcores, n_tasks);
-	run->workers = rte_zmalloc("netload_workers", sizeof(struct worker) * run->n_workers,
-			RTE_CACHE_LINE_SIZE);
-	if (run->workers == NULL) {
-		free(tx_worker);
-		return netload_fail(NETLOAD_ENOMEM, "run: workers");
-	}
-	i = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore) {
-		if (i == run->n_workers)
-			break;
-		run->workers[i].lcore = lcore;
-		run->workers[i].tx = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_tx + 1), 0);
-		run->workers[i].rx = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_rx + 1), 0);
-		run->workers[i].fwd = rte_zmalloc(NULL, sizeof(uint32_t) * (run->n_fwd + 1), 0);
-		if (run->workers[i].tx == NULL || run->workers[i].rx == NULL ||
-				run->workers[i].fwd == NULL) {
-			free(tx_worker);
-			return netload_fail(NETLOAD_ENOMEM, "run: worker task lists");
-		}
-		i++;
-	}
-	for (i = 0; i < run->n_tx; i++) {
-		struct worker *w = &run->workers[tx_worker[i] % run->n_workers];
-
-		if (run->tx[i].done)
-			continue;
-		w->tx[w->n_tx++] = i;
-		k = tx_worker[i] + 1 > k ? tx_worker[i] + 1 : k;
-	}
-	for (i = 0; i < run->n_rx; i++) {
-		struct worker *w = &run->workers[(k + i) % run->n_workers];
-
-		w->rx[w->n_rx++] = i;
-	}
-	for (i = 0; i < run->n_fwd; i++) {
-		struct worker *w = &run->workers[(k + run->n_rx + i) % run->n_workers];
-
-		w->fwd[w->n_fwd++] = i;
-	}
-	for (i = 0; i < run->n_workers; i++)
-		if (run->workers[i].n_tx)
-			run->tx_running++;
-	free(tx_worker);
-	return 0;
 }
 
 /*
@@ -722,7 +262,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	if (n_lcores == 0)
 		return netload_fail(NETLOAD_ENOLCORE,
 				"no worker lcore: start the EAL with at least two lcores");
-	ret = check_run_conf(c);
+	ret = netload_run_check_conf(c);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < c->n_tx; i++)
@@ -735,7 +275,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 	run->reaped = 1;
 	memset(run->slot_of, 0xff, sizeof(run->slot_of));
 	run->hz = rte_get_tsc_hz();
-	run->ns_mult = (uint64_t)(4294967296.0 * 1e9 / (double)run->hz);
+	run->ns_mult = netload_ns_mult(run->hz);
 	run->timing_samples = c->timing_samples;
 	if (c->capture_frames > 1u << 20 || c->capture_snaplen > 16384) {
 		ret = netload_fail(NETLOAD_EINVAL, "run: capture of %u frames x %u bytes; give at "
@@ -775,7 +315,7 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->done = c->tx[i].expect_only != 0;
 		t->hw_clock = c->tx[i].hw_clock != 0;
 		t->cost_window = UINT64_MAX;
-		ret = load_phases(run, t, &c->tx[i], i);
+		ret = netload_run_load_phases(run, t, &c->tx[i], i);
 		if (ret < 0)
 			goto fail;
 		run->slot_of[t->stream->id] = (uint16_t)i;
@@ -783,67 +323,17 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		t->stream->in_run = 1;
 	}
 	for (i = 0; i < c->n_rx; i++) {
-		struct rx_task *t = &run->rx[i];
-
-		t->port_id = c->rx[i].port_id;
-		t->queue = c->rx[i].queue;
-		if (c->capture_frames) {
-			t->capture = rte_malloc("netload_cap",
-					(size_t)c->capture_frames * run->capture_snaplen, 0);
-			t->capture_len = rte_malloc("netload_cap",
-					sizeof(uint32_t) * c->capture_frames, 0);
-			t->capture_tsc = rte_malloc("netload_cap",
-					sizeof(uint64_t) * c->capture_frames, 0);
-			if (t->capture == NULL || t->capture_len == NULL || t->capture_tsc == NULL) {
-				ret = netload_fail(NETLOAD_ENOMEM, "run: capture ring of %u frames",
-						c->capture_frames);
-				goto fail;
-			}
-		}
-		t->streams = rte_zmalloc("netload_rxs",
-				sizeof(struct rx_stream_state) * (c->n_tx + 1),
-				RTE_CACHE_LINE_SIZE);
-		if (t->streams == NULL) {
-			ret = netload_fail(NETLOAD_ENOMEM, "run: RX stream table");
+		ret = netload_rx_task_init(run, &run->rx[i], &c->rx[i], c);
+		if (ret < 0)
 			goto fail;
-		}
-		for (j = 0; j < c->n_tx; j++) {
-			struct rx_stream_state *st = &t->streams[j];
-
-			st->lat_min = UINT64_MAX;
-			st->hw_clock = (uint32_t)run->tx[j].hw_clock;
-			st->seen = rte_zmalloc("netload_seen", NETLOAD_SEQ_WINDOW / 8,
-					RTE_CACHE_LINE_SIZE);
-			st->gap_hist = rte_zmalloc("netload_gaps",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-			st->lat_hist = rte_zmalloc("netload_lat",
-					sizeof(uint64_t) * run->lat_buckets, RTE_CACHE_LINE_SIZE);
-			st->ipdv_pos = rte_zmalloc("netload_ipdv",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-			st->ipdv_neg = rte_zmalloc("netload_ipdv",
-					sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-			if (c->timing_samples) {
-				st->sample_tx = rte_malloc("netload_samples",
-						sizeof(uint64_t) * c->timing_samples, 0);
-				st->sample_rx = rte_malloc("netload_samples",
-						sizeof(uint64_t) * c->timing_samples, 0);
-			}
-			if (st->seen == NULL || st->gap_hist == NULL || st->lat_hist == NULL ||
-					st->ipdv_pos == NULL || st->ipdv_neg == NULL || (c->timing_samples &&
-					(st->sample_tx == NULL || st->sample_rx == NULL))) {
-				ret = netload_fail(NETLOAD_ENOMEM,
-						"run: sequence window for %u streams", c->n_tx);
-				goto fail;
-			}
-		}
 	}
 	ret = anchor_nic_clocks(run);
 	if (ret < 0)
 		goto fail;
-	ret = load_forwarders(run, c);
+	ret = netload_run_load_forwarders(run, c);
 	if (ret < 0)
 		goto fail;
-	ret = assign(run, n_lcores);
+	ret = netload_run_assign(run, n_lcores);
 	if (ret < 0)
 		goto fail;
 	/* check_run_conf bounded these to 24 h, which no TSC below 200 GHz overflows */
@@ -854,15 +344,15 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		netload_scale(c->duration_ns, run->hz, NETLOAD_NS_PER_S, &run->end_tsc);
 		run->end_tsc += run->start_tsc;
 	}
-	run->tx_end_tsc = run->end_tsc;
-	if (run->tx_running == 0)
-		run->drain_end_tsc = run->end_tsc ? run->end_tsc :
-			run->start_tsc + run->drain_tsc;
+	SHARED_STORE(&run->tx_end_tsc, run->end_tsc);
+	if (SHARED_LOAD(&run->tx_running) == 0)
+		SHARED_STORE(&run->drain_end_tsc, run->end_tsc ? run->end_tsc :
+			run->start_tsc + run->drain_tsc);
 	for (i = 0; i < run->n_workers; i++) {
 		ret = rte_eal_remote_launch(worker_main, run, run->workers[i].lcore);
 		if (ret != 0) {
-			run->stop = 1;
-			run->abort = 1;
+			SHARED_STORE(&run->stop, 1);
+			SHARED_STORE(&run->abort, 1);
 			for (j = 0; j < i; j++)
 				rte_eal_wait_lcore(run->workers[j].lcore);
 			ret = netload_fail(NETLOAD_ENOLCORE, "run: lcore %u is busy",
@@ -894,8 +384,8 @@ run_state(struct netload_run *run, uint64_t now)
 int
 netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_status *st)
 {
-	uint64_t now = rte_rdtsc(), until = now + (uint64_t)wait_ms * run->hz / 1000;
 	struct timespec nap = { 0, 200000 };
+	uint64_t now, until;
 	uint32_t i;
 	int state;
 
@@ -904,6 +394,8 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 	if (wait_ms > 1000)
 		return netload_fail(NETLOAD_EINVAL,
 				"poll: wait %u ms; poll in slices of at most 1000 ms", wait_ms);
+	now = rte_rdtsc();
+	until = now + (uint64_t)wait_ms * run->hz / 1000;
 	while ((state = run_state(run, now)) != NETLOAD_RUN_DONE && now < until) {
 		nanosleep(&nap, NULL);
 		now = rte_rdtsc();
@@ -918,12 +410,12 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 	if (st != NULL) {
 		memset(st, 0, sizeof(*st));
 		st->state = state;
-		st->elapsed_ns = now > run->start_tsc ? tsc_to_ns(run, now - run->start_tsc) : 0;
+		st->elapsed_ns = now > run->start_tsc ? netload_tsc_ns(run, now - run->start_tsc) : 0;
 		for (i = 0; i < run->n_tx; i++)
-			st->tx_packets += run->tx[i].packets;
+			st->tx_packets += SHARED_LOAD(&run->tx[i].packets);
 		for (i = 0; i < run->n_rx; i++)
-			st->rx_packets += run->rx[i].packets;
-		st->end_ns = run->end_tsc ? tsc_to_ns(run, run->end_tsc - run->start_tsc) : 0;
+			st->rx_packets += SHARED_LOAD(&run->rx[i].packets);
+		st->end_ns = run->end_tsc ? netload_tsc_ns(run, run->end_tsc - run->start_tsc) : 0;
 	}
 	return state;
 }
@@ -933,250 +425,7 @@ netload_run_stop(struct netload_run *run)
 {
 	if (run == NULL)
 		return netload_fail(NETLOAD_EINVAL, "stop: NULL run");
-	run->stop = 1;
+	SHARED_STORE(&run->stop, 1);
 	return 0;
 }
 
-static int
-check_done(const struct netload_run *run, const char *what)
-{
-	if (run == NULL)
-		return netload_fail(NETLOAD_EINVAL, "%s: NULL run", what);
-	if (!run->reaped)
-		return netload_fail(NETLOAD_ESTATE,
-				"%s: the run is still active; poll until it is done", what);
-	return 0;
-}
-
-static uint64_t
-since_start(const struct netload_run *run, uint64_t tsc)
-{
-	return tsc > run->start_tsc ? tsc_to_ns(run, tsc - run->start_tsc) : 0;
-}
-
-int
-netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_tx_stats *out)
-{
-	const struct tx_task *t;
-	int ret = check_done(run, "tx_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx)
-		return netload_fail(NETLOAD_EINVAL, "tx_stats: entry %u of %u", i, run->n_tx);
-	t = &run->tx[i];
-	out->packets = t->packets;
-	out->bytes = t->bytes;
-	out->unsent = t->unsent;
-	out->alloc_failures = t->alloc_failures;
-	out->first_ns = since_start(run, t->first_tsc);
-	out->last_ns = since_start(run, t->last_tsc);
-	out->max_lag_ns = tsc_to_ns(run, t->max_lag);
-	out->end_ns = since_start(run, t->end_tsc);
-	out->end_reason = t->end_reason;
-	out->lagged_bursts = t->lagged_bursts;
-	out->off_cpu_ns = t->off_cpu_ns;
-	out->preemptions = t->preemptions;
-	return 0;
-}
-
-static int
-merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
-		uint32_t n, const char *what)
-{
-	uint32_t q, k, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
-		run->lat_buckets : NETLOAD_HIST_BUCKETS;
-	int ret = check_done(run, what);
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx || counts == NULL || n > limit)
-		return netload_fail(NETLOAD_EINVAL, "%s: entry %u of %u, %u buckets",
-				what, i, run->n_tx, n);
-	memset(counts, 0, sizeof(*counts) * n);
-	for (q = 0; q < run->n_rx; q++) {
-		const uint64_t *h = *(uint64_t *const *)((const char *)&run->rx[q].streams[i] +
-				field);
-
-		for (k = 0; k < n; k++)
-			counts[k] += h[k];
-	}
-	return 0;
-}
-
-int
-netload_run_rx_gap_hist(const struct netload_run *run, uint32_t i, uint64_t *counts, uint32_t n)
-{
-	return merge_hist(run, i, offsetof(struct rx_stream_state, gap_hist), counts, n,
-			"rx_gap_hist");
-}
-
-int
-netload_run_rx_latency_hist(const struct netload_run *run, uint32_t i, uint64_t *counts,
-		uint32_t n)
-{
-	return merge_hist(run, i, offsetof(struct rx_stream_state, lat_hist), counts, n,
-			"rx_latency_hist");
-}
-
-int
-netload_run_rx_ipdv_hist(const struct netload_run *run, uint32_t i, uint64_t *positive,
-		uint64_t *negative, uint32_t n)
-{
-	int ret = merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_pos), positive, n,
-			"rx_ipdv_hist");
-
-	if (ret < 0)
-		return ret;
-	return merge_hist(run, i, offsetof(struct rx_stream_state, ipdv_neg), negative, n,
-			"rx_ipdv_hist");
-}
-
-int
-netload_run_fwd_stats(const struct netload_run *run, uint32_t i, struct netload_fwd_stats *out)
-{
-	int ret = check_done(run, "fwd_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_fwd)
-		return netload_fail(NETLOAD_EINVAL, "fwd_stats: forwarder %u of %u", i, run->n_fwd);
-	*out = run->fwd[i].stats;
-	return 0;
-}
-
-int
-netload_run_capture(const struct netload_run *run, uint32_t i, uint8_t *data, uint32_t snaplen,
-		uint32_t *len, uint64_t *ns, uint32_t n)
-{
-	const struct rx_task *t;
-	uint64_t first, k;
-	uint32_t got = 0, copy;
-	int ret = check_done(run, "capture");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_rx)
-		return netload_fail(NETLOAD_EINVAL, "capture: RX entry %u of %u", i, run->n_rx);
-	t = &run->rx[i];
-	if (t->capture == NULL)
-		return 0;
-	copy = RTE_MIN(snaplen, run->capture_snaplen);
-	first = t->captured > run->capture_frames ? t->captured - run->capture_frames : 0;
-	for (k = first; k < t->captured && got < n; k++, got++) {
-		uint32_t slot = (uint32_t)(k % run->capture_frames);
-
-		memcpy(data + (size_t)got * snaplen,
-				t->capture + (size_t)slot * run->capture_snaplen, copy);
-		len[got] = t->capture_len[slot];
-		ns[got] = since_start(run, t->capture_tsc[slot]);
-	}
-	return (int)got;
-}
-
-int
-netload_run_timing_samples(const struct netload_run *run, uint32_t i, uint64_t *tx_ns,
-		uint64_t *rx_ns, uint32_t n)
-{
-	uint32_t q, k, got = 0;
-	int ret = check_done(run, "timing_samples");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx)
-		return netload_fail(NETLOAD_EINVAL, "timing_samples: entry %u of %u", i, run->n_tx);
-	/* Samples of one stream come from one RX queue unless the DUT spread it. */
-	for (q = 0; q < run->n_rx && got < n; q++) {
-		const struct rx_stream_state *st = &run->rx[q].streams[i];
-
-		for (k = 0; k < st->n_samples && got < n; k++, got++) {
-			if (st->hw_clock) {
-				uint64_t start_ns = (uint64_t)(((unsigned __int128)
-						run->start_tsc * run->ns_mult) >> 32);
-
-				tx_ns[got] = st->sample_tx[k] - start_ns;
-				rx_ns[got] = st->sample_rx[k] - start_ns;
-			} else {
-				tx_ns[got] = since_start(run, st->sample_tx[k]);
-				rx_ns[got] = since_start(run, st->sample_rx[k]);
-			}
-		}
-	}
-	return (int)got;
-}
-
-int
-netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
-		struct netload_rx_stream_stats *out)
-{
-	uint64_t first = UINT64_MAX, last = 0, lmin = UINT64_MAX, lmax = 0, best = 0;
-	uint32_t q;
-	int ret = check_done(run, "rx_stream_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_tx)
-		return netload_fail(NETLOAD_EINVAL, "rx_stream_stats: entry %u of %u", i, run->n_tx);
-	memset(out, 0, sizeof(*out));
-	for (q = 0; q < run->n_rx; q++) {
-		const struct rx_stream_state *st = &run->rx[q].streams[i];
-
-		if (st->packets == 0)
-			continue;
-		out->packets += st->packets;
-		out->bytes += st->bytes;
-		out->by_tx_end += st->by_tx_end;
-		out->duplicates += st->duplicates;
-		out->reordered += st->reordered;
-		out->max_seq = RTE_MAX(out->max_seq, st->next);
-		out->latency_sum_ns += st->lat_sum;
-		out->latency_samples += st->lat_samples;
-		out->hw_stamp_missing += st->hw_missing;
-		out->gap_events += st->gap_events;
-		if (st->last_gap_tx != 0) {
-			uint64_t at = st->hw_clock ? st->last_gap_tx - (uint64_t)(((unsigned __int128)
-					run->start_tsc * run->ns_mult) >> 32) :
-				since_start(run, st->last_gap_tx);
-
-			out->last_gap_tx_ns = RTE_MAX(out->last_gap_tx_ns, at);
-		}
-		out->ipdv_pairs += st->ipdv_pairs;
-		/* One stream normally arrives on one queue: report that queue's J. */
-		if (st->lat_samples > best)
-			best = st->lat_samples, out->jitter_ns = (st->jitter16 + 8) >> 4;
-		first = RTE_MIN(first, st->first_tsc);
-		last = RTE_MAX(last, st->last_tsc);
-		lmin = RTE_MIN(lmin, st->lat_min);
-		lmax = RTE_MAX(lmax, st->lat_max);
-	}
-	if (out->packets) {
-		out->first_ns = since_start(run, first);
-		out->last_ns = since_start(run, last);
-	}
-	if (out->latency_samples) {
-		out->latency_min_ns = lmin;
-		out->latency_max_ns = lmax;
-	}
-	return 0;
-}
-
-int
-netload_run_rx_queue_stats(const struct netload_run *run, uint32_t i,
-		struct netload_rx_queue_stats *out)
-{
-	const struct rx_task *t;
-	int ret = check_done(run, "rx_queue_stats");
-
-	if (ret < 0)
-		return ret;
-	if (i >= run->n_rx)
-		return netload_fail(NETLOAD_EINVAL, "rx_queue_stats: entry %u of %u", i, run->n_rx);
-	t = &run->rx[i];
-	out->packets = t->packets;
-	out->bytes = t->bytes;
-	out->foreign = t->foreign;
-	out->bursts = t->bursts;
-	out->off_cpu_ns = t->off_cpu_ns;
-	out->preemptions = t->preemptions;
-	return 0;
-}

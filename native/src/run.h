@@ -43,7 +43,7 @@ struct tx_task {
 	uint16_t n_pending;       /* refused by the PMD, sent first next time */
 	struct rte_mbuf *pending[NETLOAD_MAX_BURST];
 	/* results */
-	volatile uint64_t packets;
+	uint64_t packets;         /* shared: SHARED_LOAD/SHARED_STORE */
 	uint64_t bytes;
 	uint64_t unsent;
 	uint64_t alloc_failures;
@@ -90,7 +90,7 @@ struct rx_stream_state {
 struct rx_task {
 	uint16_t port_id;
 	uint16_t queue;
-	volatile uint64_t packets;
+	uint64_t packets;         /* shared: SHARED_LOAD/SHARED_STORE */
 	uint64_t bytes;
 	uint64_t foreign;
 	uint64_t bursts;
@@ -153,17 +153,50 @@ struct netload_run {
 	uint64_t ns_mult;         /* ns = cycles * ns_mult >> 32 */
 	uint64_t start_tsc;
 	uint64_t end_tsc;         /* 0: no duration bound */
-	volatile uint64_t tx_end_tsc;     /* end_tsc, or when TX ended everywhere if earlier;
-	                                   * 0 while unknown (RX counts arrivals before it) */
+	/* Shared between the control thread and the workers: accessed only through
+	 * __atomic builtins (SHARED_LOAD/SHARED_STORE or read-modify-write), never volatile. */
+	uint64_t tx_end_tsc;      /* end_tsc, or when TX ended everywhere if earlier;
+	                           * 0 while unknown (RX counts arrivals before it) */
 	uint64_t drain_tsc;
-	volatile uint32_t stop;           /* TX stop requested */
-	volatile uint32_t abort;          /* every worker returns at once */
-	volatile uint32_t tx_running;     /* workers still sending */
-	volatile uint64_t drain_end_tsc;  /* set once TX has ended everywhere */
-	volatile uint32_t finished;       /* workers returned */
+	uint32_t stop;            /* TX stop requested */
+	uint32_t abort;           /* every worker returns at once */
+	uint32_t tx_running;      /* workers still sending */
+	uint64_t drain_end_tsc;   /* set once TX has ended everywhere */
+	uint32_t finished;        /* workers returned */
 	int reaped;
 };
 
+/* TSC cycles of `run` as ns, exactly (128-bit); the per-frame conversion is
+ * netload_ticks_ns. */
+static inline uint64_t
+netload_tsc_ns(const struct netload_run *run, uint64_t cycles)
+{
+	uint64_t ns = UINT64_MAX;  /* only past 2^64 ns, which no run reaches */
+
+	netload_scale(cycles, NETLOAD_NS_PER_S, run->hz, &ns);
+	return ns;
+}
+
+/* conf.c: a run's configuration checked and loaded. */
+int netload_run_check_conf(const struct netload_run_conf *c);
+int netload_run_load_phases(struct netload_run *run, struct tx_task *t, const struct netload_tx_conf *c,
+		uint32_t index);
+int netload_run_load_forwarders(struct netload_run *run, const struct netload_run_conf *c);
+int netload_run_assign(struct netload_run *run, unsigned int n_lcores);
+
+/* tx.c: one stream's TX step, and its end. */
+uint16_t netload_tx_step(struct netload_run *run, struct tx_task *t);
+void netload_tx_finish(struct tx_task *t, int reason);
+int netload_tx_end_reason(const struct netload_run *run, const struct tx_task *t, int over);
+
+/* Fields that one thread writes while another reads them. */
+#define SHARED_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define SHARED_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* rx.c: an RX queue's task for a run, and its receive step. */
+int netload_rx_task_init(struct netload_run *run, struct rx_task *t,
+		const struct netload_rx_conf *q, const struct netload_run_conf *c);
+void netload_rx_task_free(const struct netload_run *run, struct rx_task *t);
 void netload_rx_burst(struct netload_run *run, struct rx_task *t, int count);
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);
 void netload_fwd_release_all(struct fwd_task *f);

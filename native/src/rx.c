@@ -6,6 +6,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_malloc.h>
 
 #include "run.h"
 
@@ -143,7 +144,7 @@ hw_arrival_ns(uint16_t port_id, const struct rte_mbuf *m)
  */
 static inline void
 latency(const struct netload_run *run, struct rx_stream_state *st,
-		const struct netload_signature *sig, uint64_t ns)
+		const netload_sig_t *sig, uint64_t ns)
 {
 
 	if (ns < st->lat_min)
@@ -168,7 +169,7 @@ latency(const struct netload_run *run, struct rx_stream_state *st,
 	st->prev_seq = sig->seq;
 }
 
-static inline const struct netload_signature *
+static inline const netload_sig_t *
 trailer(struct rte_mbuf *m, struct netload_signature *copy)
 {
 	uint32_t len = m->pkt_len;
@@ -188,38 +189,61 @@ gap(const struct netload_run *run, struct rx_stream_state *st, uint64_t now)
 	} else {
 		uint64_t g = now - st->last_tsc;
 
-		st->gap_hist[g == 0 ? 0 : netload_hist_index_inline((uint64_t)
-				(((unsigned __int128)g * run->ns_mult) >> 32))]++;
+		st->gap_hist[g == 0 ? 0 :
+			netload_hist_index_inline(netload_ticks_ns(g, run->ns_mult))]++;
 	}
 	st->last_tsc = now;
 }
 
-/*
- * A frame of a stream timed on NIC clocks: its latency is the NIC's RX
- * timestamp minus the TX port's clock reading, both on the run's timeline.
- * Gaps and first/last arrival stay on the TSC, like every other stream's.
- */
-static void
-arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
-		struct rte_mbuf *m, const struct netload_signature *sig, uint64_t by_end)
+static inline void
+sample(const struct netload_run *run, struct rx_stream_state *st, uint64_t tx, uint64_t rx)
 {
-	uint64_t rx_ns = hw_arrival_ns(t->port_id, m);
+	if (st->n_samples < run->timing_samples) {
+		st->sample_tx[st->n_samples] = tx;
+		st->sample_rx[st->n_samples++] = rx;
+	}
+}
 
+/*
+ * One frame of a stream of this run arrived: the one path every signed frame takes.
+ * `now` is the burst's TSC. Latency is on the TSC, or for a stream timed on NIC
+ * clocks the NIC's RX timestamp minus the TX port's clock reading (both on the run's
+ * timeline). Gaps and first/last arrival stay on the TSC for every stream. With
+ * timing samples, each frame reads its own TSC (pattern checks want each arrival).
+ */
+static inline void
+arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		struct rte_mbuf *m, const netload_sig_t *sig, uint64_t by_end, uint64_t now)
+{
+	int stamped = sig->tx_tsc != 0;
+	uint64_t lat_ns = 0;
+
+	if (unlikely(st->hw_clock)) {
+		uint64_t rx_ns = hw_arrival_ns(t->port_id, m);
+
+		now = rte_rdtsc();
+		if (stamped && rx_ns == 0) {
+			st->hw_missing++;
+			stamped = 0;
+		} else if (stamped) {
+			sample(run, st, sig->tx_tsc, rx_ns);
+			lat_ns = rx_ns > sig->tx_tsc ? rx_ns - sig->tx_tsc : 0;
+		}
+	} else {
+		if (unlikely(run->timing_samples != 0)) {
+			now = rte_rdtsc();
+			sample(run, st, sig->tx_tsc, now);
+		}
+		if (likely(stamped))
+			lat_ns = netload_ticks_ns(now > sig->tx_tsc ? now - sig->tx_tsc : 0,
+					run->ns_mult);
+	}
 	st->packets++;
 	st->by_tx_end += by_end;
 	st->bytes += m->pkt_len;
-	gap(run, st, rte_rdtsc());
-	if (sig->tx_tsc != 0) {
-		if (rx_ns == 0) {
-			st->hw_missing++;
-		} else {
-			if (st->n_samples < run->timing_samples) {
-				st->sample_tx[st->n_samples] = sig->tx_tsc;
-				st->sample_rx[st->n_samples++] = rx_ns;
-			}
-			latency(run, st, sig, rx_ns > sig->tx_tsc ? rx_ns - sig->tx_tsc : 0);
-		}
-	}
+	gap(run, st, now);
+	if (stamped)
+		latency(run, st, sig, lat_ns);
 	track(st, sig->seq, sig->tx_tsc);
 }
 
@@ -256,13 +280,13 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	asan_fence(bufs, n, 1);
 	now = rte_rdtsc();
 	/* Did this burst arrive while TX was still on (its schedule, or its actual end)? */
-	tx_end = run->tx_end_tsc;
+	tx_end = SHARED_LOAD(&run->tx_end_tsc);
 	by_end = tx_end == 0 || now < tx_end;
 	t->bursts++;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = bufs[i];
 		struct netload_signature copy;
-		const struct netload_signature *sig;
+		const netload_sig_t *sig;
 		struct rx_stream_state *st;
 		uint16_t slot;
 
@@ -280,29 +304,91 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			continue;
 		}
 		st = &t->streams[slot];
-		if (unlikely(st->hw_clock)) {
-			arrival(run, t, st, m, sig, by_end);
-			continue;
-		}
-		if (unlikely(run->timing_samples != 0)) {
-			/* Pattern checks want each frame's own arrival time. */
-			now = rte_rdtsc();
-			if (st->n_samples < run->timing_samples) {
-				st->sample_tx[st->n_samples] = sig->tx_tsc;
-				st->sample_rx[st->n_samples++] = now;
-			}
-		}
-		st->packets++;
-		st->by_tx_end += by_end;
-		st->bytes += m->pkt_len;
-		gap(run, st, now);
-		if (likely(sig->tx_tsc != 0))
-			latency(run, st, sig, (uint64_t)(((unsigned __int128)
-					(now > sig->tx_tsc ? now - sig->tx_tsc : 0) * run->ns_mult) >> 32));
-		track(st, sig->seq, sig->tx_tsc);
+		arrival(run, t, st, m, sig, by_end, now);
 	}
-	t->packets += n;
+	SHARED_STORE(&t->packets, t->packets + n);
 	t->bytes += bytes;
 	asan_fence(bufs, n, 0);
 	rte_pktmbuf_free_bulk(bufs, n);
+}
+
+/*
+ * An RX queue's task for a run being set up: its capture ring and, per TX entry
+ * of the run, the stream state with its sequence window, histograms and timing
+ * samples. netload_rx_task_free releases what it got, also half-way.
+ */
+int
+netload_rx_task_init(struct netload_run *run, struct rx_task *t,
+		const struct netload_rx_conf *q, const struct netload_run_conf *c)
+{
+	uint32_t j;
+
+	t->port_id = q->port_id;
+	t->queue = q->queue;
+	if (c->capture_frames) {
+		t->capture = rte_malloc("netload_cap",
+				(size_t)c->capture_frames * run->capture_snaplen, 0);
+		t->capture_len = rte_malloc("netload_cap",
+				sizeof(uint32_t) * c->capture_frames, 0);
+		t->capture_tsc = rte_malloc("netload_cap",
+				sizeof(uint64_t) * c->capture_frames, 0);
+		if (t->capture == NULL || t->capture_len == NULL || t->capture_tsc == NULL)
+			return netload_fail(NETLOAD_ENOMEM, "run: capture ring of %u frames",
+					c->capture_frames);
+	}
+	t->streams = rte_zmalloc("netload_rxs",
+			sizeof(struct rx_stream_state) * (c->n_tx + 1),
+			RTE_CACHE_LINE_SIZE);
+	if (t->streams == NULL)
+		return netload_fail(NETLOAD_ENOMEM, "run: RX stream table");
+	for (j = 0; j < c->n_tx; j++) {
+		struct rx_stream_state *st = &t->streams[j];
+
+		st->lat_min = UINT64_MAX;
+		st->hw_clock = (uint32_t)run->tx[j].hw_clock;
+		st->seen = rte_zmalloc("netload_seen", NETLOAD_SEQ_WINDOW / 8,
+				RTE_CACHE_LINE_SIZE);
+		st->gap_hist = rte_zmalloc("netload_gaps",
+				sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+		st->lat_hist = rte_zmalloc("netload_lat",
+				sizeof(uint64_t) * run->lat_buckets, RTE_CACHE_LINE_SIZE);
+		st->ipdv_pos = rte_zmalloc("netload_ipdv",
+				sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+		st->ipdv_neg = rte_zmalloc("netload_ipdv",
+				sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+		if (c->timing_samples) {
+			st->sample_tx = rte_malloc("netload_samples",
+					sizeof(uint64_t) * c->timing_samples, 0);
+			st->sample_rx = rte_malloc("netload_samples",
+					sizeof(uint64_t) * c->timing_samples, 0);
+		}
+		if (st->seen == NULL || st->gap_hist == NULL || st->lat_hist == NULL ||
+				st->ipdv_pos == NULL || st->ipdv_neg == NULL || (c->timing_samples &&
+				(st->sample_tx == NULL || st->sample_rx == NULL)))
+			return netload_fail(NETLOAD_ENOMEM,
+					"run: sequence window for %u streams", c->n_tx);
+	}
+	return 0;
+}
+
+void
+netload_rx_task_free(const struct netload_run *run, struct rx_task *t)
+{
+	uint32_t j;
+
+	rte_free(t->capture);
+	rte_free(t->capture_len);
+	rte_free(t->capture_tsc);
+	if (t->streams == NULL)
+		return;
+	for (j = 0; j < run->n_tx; j++) {
+		rte_free(t->streams[j].seen);
+		rte_free(t->streams[j].gap_hist);
+		rte_free(t->streams[j].lat_hist);
+		rte_free(t->streams[j].ipdv_pos);
+		rte_free(t->streams[j].ipdv_neg);
+		rte_free(t->streams[j].sample_tx);
+		rte_free(t->streams[j].sample_rx);
+	}
+	rte_free(t->streams);
 }

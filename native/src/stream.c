@@ -1,6 +1,7 @@
 /*
- * stream.c — packet templates in pre-filled mempools, and the per-packet
- * writer: modified fields, the signature trailer and checksums.
+ * stream.c — the stream registry and packet templates in pre-filled mempools:
+ * a stream's configuration checked, its frames built with their checksum bases,
+ * its fields reset. The per-packet writer is fill.c.
  *
  * Checksums are kept incrementally: at create time each template gets the
  * one's complement sum of its pseudo-header and L4 segment with every byte
@@ -16,6 +17,7 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 
+#include "csum.h"
 #include "internal.h"
 
 static struct netload_stream *streams[NETLOAD_MAX_STREAMS];
@@ -36,40 +38,6 @@ int
 netload_stream_csum_offloaded(const struct netload_stream *s)
 {
 	return s == NULL ? NETLOAD_EINVAL : s->csum_offload;
-}
-
-/* One's complement sum of bytes at frame offset off (odd offsets swap). */
-static inline uint32_t
-sum_at(const uint8_t *frame, uint32_t off, uint32_t len)
-{
-	uint32_t sum = rte_raw_cksum(frame + off, len);
-
-	if (off & 1)
-		sum = ((sum & 0xff) << 8) | (sum >> 8);
-	return sum;
-}
-
-static inline uint16_t
-fold(uint64_t sum)
-{
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static inline uint16_t
-swap16(uint16_t v)
-{
-	return (uint16_t)((v << 8) | (v >> 8));
-}
-
-/* Little-endian 16-bit words of a 64-bit value, summed. */
-static inline uint64_t
-le_words(uint64_t v)
-{
-	return (v & 0xffff) + ((v >> 16) & 0xffff) + ((v >> 32) & 0xffff) + (v >> 48);
 }
 
 /* Bytes [start, end) of the frame that the L4 checksum covers in the IP header. */
@@ -116,25 +84,6 @@ field_in_l4_sum(const struct netload_stream *s, const struct netload_field_conf 
 				"field at offset %u width %u straddles the L4 header at %u",
 				fc->offset, fc->width, l4);
 	return 0;
-}
-
-/*
- * Write v big-endian in `width` bytes; returns the bytes as one little-endian
- * word (only its low `width` bytes set), ready for a native-order sum.
- */
-static inline uint64_t
-put_be(uint8_t *p, uint8_t width, uint64_t v)
-{
-	uint64_t be = rte_cpu_to_be_64(v << (64 - 8 * width));
-
-	switch (width) {
-	case 1: p[0] = (uint8_t)v; break;
-	case 2: memcpy(p, &be, 2); break;
-	case 4: memcpy(p, &be, 4); break;
-	case 6: memcpy(p, &be, 6); break;
-	default: memcpy(p, &be, 8); break;
-	}
-	return be;
 }
 
 static uint64_t
@@ -409,8 +358,8 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 		s->l4_csum_off = (uint16_t)(c->l4_offset + (c->l4_proto == 6 ? 16 : 6));
 	port_csum = netload_port_tx_csum(c->port_id);
 	/* bit 0: IPv4 header, bit 1: UDP, bit 2: TCP */
-	s->csum_offload = c->fix_l4_csum && (c->l3_proto != 4 || (port_csum & 1)) &&
-		(port_csum & (c->l4_proto == 6 ? 4u : 2u));
+	s->csum_offload = c->fix_l4_csum && (c->l3_proto != 4 || (port_csum & NETLOAD_CSUM_IPV4)) &&
+		(port_csum & (c->l4_proto == 6 ? NETLOAD_CSUM_TCP : NETLOAD_CSUM_UDP));
 
 	for (i = 0; i < c->n_fields; i++) {
 		const struct netload_field_conf *fc = &c->fields[i];
@@ -522,170 +471,3 @@ netload_stream_reset(struct netload_stream *s)
 	}
 }
 
-static inline void
-offload_csum(const struct netload_stream *s, struct rte_mbuf *m, uint8_t *p)
-{
-	void *l3 = p + s->l3_offset;
-	uint16_t *l4sum = (uint16_t *)(p + s->l4_csum_off);
-
-	m->l2_len = s->l3_offset;
-	m->l3_len = s->l4_offset - s->l3_offset;
-	m->ol_flags = s->l4_proto == 6 ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
-	if (s->l3_proto == 4) {
-		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-		((struct rte_ipv4_hdr *)l3)->hdr_checksum = 0;
-		*l4sum = rte_ipv4_phdr_cksum(l3, m->ol_flags);
-	} else {
-		m->ol_flags |= RTE_MBUF_F_TX_IPV6;
-		*l4sum = rte_ipv6_phdr_cksum(l3, m->ol_flags);
-	}
-}
-
-/*
- * Write n packets into freshly allocated mbufs of this stream: lengths,
- * per-packet fields, the signature trailer, checksums. Returns n.
- */
-/* Sums here stay far below 2^32: two folding steps are enough. */
-static inline uint16_t
-fold32(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)((sum & 0xffff) + (sum >> 16));
-}
-
-/*
- * Field-major burst writer: each field runs one tight loop over the burst,
- * specialised at compile time for its op and width, so the per-packet work
- * has no branches on the field's shape.
- */
-static __rte_always_inline void
-field_burst(struct netload_field_state *fs, uint64_t *rng, uint8_t *const *pkts,
-		uint16_t n, uint32_t *l4, uint32_t *ip, const uint8_t op, const uint8_t width)
-{
-	const uint16_t off = fs->offset;
-	const uint64_t min = fs->min, max = fs->max, step = fs->step, span = fs->span;
-	const int odd = fs->odd, in_l4 = fs->in_l4_sum, in_ip = fs->in_ip_sum;
-	uint64_t cur = fs->cur, r = *rng;
-	uint16_t i;
-
-	for (i = 0; i < n; i++) {
-		uint64_t v, vs;
-
-		if (op == NETLOAD_FIELD_INC) {
-			v = cur;
-			cur = max - v < step ? min : v + step;
-		} else if (op == NETLOAD_FIELD_DEC) {
-			v = cur;
-			cur = v - min < step ? max : v - step;
-		} else {
-			r ^= r >> 12;
-			r ^= r << 25;
-			r ^= r >> 27;
-			v = r * UINT64_C(0x2545F4914F6CDD1D);
-			if (span != 0)
-				v = min + step * (uint64_t)(((unsigned __int128)v * span) >> 64);
-		}
-		vs = le_words(put_be(pkts[i] + off, width, v));
-		if (odd)
-			vs = swap16(fold(vs));
-		if (in_l4)
-			l4[i] += vs;
-		if (in_ip)
-			ip[i] += vs;
-	}
-	fs->cur = cur;
-	*rng = r;
-}
-
-#define FIELD_WIDTHS(OP) \
-	switch (fs->width) { \
-	case 1: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 1); break; \
-	case 2: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 2); break; \
-	case 4: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 4); break; \
-	case 6: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 6); break; \
-	default: field_burst(fs, &s->rng, pkts, n, l4, ip, OP, 8); break; \
-	}
-
-/*
- * Write n packets into freshly allocated mbufs of this stream: lengths,
- * per-packet fields, the signature trailer, checksums. Returns n.
- */
-uint16_t
-netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n,
-		uint64_t first_seq, uint64_t tsc, uint64_t *bytes)
-{
-	const uint32_t tsc_words = (uint32_t)le_words(tsc);
-	uint8_t *pkts[NETLOAD_MAX_BURST];
-	uint32_t l4[NETLOAD_MAX_BURST], ip[NETLOAD_MAX_BURST];
-	uint64_t total = 0;
-	uint16_t i;
-	uint32_t k;
-
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = bufs[i];
-		const struct netload_frame *fr = &s->frames[s->sequence_len == 1 ? 0 :
-			s->sequence[(first_seq + i) % s->sequence_len]];
-		uint32_t seq = (uint32_t)(first_seq + i);
-		struct netload_signature sig;
-		uint32_t sig_sum;
-
-		pkts[i] = rte_pktmbuf_mtod(m, uint8_t *);
-		m->data_len = fr->len;
-		m->pkt_len = fr->len;
-		total += fr->len;
-		sig.magic = NETLOAD_SIGNATURE_MAGIC;
-		sig.stream_id = s->id;
-		sig.seq = seq;
-		if (likely(s->stamp_left == 0)) {
-			sig.tx_tsc = tsc;
-			s->stamp_left = s->stamp_every - 1;
-			sig_sum = tsc_words;
-		} else {
-			sig.tx_tsc = 0;     /* unstamped: RX skips its latency */
-			s->stamp_left--;
-			sig_sum = 0;
-		}
-		memcpy(pkts[i] + fr->sig_off, &sig, sizeof(sig));
-		/* The trailer is stored little-endian: its words sum as they are. */
-		sig_sum += fr->sig_const + (seq & 0xffff) + (seq >> 16);
-		l4[i] = fr->l4_base + (unlikely(fr->sig_odd) ? swap16(fold32(sig_sum)) : sig_sum);
-		ip[i] = fr->ip_base;
-	}
-	for (k = 0; k < s->n_fields; k++) {
-		struct netload_field_state *fs = &s->fields[k];
-
-		switch (fs->op) {
-		case NETLOAD_FIELD_INC: FIELD_WIDTHS(NETLOAD_FIELD_INC); break;
-		case NETLOAD_FIELD_DEC: FIELD_WIDTHS(NETLOAD_FIELD_DEC); break;
-		default: FIELD_WIDTHS(NETLOAD_FIELD_RANDOM); break;
-		}
-	}
-	if (s->csum_offload) {
-		for (i = 0; i < n; i++)
-			offload_csum(s, bufs[i], pkts[i]);
-	} else {
-		if (s->fix_ipv4_csum) {
-			const uint16_t at = s->l3_offset + 10;
-
-			for (i = 0; i < n; i++) {
-				uint16_t csum = (uint16_t)~fold32(ip[i]);
-
-				memcpy(pkts[i] + at, &csum, 2);
-			}
-		}
-		if (s->fix_l4_csum) {
-			const uint16_t at = s->l4_csum_off;
-			const int udp = s->l4_proto == 17;
-
-			for (i = 0; i < n; i++) {
-				uint16_t csum = (uint16_t)~fold32(l4[i]);
-
-				if (udp && csum == 0)
-					csum = 0xffff;
-				memcpy(pkts[i] + at, &csum, 2);
-			}
-		}
-	}
-	*bytes += total;
-	return n;
-}

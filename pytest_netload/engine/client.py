@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .. import errors
+from .._native_facts import ABI_VERSION
 from ..measure.results import RunResult, build_run_result
 from ..units import run_seconds
 from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
@@ -183,14 +184,8 @@ class LoadedStream:
 
 def check_abi(reported: Any) -> None:
     """Refuses an engine host whose native core has another ABI version than the one this
-    client was built against (engine/_abi.py, generated from the header at build time):
-    their structs would be read with the wrong layout."""
-    try:
-        from ._abi import ABI_VERSION
-    except ImportError:
-        raise errors.NetloadEnvironmentError(
-            "pytest-netload's native core is not built (no engine/_abi.py): run "
-            "scripts/setup.sh") from None
+    client was built against (`_native_facts`, generated from the header): their structs
+    would be read with the wrong layout."""
     if reported != ABI_VERSION:
         raise errors.NetloadEnvironmentError(
             f"the engine host's native core has ABI version {reported}, this client expects "

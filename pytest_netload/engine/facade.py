@@ -314,9 +314,9 @@ def port_info(port_id: int) -> dict[str, Any]:
         "tx_offload_capa": info.tx_offload_capa,
         "tx_offloads_enabled": info.tx_offloads_enabled,
         "tx_csum_offload": {
-            "ipv4": bool(info.tx_csum_offload & 1),
-            "udp": bool(info.tx_csum_offload & 2),
-            "tcp": bool(info.tx_csum_offload & 4),
+            "ipv4": bool(info.tx_csum_offload & lib.NETLOAD_CSUM_IPV4),
+            "udp": bool(info.tx_csum_offload & lib.NETLOAD_CSUM_UDP),
+            "tcp": bool(info.tx_csum_offload & lib.NETLOAD_CSUM_TCP),
         },
         "has_timesync": bool(info.has_timesync),
         "has_rx_timestamp": bool(info.has_rx_timestamp),

@@ -1,6 +1,6 @@
 """What every built-in topology is before it is built: its wires, line rate and MTU.
 
-builtin.py builds its topologies from these facts, and the plugin checks markers against
+builtin/ builds its topologies from these facts, and the plugin checks markers against
 them at collection (a wire the topology lacks, a share of a line rate it does not have,
 a frame above its MTU), without importing pyroute2 or creating a namespace.
 """

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload import _native_facts
 from pytest_netload.units import MAX_RUN_S, Duration, Rate, as_duration, as_rate, run_seconds
 
 __all__ = [
@@ -56,8 +57,8 @@ __all__ = [
 ]
 
 PS_PER_S = 10**12
-MAX_GAPS = 1 << 20  # entries per gap table (native NETLOAD_MAX_GAPS; the facade checks they agree)
-MAX_PHASES = 1024  # phases per stream (native NETLOAD_MAX_PHASES; the facade checks they agree)
+MAX_GAPS = _native_facts.MAX_GAPS  # entries per gap table (NETLOAD_MAX_GAPS)
+MAX_PHASES = _native_facts.MAX_PHASES  # phases per stream (NETLOAD_MAX_PHASES)
 #: Longest gap: one hour. The native core turns gaps into TSC cycles << 16 in a uint64, which
 #: holds about 15 hours at a 5 GHz TSC.
 MAX_GAP_PS = 3600 * PS_PER_S

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from pytest_netload._native_facts import SIGNATURE_FORMAT
+
 from pytest_netload import errors
 from pytest_netload.engine.client import Engine, LoadedStream, Port
 from pytest_netload.measure.results import RunResult, StreamResult
@@ -40,7 +42,7 @@ T4 = (Eth() / IPv4() / UDP()).build()
 T6 = (Eth() / IPv6() / UDP()).build()
 T4_TCP = (Eth() / IPv4() / TCP()).build()
 T6_TCP = (Eth() / IPv6() / TCP()).build()
-SIGNATURE = struct.Struct("<HHIQ")  # magic, stream id, sequence number, TX TSC
+SIGNATURE = struct.Struct(SIGNATURE_FORMAT)  # magic, stream id, sequence number, TX TSC
 MAGIC = 0x4E4C
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from pytest_netload._native_facts import SIGNATURE_FORMAT
+
 from pytest_netload.engine.client import Engine, LoadedStream
 from pytest_netload.traffic.packets import (
     FCS_BYTES,
@@ -37,7 +39,7 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the engine host runs DPDK: needs root"),
 ]
 
-SIGNATURE = struct.Struct("<HHIQ")  # magic, stream id, sequence number, TX TSC
+SIGNATURE = struct.Struct(SIGNATURE_FORMAT)  # magic, stream id, sequence number, TX TSC
 MAGIC = 0x4E4C
 COUNT = 1000
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from calm import calm_run, judged_unless_the_machine_was_busy
+
 from pytest_netload import UDP, Eth, IPv4, Rate, RateController, Stream
 from pytest_netload.engine.client import Engine, Port, Tx
 from pytest_netload.measure.results import shortfall_cause
@@ -34,16 +36,14 @@ RETRIES = 2  # runs whose generator lagged at the end (a busy machine) are run a
 
 def _cbr_run(engine: Engine, port: Port, seconds: float) -> tuple[Any, int]:
     """A CBR run of `seconds` at RATE_PPS; its stream result and the frames scheduled.
-    A shortfall that the generator's own lag explains is retried (CI may be busy)."""
+    Judged only when the generator kept its schedule (calm.calm_run: a run whose worker
+    lost its CPU is repeated, and skipped with the measured proof if none was calm)."""
     expected = int(RATE_PPS * seconds)
     rc = RateController(engine, port, rx=[port])
-    for _ in range(RETRIES + 1):
-        s = rc.run(Stream(T4, size=64, name="long"), f"{RATE_PPS}pps", pattern="cbr",
-                   duration=f"{seconds}s").run.streams[0]
-        lag_frames = s.tx_max_lag_ns * RATE_PPS / 1e9
-        if s.tx_packets == expected or expected - s.tx_packets > lag_frames + 1:
-            break  # exact, or short by more than the generator's own lag explains
-    return s, expected
+    run = calm_run(lambda: rc.run(Stream(T4, size=64, name="long"), f"{RATE_PPS}pps",
+                                  pattern="cbr", duration=f"{seconds}s").run,
+                   tries=RETRIES + 1)
+    return run.streams[0], expected
 
 
 @pytest.mark.parametrize("seconds", [8, 65])
@@ -132,4 +132,5 @@ def test_rfc2544_throughput_at_its_default_60_s_trial(pytester: pytest.Pytester)
             assert result.throughput_pps == 20_000
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", timeout=300)
-    result.assert_outcomes(passed=1)
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=1)

@@ -78,7 +78,8 @@ def test_lossy_router_loss_is_inside_its_binomial_interval(pytester: pytest.Pyte
             assert_loss(s, at_most=0.02)
     """)
     result = _run(pytester, "--netload-topology=netns-lossy:loss_ratio=0.01")
-    result.assert_outcomes(passed=1)
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=1)
 
 
 def test_example_rfc2544_suite_on_the_router(pytester: pytest.Pytester) -> None:
@@ -106,8 +107,10 @@ def test_search_with_steady_state_fail_finds_the_capacity(pytester: pytest.Pytes
     rate = 20_000_000
     burst = max(3028, rate // 8 // 250)
     limits = {"burst_bytes": burst, "limit_bytes": int(rate / 8 * 0.060) + burst}
+    shutil.copy(Path(__file__).with_name("calm.py"), pytester.path)  # its busy-machine skip
     pytester.makepyfile(f"""
         import pytest
+        from calm import skip_if_busy_ceiling
         from pytest_netload.topology.builtin import shaper_capacity_pps
 
         CAPACITY = shaper_capacity_pps({rate}, 64)
@@ -117,12 +120,14 @@ def test_search_with_steady_state_fail_finds_the_capacity(pytester: pytest.Pytes
         def test_fail(rfc2544):
             found = rfc2544.throughput()[64]
             print("found", found.throughput_pps, "capacity", CAPACITY, found.bracket_pps)
+            skip_if_busy_ceiling(found.trials, found.generator_ceiling_pps)
             assert abs(found.throughput_pps / CAPACITY - 1) < 0.01
             assert any(t.steady is False for t in found.trials)
     """)
     topology = (f"netns-shaped:rate_bps={rate},burst_bytes={limits['burst_bytes']},"
                 f"limit_bytes={limits['limit_bytes']}")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s",
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "-rs",
                                            f"--netload-topology={topology}", timeout=600)
-    result.assert_outcomes(passed=1)
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*not steady at *make it immaterial*"])

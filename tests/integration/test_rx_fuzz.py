@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_netload._native_facts import SIGNATURE_FORMAT
+
 from pytest_netload.engine.client import Engine, LoadedStream, Port
 from pytest_netload.traffic.packets import UDP, Eth, IPv4, field
 from pytest_netload.traffic.streams import Stream
@@ -34,7 +36,7 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the engine host runs DPDK: needs root"),
 ]
 
-SIGNATURE = struct.Struct("<HHIQ")  # magic, stream id, sequence number, TX TSC
+SIGNATURE = struct.Struct(SIGNATURE_FORMAT)  # magic, stream id, sequence number, TX TSC
 MAGIC = 0x4E4C
 ETH_HEADER = 14
 JUMBO = 9018  # bytes written (no FCS): a 9000-byte MTU frame plus its Ethernet header

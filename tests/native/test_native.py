@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from pytest_netload._native_facts import SIGNATURE_FORMAT
 from pytest_netload.engine._netload_native import ffi, lib  # type: ignore[import-not-found]
 
 from pytest_netload import errors
@@ -20,7 +22,7 @@ from pytest_netload.traffic import packets, streams
 
 HEADER = Path(__file__).resolve().parents[2] / "native" / "include" / "netload_api.h"
 HEADER_TEXT = HEADER.read_text()
-SIGNATURE = struct.Struct("<HHIQ")  # magic, stream id, sequence number, TX TSC
+SIGNATURE = struct.Struct(SIGNATURE_FORMAT)  # magic, stream id, sequence number, TX TSC
 
 
 def _enum(name: str) -> dict[str, int]:
@@ -56,11 +58,11 @@ def test_abi_version_matches_the_header() -> None:
 
 
 def test_the_client_knows_the_built_abi_and_refuses_another() -> None:
-    from pytest_netload.engine import _abi
+    from pytest_netload import _native_facts
     from pytest_netload.engine.client import check_abi
     from pytest_netload.errors import NetloadEnvironmentError
 
-    assert _abi.ABI_VERSION == lib.NETLOAD_ABI_VERSION  # generated from the header
+    assert _native_facts.ABI_VERSION == lib.NETLOAD_ABI_VERSION  # generated from the header
     check_abi(lib.NETLOAD_ABI_VERSION)
     with pytest.raises(NetloadEnvironmentError, match=r"ABI version 9, this client expects "
                        rf"{lib.NETLOAD_ABI_VERSION}: install the same pytest-netload"):
@@ -303,3 +305,19 @@ def test_histogram_precision_outside_the_range_is_refused() -> None:
     assert lib.netload_hist_buckets(lib.NETLOAD_HIST_MAX_SUB_BITS + 1) == 0
     lower = ffi.new("uint64_t[]", 1)
     assert lib.netload_hist_lower_bounds_bits(lib.NETLOAD_HIST_MAX_SUB_BITS + 1, lower, 1) < 0
+
+
+def test_the_generated_facts_are_the_extensions() -> None:
+    """pytest_netload/_native_facts.py (generated from the header) against the compiled
+    extension: every constant, and the signature trailer's layout."""
+    from pytest_netload import _native_facts
+
+    facts = {k: v for k, v in vars(_native_facts).items() if k.isupper() and
+             isinstance(v, int)}
+    assert len(facts) >= 20
+    for name, value in facts.items():
+        assert getattr(lib, f"NETLOAD_{name}") == value, name
+    assert struct.calcsize(_native_facts.SIGNATURE_FORMAT) == \
+        ffi.sizeof("struct netload_signature") == lib.NETLOAD_SIGNATURE_BYTES
+    offsets = [ffi.offsetof("struct netload_signature", f) for f in _native_facts.SIGNATURE_FIELDS]
+    assert offsets == [0, 2, 4, 8]

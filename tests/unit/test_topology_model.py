@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from types import MappingProxyType
 
@@ -206,6 +207,8 @@ def test_config_error_is_value_error() -> None:
 
 
 builtin = pytest.importorskip("pytest_netload.topology.builtin", reason="pyroute2 missing")
+# the naming helpers are private to topology/builtin/names.py, where they are looked up
+names = pytest.importorskip("pytest_netload.topology.builtin.names", reason="pyroute2 missing")
 
 
 def test_tags_are_unique_and_fit_interface_names() -> None:
@@ -268,7 +271,7 @@ def test_unknown_backend_rejected_before_anything_is_built() -> None:
 def test_build_needs_root(monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_netload.errors import NetloadEnvironmentError
 
-    monkeypatch.setattr(builtin.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # looked up as os.geteuid
     with pytest.raises(NetloadEnvironmentError, match="root"):
         builtin.build("loopback")
     with pytest.raises(NetloadEnvironmentError, match="CAP_NET_ADMIN"), builtin.netns_router():
@@ -276,14 +279,14 @@ def test_build_needs_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_netns_names_record_the_creator() -> None:
-    name = builtin._netns_name("nl00aa11")
-    pid, start = builtin._owner()
+    name = names._netns_name("nl00aa11")
+    pid, start = names._owner()
     assert name == f"nl00aa11-dut-{pid}.{start}"
-    match = builtin._netns_re("nl").match(name)
-    assert match is not None and builtin._alive(int(match.group(1)), int(match.group(2)))
-    assert not builtin._alive(pid, start + 1)  # same pid, other process: a reused pid
-    assert builtin._netns_re("nl").match("nlzz0000-dut-1.2") is None
-    assert builtin._ALIAS_RE.match(builtin._alias("nl00aa11"))
+    match = names._netns_re("nl").match(name)
+    assert match is not None and names._alive(int(match.group(1)), int(match.group(2)))
+    assert not names._alive(pid, start + 1)  # same pid, other process: a reused pid
+    assert names._netns_re("nl").match("nlzz0000-dut-1.2") is None
+    assert names._ALIAS_RE.match(names._alias("nl00aa11"))
 
 
 # ---------------------------------------------- nftables helpers (fake DUT)
