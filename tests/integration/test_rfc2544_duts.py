@@ -91,7 +91,7 @@ def test_example_rfc2544_suite_on_the_router(pytester: pytest.Pytester) -> None:
         "*= netload summary =*",
         "test_throughput_latency_and_loss[[]64B[]]*64B*pps*us*us*PASS*frame loss*",
         "test_back_to_back*64B*PASS*back-to-back*frames",
-        "test_reset*64B*PASS*reset 0.*s",
+        "test_reset*64B*PASS*reset *s",
     ])
     from pytest_netload.reports.load import load
 
