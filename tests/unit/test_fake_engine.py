@@ -23,6 +23,7 @@ from pytest_netload.engine import fake
 from pytest_netload.engine.client import Engine, LoadedStream, Port, Tx
 from pytest_netload.engine.fake import FakeDut, FakeHost, parse_fake_engine
 from pytest_netload.errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
+from pytest_netload.measure.recording import recording
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.topology.fake import fake_topology
@@ -41,10 +42,17 @@ DEEP = FakeDut(capacity_pps=50_000, delay_s=20e-6, buffer_frames=1_000_000)
 LOSSY = FakeDut(capacity_pps=1e6, loss_ratio=0.01, delay_s=50e-6, jitter_s=20e-6, seed=7)
 
 
+def need_abi() -> None:
+    """The client checks every host's ABI version against engine/_abi.py, which the build
+    generates: `python3 pytest_netload/engine/_build.py` writes it even without DPDK."""
+    pytest.importorskip("pytest_netload.engine._abi", reason=need_abi.__doc__)
+
+
 class Wired:
     """A fake engine with its two ports open, and loaded streams by frame size."""
 
     def __init__(self, dut: FakeDut) -> None:
+        need_abi()
         self.engine = Engine(fake=dut).start()
         self.tx: Port = self.engine.port("net_fake0")
         self.rx: Port = self.engine.port("net_fake1")
@@ -57,7 +65,8 @@ class Wired:
         return self.streams[size]
 
     def measurer(self, size: int, **kw: object) -> EngineMeasurer:
-        return EngineMeasurer(self.engine, self.stream(size), [self.rx], size, **kw)  # type: ignore[arg-type]
+        return EngineMeasurer(self.engine, self.stream(size), [self.rx], size,
+                              **kw)  # type: ignore[arg-type]
 
     def cbr(self, pps: float, seconds: float, **kw: object):  # noqa: ANN201
         phases = tuple(CBR().phases(lambda _r: pps, Rate(pps, "pps"), seed=1))
@@ -134,7 +143,8 @@ def test_the_fake_s_layouts_match_the_built_engine() -> None:
                          (fake.RX_STREAM_STATS, "struct netload_rx_stream_stats"),
                          (fake.RX_QUEUE_STATS, "struct netload_rx_queue_stats")):
         dtype = facade.struct_dtype(struct)
-        assert [(n, dtype.fields[n][0].str[1:]) for n in dtype.names] == list(spec)  # type: ignore[index]
+        fields = dtype.fields or {}
+        assert [(n, fields[n][0].str[1:]) for n in fields] == list(spec)
 
 
 # ---- the DUT model's settings ----------------------------------------------------------
@@ -255,7 +265,9 @@ def test_loss_ratio_is_measured_within_its_binomial_interval(lossy: Wired) -> No
 
 def test_latency_meter_reports_the_configured_delay(shaper: Wired) -> None:
     rc = RateController(shaper.engine, shaper.tx, line_rate_bps=10e9, rx=[shaper.rx])
-    with LatencyMeter(shaper.engine, shaper.rx, "probe") as meter:
+    # the meter records what it measured: into a record of its own here, not this
+    # session's results (the plugin tests check a session's records)
+    with recording("latency-meter"), LatencyMeter(shaper.engine, shaper.rx, "probe") as meter:
         rc.run(udp(size=64, name="probe").for_flow(FLOW), "10kpps", duration="60s")
         rc.run(udp(size=64, name="probe").for_flow(FLOW), "20kpps", duration="1s")
     delay_ns = SHAPER.delay_s * 1e9
@@ -378,6 +390,17 @@ def test_a_stopped_run_keeps_what_it_sent_until_the_stop(shaper: Wired) -> None:
     assert s.lost == 0
 
 
+def test_a_reset_hook_is_due_at_once_only(shaper: Wired) -> None:
+    calls: list[int] = []
+    m = shaper.measurer(64)
+    trial = m.measure_reset(10_000, 10.0, lambda: calls.append(1), 0.0)
+    assert calls == [1] and trial.valid  # the model has no outage: the gaps stay 100 us
+    assert trial.longest_gap_ns == pytest.approx(100_000, rel=0.02)
+    late = m.measure_reset(10_000, 10.0, lambda: calls.append(2), 2.0)
+    assert calls == [1] and not late.valid  # the fake's run ends before 2 s pass
+    assert "ended before the reset hook was due" in str(late.invalid_reason)
+
+
 def test_ports_count_what_the_runs_moved(shaper: Wired) -> None:
     before_tx, before_rx = shaper.tx.stats(), shaper.rx.stats()
     run = shaper.cbr(1000, 1.0)
@@ -420,6 +443,7 @@ def test_the_fake_refuses_what_it_does_not_model(shaper: Wired) -> None:
 
 
 def test_a_crash_of_the_fake_host_is_an_engine_crash() -> None:
+    need_abi()
     with Engine(fake=FakeDut()) as engine:
         port = engine.port("net_fake0")
         with pytest.raises(EngineCrashed, match="'crash'"):
