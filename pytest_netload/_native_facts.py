@@ -28,6 +28,22 @@ CSUM_IPV4 = 1
 CSUM_UDP = 2
 CSUM_TCP = 4
 
+# enum netload_tx_end
+TX_END_NONE = 0
+TX_END_COUNT = 1
+TX_END_DURATION = 2
+TX_END_PHASES = 3
+TX_END_STOPPED = 4
+
 # struct netload_signature: the trailer of every generated frame (host order)
 SIGNATURE_FORMAT = '=HHIQ'
 SIGNATURE_FIELDS = ('magic', 'stream_id', 'seq', 'tx_tsc')
+
+# struct netload_tx_stats: (member, numpy dtype) in declaration order
+TX_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('unsent', 'u8'), ('alloc_failures', 'u8'), ('first_ns', 'u8'), ('last_ns', 'u8'), ('max_lag_ns', 'u8'), ('lagged_bursts', 'u8'), ('end_ns', 'u8'), ('end_reason', 'i4'), ('off_cpu_ns', 'u8'), ('preemptions', 'u8'))
+
+# struct netload_rx_stream_stats: (member, numpy dtype) in declaration order
+RX_STREAM_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('duplicates', 'u8'), ('reordered', 'u8'), ('max_seq', 'u8'), ('first_ns', 'u8'), ('last_ns', 'u8'), ('latency_min_ns', 'u8'), ('latency_max_ns', 'u8'), ('latency_sum_ns', 'u8'), ('latency_samples', 'u8'), ('jitter_ns', 'u8'), ('ipdv_pairs', 'u8'), ('hw_stamp_missing', 'u8'), ('gap_events', 'u8'), ('last_gap_tx_ns', 'u8'), ('by_tx_end', 'u8'))
+
+# struct netload_rx_queue_stats: (member, numpy dtype) in declaration order
+RX_QUEUE_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('foreign', 'u8'), ('bursts', 'u8'), ('off_cpu_ns', 'u8'), ('preemptions', 'u8'))

@@ -40,6 +40,11 @@ _BOOT = (
     "import sys; sys.path.insert(0, {path!r}); "
     "from pytest_netload.engine.host import serve; serve(channel)"
 )
+# The fake engine host (engine/fake.py): the same protocol over a modelled DUT, no DPDK.
+_FAKE_BOOT = (
+    "import sys; sys.path.insert(0, {path!r}); "
+    "from pytest_netload.engine.fake import serve; serve(channel, {dut!r})"
+)
 
 
 MIN_MEMORY_MB = 64
@@ -209,7 +214,12 @@ class Engine:
         call_timeout_s: float = 120.0,
         isolate_workers: bool = True,
         cpu_wait_s: float = CPU_WAIT_S,
+        fake: Any = None,
     ) -> None:
+        """`fake` boots the fake engine host (engine/fake.py) instead of the DPDK one: a
+        `FakeDut`, its parameters as a mapping, or a spec such as
+        "capacity_pps=50000,delay_s=100us". Everything else works as with the real host
+        (the EAL options are ignored); see docs/architecture.md, "The fake engine"."""
         if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or \
                 not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
             raise errors.NetloadConfigError(
@@ -217,6 +227,11 @@ class Engine:
                 f"from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
         if lcores is not None:
             lcores = check_cpus(lcores, "lcores", local=gateway.startswith("popen"))
+        self.fake = None
+        if fake is not None:
+            from .fake import as_fake_dut
+
+            self.fake = as_fake_dut(fake)
         self.gateway_spec = gateway
         self.python = python or sys.executable
         self._pci = list(pci)
@@ -267,7 +282,9 @@ class Engine:
         self._group = execnet.Group()
         try:
             gw = self._group.makegateway(spec)
-            self._channel = gw.remote_exec(_BOOT.format(path=PACKAGE_PARENT))
+            boot = _BOOT.format(path=PACKAGE_PARENT) if self.fake is None else \
+                _FAKE_BOOT.format(path=PACKAGE_PARENT, dut=self.fake.params())
+            self._channel = gw.remote_exec(boot)
         except Exception as exc:
             self._terminate()
             raise errors.NetloadEnvironmentError(

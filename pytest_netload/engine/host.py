@@ -265,11 +265,12 @@ def read_iface_counter(iface: str, name: str, folder: str = "statistics/") -> in
         return 0
 
 
-def serve(channel: Any) -> None:
+def serve(channel: Any, make_host: Callable[[], Any] = Host) -> None:
     """Answer requests until `close` or until the channel goes away. However the
     host ends (close, its channel gone, SIGTERM, an exception), the runtime dir of
-    its EAL goes with it."""
-    hosts: list[Host] = []  # the one Host, made on the first request
+    its EAL goes with it. `make_host` makes the object whose `op_<name>` methods
+    answer (the fake engine, engine/fake.py, passes its own)."""
+    hosts: list[Any] = []  # the one Host, made on the first request
     _install_sigterm(lambda: hosts[0].eal_args if hosts else [])
     try:
         while True:
@@ -280,7 +281,7 @@ def serve(channel: Any) -> None:
             op = msg.pop("op")
             try:
                 if not hosts:
-                    hosts.append(Host())
+                    hosts.append(make_host())
                 result = getattr(hosts[0], f"op_{op}")(**msg)
                 reply: dict[str, Any] = {"ok": result}
             except errors.NetloadError as exc:

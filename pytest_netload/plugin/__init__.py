@@ -30,6 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from ..topology.fake import FAKE_TOPOLOGY, fake_topology
     from . import fixtures, keys, markers
 
     config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
@@ -50,7 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 settings.baseline, baseline_dir(fixtures.report_dir(config)))
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"--netload-baseline: {exc}") from None
-    if not settings.builtin_topology:  # a topology file: checked before any test runs
+    dut = settings.fake_dut
+    if dut is not None and settings.topology == FAKE_TOPOLOGY:  # the fake engine's own
+        config.stash[keys.TOPOLOGY_KEY] = fake_topology(
+            dut.port_rate_bps, {"name": "fake", "model": dut.spec(), "about": dut.describe()})
+    elif not settings.builtin_topology:  # a topology file: checked before any test runs
         from ..errors import NetloadConfigError
         from ..topology.toml import load_topology
 

@@ -68,8 +68,12 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
     """The session's traffic engine (its host process starts on first use)."""
     settings = _settings(pytestconfig)
     topology = pytestconfig.stash.get(TOPOLOGY_KEY, None)
-    engine = Engine(settings.engine, memory_mb=settings.engine_memory_mb,
-                    **engine_resources(topology))
+    dut = settings.fake_dut
+    resources = engine_resources(topology)
+    if dut is not None:  # the fake engine host has no CPUs to claim
+        resources.pop("lcores", None)
+    engine = Engine(settings.gateway, memory_mb=settings.engine_memory_mb, fake=dut,
+                    **resources)
     try:
         engine.start()
     except (NetloadEnvironmentError, NetloadConfigError) as exc:

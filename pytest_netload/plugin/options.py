@@ -12,12 +12,15 @@ import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+
+if TYPE_CHECKING:
+    from ..engine.fake import FakeDut
 
 # Help texts: start with a capital letter; a single phrase has no final period.
 TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, netns-shaped, "
@@ -27,7 +30,9 @@ TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, netns-shap
 BACKEND_DESC = ("DPDK driver the built-in topologies use on their veth ports: af_packet "
                 "or af_xdp. Default: af_packet")
 ENGINE_DESC = ("Where the engine host runs: 'popen' (local, default) or an execnet spec "
-               "such as 'ssh=gen-host//python=python3'")
+               "such as 'ssh=gen-host//python=python3'; or 'fake' for the fake engine, a "
+               "modelled DUT without DPDK or root (parameters as fake:capacity_pps=50000,"
+               "loss_ratio=0,delay_s=100us,buffer_frames=1000)")
 ENGINE_MEMORY_DESC = "Memory for the engine's EAL, in MiB. Default: 1024"
 REPORT_DIR_DESC = "Directory the result files are written to. Default: netload-results"
 TRIAL_DURATION_DESC = ("Override every trial's duration (e.g. '1s' for a quick run); "
@@ -141,14 +146,20 @@ ENGINE_KEYS = ("python", "chdir", "nice", "id", "dont_write_bytecode", "execmode
 
 
 def _engine(value: str) -> str:
-    """An execnet gateway spec: 'popen' or ssh=/socket=/vagrant_ssh=, then //key=value."""
-    fix = "write 'popen' (the engine runs here) or an execnet spec such as " \
-        "'ssh=gen-host//python=python3'"
+    """An execnet gateway spec: 'popen' or ssh=/socket=/vagrant_ssh=, then //key=value;
+    or the fake engine: 'fake' or 'fake:key=value,...' (its DUT's parameters)."""
+    from ..engine.fake import parse_fake_engine
+
+    if parse_fake_engine(value) is not None:  # raises naming a bad DUT parameter
+        return value.strip()
+    fix = "write 'popen' (the engine runs here), an execnet spec such as " \
+        "'ssh=gen-host//python=python3', or 'fake' (the fake engine)"
     first, *rest = value.split("//")
     kind, eq, target = first.partition("=")
     if first != "popen" and not (kind in ENGINE_KINDS and eq and target.strip()):
         raise NetloadConfigError(f"{value!r} is not an execnet gateway (it starts with neither "
-                                 f"popen nor {'=, '.join(ENGINE_KINDS)}=...); {fix}")
+                                 f"popen nor {'=, '.join(ENGINE_KINDS)}=...) nor 'fake'; "
+                                 f"{fix}")
     for part in rest:
         key = part.partition("=")[0]
         if key not in ENGINE_KEYS and not key.startswith("env:"):
@@ -209,6 +220,19 @@ class Settings:
     baseline: str | None = None
 
     @property
+    def fake_dut(self) -> FakeDut | None:
+        """The modelled DUT of a fake-engine session (--netload-engine=fake:...); None
+        when the engine is a real one."""
+        from ..engine.fake import parse_fake_engine
+
+        return parse_fake_engine(self.engine)
+
+    @property
+    def gateway(self) -> str:
+        """The execnet gateway the engine host runs behind (the fake one runs here)."""
+        return "popen" if self.fake_dut is not None else self.engine
+
+    @property
     def builtin_topology(self) -> bool:
         return self.topology.partition(":")[0] in BUILTIN_TOPOLOGIES
 
@@ -236,7 +260,7 @@ def add_options(parser: pytest.Parser) -> None:
 
 def resolve(config: pytest.Config) -> Settings:
     """Every setting from CLI > env > ini > default; UsageError naming the source."""
-    values = {}
+    values, sources = {}, {}
     for s in SETTINGS:
         raw, where = config.getoption(s.name), s.flag
         if raw is None and os.environ.get(s.env):
@@ -247,6 +271,19 @@ def resolve(config: pytest.Config) -> Settings:
             values[s.name] = s.convert(str(raw))
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"{where}: {exc}") from None
+        sources[s.name] = where if str(raw) != s.default else None
+    if values["netload_engine"].partition(":")[0].strip() == "fake" and \
+            values["netload_topology"].partition(":")[0] in BUILTIN_TOPOLOGIES:
+        if sources["netload_topology"] is not None:
+            raise pytest.UsageError(
+                f"{sources['netload_topology']}: topology {values['netload_topology']!r} "
+                "builds a real DUT of network namespaces, but the engine is the fake one "
+                f"({sources['netload_engine']}), whose DUT is a model: leave the topology out "
+                "(the fake topology, p0 -> DUT -> p1, is used) or give a topology file, or "
+                "use a real engine ('popen')")
+        from ..topology.fake import FAKE_TOPOLOGY
+
+        values["netload_topology"] = FAKE_TOPOLOGY
     return Settings(values["netload_topology"], values["netload_backend"],
                     values["netload_engine"], values["netload_engine_memory"],
                     values["netload_report_dir"], values["netload_trial_duration"],
