@@ -1,42 +1,40 @@
-"""The acceptance report: one self-contained HTML file built from a results document.
-
-`render(document)` returns the page: a cover with the DUT and the overall verdict, the
-RFC 2544 procedures (§26.1-§26.6) and MLRsearch with tables per frame size, plots as inline
-SVG (matplotlib, Agg), the test conditions and every assertion verdict. The page loads
-nothing: no scripts, no fonts, no images from elsewhere, no URL at all. `write(document,
-path)` saves it. The document is taken as it is: check a file with reports.load.load()
-first (the `netload report` command does).
-"""
+"""The results document as the report reads it: the cover, one table per RFC 2544
+procedure and MLRsearch, the other measurements, the test conditions and the verdicts."""
 
 from __future__ import annotations
 
-import io
-import math
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import partial
-from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-import jinja2
-import matplotlib
+from ... import format as fmt
+from ...rfc2544.trial import steady_note, steady_summary
+from .. import verdict
+from .text import (
+    DASH,
+    PERCENTILE_KEYS,
+    _real,
+    _size_key,
+    _spread,
+    _spread_mean,
+    _spread_range,
+    _trial_counts,
+    fmt_bps,
+    fmt_count,
+    fmt_given_loss,
+    fmt_given_s,
+    fmt_loss,
+    fmt_ns,
+    fmt_percent,
+    fmt_percentile,
+    fmt_pps,
+    fmt_s,
+    fmt_share,
+    size_label,
+)
 
-matplotlib.use("Agg")
 
-from markupsafe import Markup
-from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, NullFormatter
-
-from .. import format as fmt
-from ..atomic import write_atomic
-from ..rfc2544.trial import steady_note, steady_summary
-from . import verdict
-
-__all__ = ["overall_verdict", "render", "write"]
-
-DASH = fmt.dash(fmt.HTML)
-PERCENTILE_KEYS = ("p50", "p99", "p99.9")
 RFC_SECTIONS = {
     "throughput": "§26.1", "latency_rfc2544": "§26.2", "frame_loss": "§26.3",
     "back_to_back": "§26.4", "recovery": "§26.5", "reset": "§26.6",
@@ -47,86 +45,6 @@ PROCEDURE_NAMES = {
     "mlrsearch": "MLRsearch", "calibration": "calibration", "traffic": "traffic",
     "latency": "latency meter",
 }
-_COLOURS = ("#1f5fa8", "#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#16a085", "#7f8c8d",
-            "#b8860b")
-
-
-# ---- formatting ---------------------------------------------------------------------------
-
-
-def _real(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-# Every number through format.py, in its HTML medium (µs, a space before each unit, the
-# en dash for no figure): measured figures to fixed digits, given ones (durations,
-# shares, tolerances) exactly.
-fmt_pps = partial(fmt.rate_pps, medium=fmt.HTML)
-fmt_bps = partial(fmt.bitrate, medium=fmt.HTML)
-fmt_ns = partial(fmt.time_ns, medium=fmt.HTML)
-fmt_s = partial(fmt.time_s, medium=fmt.HTML)
-fmt_given_s = partial(fmt.time_s_exact, medium=fmt.HTML)
-fmt_count = partial(fmt.count, medium=fmt.HTML)
-fmt_share = partial(fmt.share, medium=fmt.HTML)
-fmt_percent = partial(fmt.percent, medium=fmt.HTML)
-fmt_loss = partial(fmt.loss_ratio, medium=fmt.HTML)
-fmt_given_loss = partial(fmt.loss_ratio_exact, medium=fmt.HTML)
-size_label = partial(fmt.frame_size, medium=fmt.HTML)
-
-
-def _size_key(size: Any) -> tuple[int, float, str]:
-    if isinstance(size, int) and not isinstance(size, bool):
-        return (0, float(size), "")
-    return (1, 0.0, str(size))
-
-
-def _spread(spread: Mapping[str, Any] | None, show: Callable[[Any], str]) -> str:
-    """ "2.37 µs ± 44.3 ns (2.32 µs – 2.41 µs, n = 3)"; one value alone for n = 1."""
-    if not spread:
-        return DASH
-    if spread["n"] == 1:
-        return f"{show(spread['mean'])} (n = 1)"
-    return (f"{show(spread['mean'])} ± {show(spread['stdev'])} "
-            f"({show(spread['min'])} – {show(spread['max'])}, n = {spread['n']})")
-
-
-def _spread_mean(spread: Mapping[str, Any] | None, show: Callable[[Any], str]) -> str:
-    if not spread:
-        return DASH
-    return show(spread["mean"]) + (f" ± {show(spread['stdev'])}" if spread["n"] > 1 else "")
-
-
-def _spread_range(spread: Mapping[str, Any] | None, show: Callable[[Any], str]) -> str:
-    if not spread:
-        return DASH
-    if spread["n"] == 1:
-        return "n = 1"
-    return f"{show(spread['min'])} – {show(spread['max'])}, n = {spread['n']}"
-
-
-def has_ci(p: Mapping[str, Any]) -> bool:
-    """The interval is a confidence interval at its stated confidence (enough samples)."""
-    coverage = p.get("coverage")
-    return coverage is not None and coverage >= p.get("confidence", 0.95) - 1e-12
-
-
-def fmt_percentile(p: Mapping[str, Any] | None) -> str:
-    """ "75.0 µs [74.8, 75.3]" (the interval in the value's unit and decimals), or the value
-    with "no CI" when the sample was too small for one."""
-    if not p:
-        return DASH
-    if not has_ci(p):
-        return (f"{fmt_ns(p['value_ns'])} (no {fmt_percent(p.get('confidence', 0.95))} CI: "
-                "too few samples)")
-    return fmt.band(p["value_ns"], p["ci_low_ns"], p["ci_high_ns"], "ns", fmt.HTML)
-
-
-def _trial_counts(trials: Sequence[Mapping[str, Any]]) -> str:
-    valid = sum(1 for t in trials if t.get("valid", True))
-    return f"{valid} / {len(trials)}"
-
-
-# ---- the document as the report reads it ------------------------------------------------
 
 
 def short_name(nodeid: str) -> str:
@@ -493,239 +411,3 @@ def _verdicts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             } for v in test.get("verdicts", ())],
         })
     return tests
-
-
-# ---- plots --------------------------------------------------------------------------------
-
-
-def _svg(fig: Figure, index: int, label: str) -> Markup:
-    """The figure as inline SVG: no XML prolog, no namespace URLs, no metadata, ids unique
-    within the page."""
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"netload-{index}"}):
-        fig.savefig(buf, format="svg",
-                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    text = buf.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
-    text = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text)
-    prefix = f"fig{index}-"
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', text)
-    text = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}\1)", text)
-    text = text.replace("<svg", f'<svg role="img" aria-label="{label}"', 1)
-    return Markup(text)
-
-
-def _figure(width: float = 9.0, height: float = 3.6) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    return fig
-
-
-def _throughput_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
-    series: dict[str, list[dict[str, Any]]] = {}
-    for nodeid, m in _measurements(doc, "throughput"):
-        series.setdefault(_base_name(nodeid), []).append(m)
-    if not series:
-        return None
-    line = _line_rate(doc)
-    fig = _figure()
-    ax_pps, ax_bps = fig.subplots(1, 2)
-    sizes = [m["mean_frame_size"] for ms in series.values() for m in ms]
-    for n, (name, ms) in enumerate(series.items()):
-        ms = sorted(ms, key=lambda m: m["mean_frame_size"])
-        x = [m["mean_frame_size"] for m in ms]
-        colour = _COLOURS[n % len(_COLOURS)]
-        ax_pps.plot(x, [m["throughput_pps"] for m in ms], "o-", color=colour, label=name)
-        ax_bps.plot(x, [m["throughput_bps_l1"] for m in ms], "o-", color=colour,
-                    label=f"{name} (L1)")
-        ax_bps.plot(x, [m["throughput_bps_l2"] for m in ms], "s--", color=colour,
-                    label=f"{name} (L2)", alpha=0.7)
-        for m in ms:
-            if not isinstance(m["frame_size"], int):
-                ax_pps.annotate(str(m["frame_size"]), (m["mean_frame_size"], m["throughput_pps"]),
-                                textcoords="offset points", xytext=(4, 4), fontsize=8)
-    if line:
-        grid = [64 + (max(max(sizes), 1518) - 64) * i / 200 for i in range(201)]
-        ax_pps.plot(grid, [line / ((s + 20) * 8) for s in grid], ":", color="#555555",
-                    label="line rate")
-        ax_bps.axhline(line, linestyle=":", color="#555555", label="line rate (L1)")
-        ax_bps.plot(grid, [line * s / (s + 20) for s in grid], "-.", color="#999999",
-                    label="line rate at L2")
-    for ax, unit in ((ax_pps, "pps"), (ax_bps, "bit/s")):
-        ax.yaxis.set_major_formatter(EngFormatter(unit=unit, places=1))
-        ax.set_xscale("log", base=2)
-        ticks = sorted({round(s) for s in sizes} | ({64, 1518} if line else set()))
-        ax.set_xticks(ticks, [str(t) for t in ticks])
-        ax.minorticks_off()
-        ax.set_xlabel("frame size (bytes with FCS; IMIX at its mean)")
-        ax.set_ylabel("frames/s" if unit == "pps" else unit)
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    ax_pps.set_title("Throughput (frames/s)", fontsize=10)
-    ax_bps.set_title("Throughput (bit/s at L1 and L2)", fontsize=10)
-    return _svg(fig, index, "throughput versus frame size")
-
-
-def _hdr_x(p_percent: float) -> float:
-    return 1.0 / (1.0 - p_percent / 100.0)
-
-
-def _latency_plot(rows: list[tuple[str, dict[str, Any]]], index: int,
-                  title: str, label_of: Callable[[str, dict[str, Any]], str]) -> Markup | None:
-    curves = []
-    for nodeid, m in rows:
-        lat = m["latency"]
-        pcts = [p for p in (lat.get("percentiles") or {}).values() if p and p["p"] < 100]
-        if pcts:
-            curves.append((label_of(nodeid, m), lat, sorted(pcts, key=lambda p: p["p"])))
-    if not curves:
-        return None
-    fig = _figure(9.0, 4.2)
-    ax = fig.subplots()
-    values = []
-    for n, (label, lat, pcts) in enumerate(curves):
-        colour = _COLOURS[n % len(_COLOURS)]
-        hist = lat.get("histogram")
-        if hist and hist.get("counts"):
-            total = sum(hist["counts"])
-            cum, xs, ys = 0, [], []
-            for upper, count in zip(hist["upper_ns"], hist["counts"], strict=False):
-                cum += count
-                q = min(cum / total, 1 - 1 / (2 * total))
-                xs.append(1 / (1 - q))
-                ys.append(upper / 1e9)
-            ax.step(xs, ys, where="post", color=colour, alpha=0.45, linewidth=1)
-        x = [_hdr_x(p["p"]) for p in pcts]
-        y = [p["value_ns"] / 1e9 for p in pcts]
-        ax.plot(x, y, "-", color=colour, label=label)
-        with_ci = [p for p in pcts if has_ci(p)]
-        if with_ci:
-            ax.errorbar([_hdr_x(p["p"]) for p in with_ci], [p["value_ns"] / 1e9 for p in with_ci],
-                        yerr=[[max(p["value_ns"] - p["ci_low_ns"], 0) / 1e9 for p in with_ci],
-                              [max(p["ci_high_ns"] - p["value_ns"], 0) / 1e9 for p in with_ci]],
-                        fmt="o", color=colour, capsize=3)
-        without = [p for p in pcts if not has_ci(p)]
-        if without:
-            ax.plot([_hdr_x(p["p"]) for p in without], [p["value_ns"] / 1e9 for p in without],
-                    "o", markerfacecolor="white", color=colour)
-        values += [v for v in y if v > 0]
-    ticks = [p for p in (50, 90, 99, 99.9, 99.99, 99.999)
-             if _hdr_x(p) <= max(_hdr_x(q["p"]) for _, _, ps in curves for q in ps) * 1.01]
-    ax.set_xscale("log")
-    ax.set_xticks([_hdr_x(p) for p in ticks], [f"{p:g}%" for p in ticks])
-    ax.minorticks_off()
-    ax.set_xlim(left=1.5)
-    if values and max(values) / max(min(values), 1e-15) > 50:
-        ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(EngFormatter(unit="s"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("percentile (log scale of 1/(1-p)); hollow: too few samples for a CI")
-    ax.set_ylabel("latency")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    return _svg(fig, index, title)
-
-
-def _loss_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
-    rows = _sorted(list(_measurements(doc, "frame_loss")))
-    if not rows:
-        return None
-    fig = _figure(9.0, 3.6)
-    ax = fig.subplots()
-    for n, (_, m) in enumerate(rows):
-        pts = sorted(m["points"], key=lambda p: p["load_ratio"])
-        colour = _COLOURS[n % len(_COLOURS)]
-        x = [p["load_ratio"] * 100 for p in pts]
-        ax.plot(x, [p["loss_ratio"] * 100 for p in pts], "o-", color=colour,
-                label=size_label(m["frame_size"]))
-        ax.plot(x, [p["loss_upper_bound"] * 100 for p in pts], ":", color=colour, alpha=0.7)
-    ax.set_xlabel("offered load (% of the maximum load)")
-    ax.set_ylabel("frame loss (%)")
-    ax.set_title("Frame loss rate versus offered load (RFC 2544 §26.3); dotted: 95 % upper "
-                 "bound", fontsize=10)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, title="frame size", title_fontsize=8)
-    return _svg(fig, index, "frame loss versus offered load")
-
-
-def _back_to_back_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
-    rows = _sorted(list(_measurements(doc, "back_to_back")))
-    if not rows:
-        return None
-    fig = _figure(9.0, 3.2)
-    ax = fig.subplots()
-    labels = [f"{size_label(m['frame_size'])}\n{_base_name(nodeid)}" for nodeid, m in rows]
-    means = [m["spread"]["mean"] for _, m in rows]
-    errors = [m["spread"]["stdev"] for _, m in rows]
-    ax.bar(range(len(rows)), means, yerr=errors, capsize=4, color=_COLOURS[0], alpha=0.8)
-    ax.set_xticks(range(len(rows)), labels, fontsize=8)
-    ax.set_ylabel("longest loss-free burst (frames)")
-    ax.set_title("Back-to-back frames: mean ± standard deviation (RFC 2544 §26.4)",
-                 fontsize=10)
-    ax.grid(True, axis="y", alpha=0.3)
-    return _svg(fig, index, "back-to-back bursts per frame size")
-
-
-# Free text (test ids, stream names, IMIX names) is drawn as it is written: matplotlib's
-# mathtext would read "$...$" in it as TeX, and an unbalanced formula raises at draw time.
-PLAIN_TEXT = {"text.parse_math": False}
-
-
-def _plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
-    with matplotlib.rc_context(PLAIN_TEXT):  # texts take it when made, ticks when drawn
-        return _draw_plots(doc)
-
-
-def _draw_plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
-    rfc = _sorted(list(_measurements(doc, "latency_rfc2544")))
-    meters = list(_measurements(doc, "latency"))
-    return {
-        "throughput": _throughput_plot(doc, 1),
-        "latency": _latency_plot(rfc, 2, "Latency percentiles per frame size, with 95 % CIs",
-                                 lambda _n, m: size_label(m["frame_size"])),
-        "loss": _loss_plot(doc, 3),
-        "back_to_back": _back_to_back_plot(doc, 4),
-        "meters": _latency_plot(meters, 5, "Latency percentiles per stream (latency meters)",
-                                lambda n, m: f"{m['stream']} ({short_name(n)})"),
-    }
-
-
-# ---- the page -----------------------------------------------------------------------------
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("pytest_netload.reports", "templates"),
-                             autoescape=jinja2.select_autoescape(("html", "j2")),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True)
-    return env
-
-
-def render(document: Mapping[str, Any]) -> str:
-    """The report of `document` (a results document, schema 1.0) as one HTML page."""
-    context = {
-        "cover": _cover(document),
-        "throughput": _throughput(document),
-        "latency": _latency(document),
-        "frame_loss": _frame_loss(document),
-        "back_to_back": _back_to_back(document),
-        "recovery": _recovery(document),
-        "reset": _reset(document),
-        "mlrsearch": _mlrsearch(document),
-        "other": _other(document),
-        "conditions": _conditions(document),
-        "verdicts": _verdicts(document),
-        "plots": _plots(document),
-        "percentile_keys": PERCENTILE_KEYS,
-    }
-    return _environment().get_template("report.html.j2").render(context)
-
-
-def write(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
-    """Render `document` and write the page to `path` (atomically); returns the path."""
-    return write_atomic(path, render(document))

@@ -1,0 +1,84 @@
+"""The acceptance report: one self-contained HTML file built from a results document.
+
+`render(document)` returns the page: a cover with the DUT and the overall verdict, the
+RFC 2544 procedures (§26.1-§26.6) and MLRsearch with tables per frame size, plots as inline
+SVG (matplotlib, Agg), the test conditions and every assertion verdict. The page loads
+nothing: no scripts, no fonts, no images from elsewhere, no URL at all. `write(document,
+path)` saves it. The page is built here; `sections` reads the document, `plots` draws,
+`text` writes the numbers. The document is taken as it is: check a file with reports.load.load()
+first (the `netload report` command does).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ...atomic import write_atomic
+from .plots import _plots
+from .sections import (
+    _back_to_back,
+    _conditions,
+    _cover,
+    _frame_loss,
+    _latency,
+    _mlrsearch,
+    _other,
+    _recovery,
+    _reset,
+    _throughput,
+    _verdicts,
+    overall_verdict,
+    short_name,
+)
+from .text import (
+    PERCENTILE_KEYS,
+    fmt_bps,
+    fmt_count,
+    fmt_loss,
+    fmt_ns,
+    fmt_pps,
+    fmt_s,
+    fmt_share,
+    size_label,
+)
+
+__all__ = ["fmt_bps", "fmt_count", "fmt_loss", "fmt_ns", "fmt_pps", "fmt_s", "fmt_share",
+           "overall_verdict", "render", "short_name", "size_label", "write"]
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("pytest_netload.reports", "templates"),
+                             autoescape=jinja2.select_autoescape(("html", "j2")),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    return env
+
+
+def render(document: Mapping[str, Any]) -> str:
+    """The report of `document` (a results document, schema 1.0) as one HTML page."""
+    context = {
+        "cover": _cover(document),
+        "throughput": _throughput(document),
+        "latency": _latency(document),
+        "frame_loss": _frame_loss(document),
+        "back_to_back": _back_to_back(document),
+        "recovery": _recovery(document),
+        "reset": _reset(document),
+        "mlrsearch": _mlrsearch(document),
+        "other": _other(document),
+        "conditions": _conditions(document),
+        "verdicts": _verdicts(document),
+        "plots": _plots(document),
+        "percentile_keys": PERCENTILE_KEYS,
+    }
+    return _environment().get_template("report.html.j2").render(context)
+
+
+def write(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Render `document` and write the page to `path` (atomically); returns the path."""
+    return write_atomic(path, render(document))
