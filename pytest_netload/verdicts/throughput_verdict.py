@@ -1,0 +1,147 @@
+"""assert_throughput: a search's throughput at a frame size against a required rate,
+with the final bracket in the message."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import format as fmt
+from ..errors import NetloadConfigError
+from ..measure.recording import record_verdict
+from ..rfc2544.throughput import FrameSizeThroughput, ThroughputResult
+from ..rfc2544.trial import frame_size_label
+from ..units import LAYER_TEXT, Size, check_layer, frame_bits
+from .bounds import compare, parse_rate_bound
+from .explain import _conditions, _failure, _real_attr
+
+
+def _normalise_size(frame_size: object) -> object:
+    if isinstance(frame_size, Size):
+        return frame_size.bytes
+    if isinstance(frame_size, str):
+        m = re.fullmatch(r"\s*(\d+)\s*B?\s*", frame_size)
+        return int(m.group(1)) if m else frame_size.strip().lower()
+    return frame_size
+
+
+def _pick_size(obj: object, frame_size: object) -> tuple[FrameSizeThroughput | None, str]:
+    """The measured size, or (None, why it is missing) when the result lacks it."""
+    want = _normalise_size(frame_size)
+    if isinstance(obj, FrameSizeThroughput):
+        if frame_size is not None and want != obj.frame_size:
+            return None, (f"throughput was measured at {obj.label} only, not at "
+                          f"{frame_size_label(want)}")  # type: ignore[arg-type]
+        return obj, ""
+    if isinstance(obj, ThroughputResult):
+        labels = ", ".join(s.label for s in obj.sizes) or "none"
+        if frame_size is None:
+            if len(obj.sizes) == 1:
+                return obj.sizes[0], ""
+            if not obj.sizes:
+                return None, "the throughput result holds no frame size"
+            raise NetloadConfigError(
+                f"assert_throughput: the result holds {len(obj.sizes)} frame sizes ({labels}); "
+                "say which with frame_size=, e.g. frame_size=64")
+        try:
+            return obj[want], ""  # type: ignore[index]
+        except KeyError:
+            return None, (f"no throughput was measured at {frame_size_label(want)}; "  # type: ignore[arg-type]
+                          f"measured: {labels}")
+    raise NetloadConfigError(
+        f"assert_throughput: {type(obj).__name__} is not a throughput result; give a "
+        "ThroughputResult or a FrameSizeThroughput (rfc2544.throughput)")
+
+
+def _bracket_text(fst: FrameSizeThroughput) -> str:
+    """E.g. "bracket [6,421, 6,453] pps (resolution 0.5% of the lower bound)"; with
+    "not reached" when the search ran out of trials; "" for a search without a
+    resolution (MLRsearch) or an open bracket (the maximum passed)."""
+    lo, hi = fst.bracket_pps
+    if fst.resolution is None or hi is None:
+        return ""
+    text = (f"bracket [{fmt.rate_pps_exact(lo).removesuffix(' pps')}, "
+            f"{fmt.rate_pps_exact(hi).removesuffix(' pps')}] pps "
+            f"(resolution {fst.resolution.describe()}")
+    if fst.resolution_reached is False:
+        text += ", not reached: the search ran out of max_trials first"
+    return text + ")"
+
+
+def _bracket_fields(fst: FrameSizeThroughput) -> dict[str, Any]:
+    if fst.resolution is None:
+        return {}
+    return {"bracket_pps": list(fst.bracket_pps), **fst.resolution.as_dict(),
+            "resolution_reached": fst.resolution_reached}
+
+
+def assert_throughput(obj: object, *, at_least: object, frame_size: object = None,
+                      layer: str = "l1") -> None:
+    """Check RFC 2544 throughput: ``assert_throughput(result, at_least="95%", frame_size=64)``.
+
+    ``obj`` is a ThroughputResult (``frame_size`` picks the size; required when it holds
+    more than one) or a FrameSizeThroughput. ``at_least`` is a rate (``"250kpps"``,
+    ``"1Gbit/s"``, ``"95%"`` of the line rate, a Rate) or a rate bound (``">= 250kpps"``,
+    ``"> 1Mpps"``). A bit rate written without ``@layer`` counts ``layer`` (default L1, as
+    line rates do); a Rate keeps its own layer. The check compares packets per second,
+    converting with the result's mean frame size (and its line rate for a percentage).
+    A failure shows the binary search's final bracket and its resolution, and says when
+    the search ran out of trials before reaching it; the verdict record keeps both.
+    """
+    __tracebackhide__ = True
+    layer = check_layer(layer, what="assert_throughput: layer")
+    bound = parse_rate_bound(at_least, name="at_least", default_op=">=", ops=(">", ">="),
+                             layer=layer)
+    fst, missing = _pick_size(obj, frame_size)
+    if fst is None:
+        label = ("unknown" if frame_size is None
+                 else frame_size_label(_normalise_size(frame_size)))  # type: ignore[arg-type]
+        cond = _conditions(obj)
+        record_verdict(f"throughput@{label}", False, None, bound.text, reason=missing,
+                       message=missing, conditions=cond)
+        raise _failure([missing, "measured: nothing at this frame size",
+                        f"required: throughput {bound.text} at {label}"], cond, layer)
+    rate = bound.rate
+    assert rate is not None
+    if rate.kind == "percent" and not fst.line_rate_bps:
+        raise NetloadConfigError(
+            f"assert_throughput: at_least={at_least!r} is a share of the line rate, but this "
+            "throughput result has no line_rate_bps (the topology declares none; veth has "
+            "none); give the rate in pps or bit/s")
+    mean = fst.mean_frame_size
+    required_pps = rate.pps(mean, fst.line_rate_bps)
+    measured_pps = fst.throughput_pps
+    ok = compare(measured_pps, bound.op, required_pps)
+    label, cond = fst.label, _conditions(fst)
+    size_text = f"{label} frames" + (f" (mean {mean:g}B)" if mean != fst.frame_size else "")
+    measured_bps = measured_pps * frame_bits(mean, layer)
+    share = (f"; {fmt.share(fst.bps('l1') / fst.line_rate_bps)} of the "
+             f"{fmt.bitrate(fst.line_rate_bps)} line rate" if fst.line_rate_bps else "")
+    measured = (f"{fmt.rate_pps_exact(measured_pps)} ({fmt.bitrate(measured_bps)} at "
+                f"{LAYER_TEXT[layer]}"
+                f"{share}), the highest load that passed")
+    bracket = _bracket_text(fst)
+    if bracket:
+        measured += f"; the search's final {bracket}"
+    elif fst.upper_pps is not None:
+        measured += f"; the lowest that failed: {fmt.rate_pps_exact(fst.upper_pps)}"
+    else:
+        measured += " (the search's maximum)"
+    ceiling = _real_attr(fst, "generator_ceiling_pps")
+    if ceiling is not None:
+        measured += (f"; the generator could not offer {fmt.rate_pps_exact(ceiling)} "
+                     "(every try invalid),"
+                     " so this may be the generator's limit, not the DUT's")
+    converted = ("" if rate.kind == "pps" else
+                 f" = {fmt.rate_pps_exact(required_pps)} at {size_text}")
+    required = f"throughput {bound.text}{converted}"
+    verdict = (f"throughput at {label} {fmt.rate_pps_exact(measured_pps)} is {'' if ok else 'not '}"
+               f"{bound.op} {fmt.rate_pps_exact(required_pps)}"
+               + (f" ({rate})" if rate.kind != "pps" else ""))
+    record_verdict(f"throughput@{label}", ok, measured_pps, bound.text,
+                   required_pps=required_pps, op=bound.op, unit="pps", layer=layer,
+                   measured_bps=measured_bps, upper_pps=fst.upper_pps,
+                   line_rate_bps=fst.line_rate_bps, generator_ceiling_pps=ceiling,
+                   **_bracket_fields(fst), message=verdict, conditions=cond)
+    if not ok:
+        raise _failure([verdict, f"measured: {measured}", f"required: {required}"], cond, layer)
