@@ -9,6 +9,7 @@ import numbers
 from typing import Any
 
 from .. import format as fmt
+from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
 from ..rfc2544.trial import frame_size_label
 from ..units import frame_bits
@@ -118,3 +119,10 @@ def _failure(lines: list[str], cond: dict[str, Any], layer: str = "l1") -> Asser
     if text is not None:
         lines = [*lines, f"conditions: {text}"]
     return AssertionError("\n".join(lines))
+
+
+def _check_confidence(confidence: object, helper: str) -> float:
+    if not _is_real(confidence) or not 0 < float(confidence) < 1:  # type: ignore[arg-type]
+        raise NetloadConfigError(f"{helper}: confidence={confidence!r}: give a number in "
+                                 "(0, 1), e.g. 0.95")
+    return float(confidence)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
 from ..measure.recording import record_verdict
 from .bounds import Bound, parse_time_bound
-from .explain import _conditions, _failure, _is_real
+from .explain import _check_confidence, _conditions, _failure, _is_real
 
 
 _STAT_KEYWORDS = ("mean", "min", "max", "jitter")
@@ -79,13 +79,6 @@ def _latency_of(obj: object) -> LatencyResult:
     raise NetloadConfigError(
         f"assert_latency: {type(obj).__name__} holds no latency; give a LatencyResult, a "
         "StreamResult or a result whose .latency is a LatencyResult (TrialResult)")
-
-
-def _check_confidence(confidence: object, helper: str) -> float:
-    if not _is_real(confidence) or not 0 < float(confidence) < 1:  # type: ignore[arg-type]
-        raise NetloadConfigError(f"{helper}: confidence={confidence!r}: give a number in "
-                                 "(0, 1), e.g. 0.95")
-    return float(confidence)  # type: ignore[arg-type]
 
 
 def assert_latency(obj: object, *, confidence: float = 0.95, conservative: bool = False,

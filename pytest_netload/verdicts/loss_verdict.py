@@ -10,7 +10,7 @@ from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.recording import record_verdict
 from ..measure.stats import clopper_pearson_upper
-from .explain import _conditions, _failure, _is_real
+from .explain import _check_confidence, _conditions, _failure, _is_real
 
 
 def _count(value: object, what: str) -> int:

@@ -62,17 +62,30 @@ def machine_took_the_cpu(result: Any) -> str | None:
     return None
 
 
+# The test being run (set by conftest's autouse fixture) and what excuses its failure.
+CURRENT: list[pytest.Item] = []
+BUSY_KEY = pytest.StashKey[str]()
+
+
+def excuse_failure(proof: str) -> None:
+    """A failure of the running test is the machine's, with this measured proof: conftest
+    files it as a skip naming the proof and the failure. A test that passes stays passed,
+    so a busy run that still meets the checks counts."""
+    if CURRENT:
+        CURRENT[-1].stash[BUSY_KEY] = proof
+
+
 def calm_run(run: Callable[[], T], tries: int = CALM_TRIES,
              result_of: Callable[[T], Any] = lambda r: r) -> T:
     """`run()` repeated while its generator was not calm (`is_calm`); the first calm
     result, else the one with the least lag. `result_of` finds the Run/RateResult in what
     `run` returns.
 
-    When no run was calm and the engine measured that the machine took the generator's
-    CPU (`machine_took_the_cpu`), the test's premise (a generator that keeps its schedule)
-    never held: it is skipped, naming the measurement, since judging it would test the
-    machine. A disturbance without that proof is the generator's own, and the least
-    lagging run is judged."""
+    The result is judged either way. When no run was calm and the engine measured that the
+    machine took the generator's CPU (`machine_took_the_cpu`), a failure of the test's
+    checks is excused as the machine's (`excuse_failure`: a skip naming the measurement),
+    since the premise of a generator that keeps its schedule never held. Without that
+    proof, or with a calm run, a failure stands."""
     best: tuple[int, T] | None = None
     for _ in range(tries):
         result = run()
@@ -84,8 +97,7 @@ def calm_run(run: Callable[[], T], tries: int = CALM_TRIES,
     assert best is not None
     proof = machine_took_the_cpu(result_of(best[1]))
     if proof is not None:
-        pytest.skip(f"busy machine: no calm generator in {tries} runs ({proof}); "
-                    "a timing check of these runs would test the machine, not the pacer")
+        excuse_failure(f"no calm generator in {tries} runs ({proof})")
     return best[1]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from calm import calm_run, judged_unless_the_machine_was_busy
+from calm import excuse_failure, judged_unless_the_machine_was_busy, machine_took_the_cpu
 
 from pytest_netload import UDP, Eth, IPv4, Rate, RateController, Stream
 from pytest_netload.engine.client import Engine, Port, Tx
@@ -36,14 +36,23 @@ RETRIES = 2  # runs whose generator lagged at the end (a busy machine) are run a
 
 def _cbr_run(engine: Engine, port: Port, seconds: float) -> tuple[Any, int]:
     """A CBR run of `seconds` at RATE_PPS; its stream result and the frames scheduled.
-    Judged only when the generator kept its schedule (calm.calm_run: a run whose worker
-    lost its CPU is repeated, and skipped with the measured proof if none was calm)."""
+    The premise is an exact count: a lag the generator catches up on costs nothing, so a
+    run is repeated only when it came out short by no more than its own measured lag
+    explains (CI may be busy); if every try was short that way and the engine measured
+    that the machine took the worker's CPU, the test is skipped naming the measurement."""
     expected = int(RATE_PPS * seconds)
     rc = RateController(engine, port, rx=[port])
-    run = calm_run(lambda: rc.run(Stream(T4, size=64, name="long"), f"{RATE_PPS}pps",
-                                  pattern="cbr", duration=f"{seconds}s").run,
-                   tries=RETRIES + 1)
-    return run.streams[0], expected
+    for _ in range(RETRIES + 1):
+        run = rc.run(Stream(T4, size=64, name="long"), f"{RATE_PPS}pps", pattern="cbr",
+                     duration=f"{seconds}s").run
+        s = run.streams[0]
+        lag_frames = s.tx_max_lag_ns * RATE_PPS / 1e9
+        if s.tx_packets == expected or expected - s.tx_packets > lag_frames + 1:
+            return s, expected  # exact, or short by more than the generator's own lag
+    proof = machine_took_the_cpu(run)
+    if proof is not None:
+        excuse_failure(f"every run came out short by its lag ({proof})")
+    return s, expected
 
 
 @pytest.mark.parametrize("seconds", [8, 65])
