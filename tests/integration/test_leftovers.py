@@ -13,7 +13,6 @@ Whatever a test leaves on failure is removed by the same sweep the sessions use.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import glob
 import os
@@ -120,9 +119,20 @@ def _state(pid: int) -> str:
         return ""
 
 
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+def _reap(pid: int, timeout_s: float = 10.0) -> None:
+    """Reap our zombie `pid`. A killed multi-threaded process (the engine host, with its
+    lcore threads) shows "Z" while its other threads still exit, and cannot be reaped
+    until they have: one WNOHANG try then left it a zombie, whose pid counts as alive, so
+    the next session did not sweep its runtime dir (CI failed on that, now and then)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # reaped, or not our child
+        if done == pid or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
 
 
 def _set_subreaper(on: bool) -> None:
