@@ -17,13 +17,14 @@ from typing import NamedTuple
 
 from pytest_netload.errors import NetloadConfigError
 
-__all__ = ["Flow", "PortSpec", "Topology", "Wire", "check_device", "check_ifname",
-           "check_netns_name", "normalize_mac"]
+__all__ = ["MAX_VLAN", "MIN_VLAN", "Flow", "PortSpec", "Topology", "Wire", "check_device",
+           "check_ifname", "check_netns_name", "normalize_mac"]
 
 _MAC_RE = re.compile(r"^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _MAC_EXAMPLE = "'02:00:00:00:00:01'"
 _MAX_QUEUES = 64
+MIN_VLAN, MAX_VLAN = 1, 4094  # 802.1Q: 0 is priority-only, 4095 reserved
 
 
 def normalize_mac(value: object, key: str) -> str:
@@ -158,6 +159,9 @@ class PortSpec:
     wire) and ``peer_ip`` the gateway on the DUT. ``queues`` is how many RX and
     TX queues the engine opens on the port (1 to 64); ``lcores`` lists the CPUs
     the engine may use for this port's worker (empty: the engine chooses).
+    ``vlan`` is the 802.1Q VLAN id (1 to 4094) of the DUT interface this port
+    faces: streams made for a wire from this port carry that tag, and the
+    engine answers and sends ARP/ND on it; ``None`` (the default): untagged.
     """
 
     name: str
@@ -169,6 +173,7 @@ class PortSpec:
     peer_ip: str | None = None
     queues: int = 1
     lcores: tuple[int, ...] = ()
+    vlan: int | None = None
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "port name")
@@ -216,6 +221,14 @@ class PortSpec:
                 f"{_MAX_QUEUES} (the RX and TX queues the engine opens on the port)"
             )
         object.__setattr__(self, "lcores", _check_lcores(self.lcores, where))
+        vlan = self.vlan
+        if vlan is not None and (isinstance(vlan, bool) or not isinstance(vlan, int)
+                                 or not MIN_VLAN <= vlan <= MAX_VLAN):
+            raise NetloadConfigError(
+                f"{where}: vlan = {vlan!r} is not a VLAN id; give an integer from {MIN_VLAN} "
+                f"to {MAX_VLAN} (0 and 4095 are reserved by 802.1Q), or leave it out for "
+                "untagged frames"
+            )
 
 
 def _check_lcores(value: object, where: str) -> tuple[int, ...]:

@@ -37,7 +37,7 @@ __all__ = ["load_topology", "parse_topology"]
 _TABLES = ("topology", "dut", "ports", "wires")
 _TOPOLOGY_KEYS = ("name", "line_rate", "namespace")
 _PORT_KEYS = (
-    "name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip", "queues", "lcores"
+    "name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip", "queues", "lcores", "vlan"
 )
 _PORT_STRINGS = ("name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip")
 _WIRE_KEYS = ("tx", "rx")
@@ -222,6 +222,12 @@ def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
                 f"{key_of('lcores')}[{i}] = {cpu!r} is {_kind(cpu)}; write CPU numbers as "
                 "integers without quotes (e.g. lcores = [2, 3])"
             )
+    vlan = entry.get("vlan")
+    if vlan is not None and (isinstance(vlan, bool) or not isinstance(vlan, int)):
+        raise NetloadConfigError(
+            f"{key_of('vlan')} = {vlan!r} is {_kind(vlan)}; write the VLAN id as an integer "
+            "from 1 to 4094 without quotes (e.g. vlan = 100)"
+        )
     try:
         return PortSpec(
             name=name,
@@ -233,6 +239,7 @@ def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
             peer_ip=text["peer_ip"],
             queues=queues,
             lcores=tuple(lcores),
+            vlan=vlan,
         )
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"{source}: {where}: {exc}") from exc

@@ -36,6 +36,7 @@ peer_mac = "02:00:00:00:01:01"
 peer_ip = "198.18.0.1"
 queues = 4
 lcores = [2, 3]
+vlan = 100
 
 [[ports]]
 name = "p1"
@@ -109,7 +110,7 @@ def test_full_file_round_trips_into_the_model(tmp_path: Path) -> None:
     assert topo.ports == (
         PortSpec(
             "p0", "0000:3b:00.0", "veth0", "02:00:00:00:00:01", "198.18.0.2",
-            "02:00:00:00:01:01", "198.18.0.1", queues=4, lcores=(2, 3),
+            "02:00:00:00:01:01", "198.18.0.1", queues=4, lcores=(2, 3), vlan=100,
         ),
         PortSpec(
             "p1", "net_af_xdp0,iface=veth1", None, "02:00:00:00:00:0a", "198.19.0.2",
@@ -117,6 +118,7 @@ def test_full_file_round_trips_into_the_model(tmp_path: Path) -> None:
         ),
     )
     assert topo.port("p1").queues == 1 and topo.port("p1").lcores == ()
+    assert topo.port("p0").vlan == 100 and topo.port("p1").vlan is None
     assert topo.wires == (Wire("p0", "p1"), Wire("p1", "p0"))
     flow = topo.flows()[0]
     assert (flow.src_mac, flow.dst_mac, flow.src_ip, flow.dst_ip) == (
@@ -197,6 +199,8 @@ def _port_tables(draw: st.DrawFn) -> list[dict[str, object]]:
             port.update(ip=ip, peer_ip=peer_ip, peer_mac=draw(_MACS))
         port["queues"] = draw(st.integers(1, 64))
         port["lcores"] = draw(st.lists(st.integers(0, 1023), max_size=4, unique=True))
+        if draw(st.booleans()):
+            port["vlan"] = draw(st.integers(1, 4094))
         ports.append(port)
     return ports
 
@@ -225,6 +229,7 @@ def test_random_valid_port_tables_load(tmp_path: Path, ports: list[dict[str, obj
         assert spec.mac == str(port["mac"]).lower().replace("-", ":")
         assert spec.ip == port.get("ip") and spec.peer_ip == port.get("peer_ip")
         assert spec.queues == port["queues"] and spec.lcores == tuple(port["lcores"])  # type: ignore[arg-type]
+        assert spec.vlan == port.get("vlan")
     assert len(topo.wires) == len(names)
 
 
@@ -281,7 +286,7 @@ def test_unknown_tables_and_keys(tmp_path: Path, text: str, key: str, fix: str) 
 def test_unknown_port_key_lists_allowed_keys(tmp_path: Path) -> None:
     text = MINIMAL.replace('iface = "veth0"', 'iface = "veth0"\npeer-mac = "02:00:00:00:00:02"')
     _check(tmp_path, text, "ports[0].peer-mac",
-           "allowed keys: name, device, iface, mac, ip, peer_mac, peer_ip, queues, lcores")
+           "allowed keys: name, device, iface, mac, ip, peer_mac, peer_ip, queues, lcores, vlan")
 
 
 _NO_TOPOLOGY = MINIMAL.replace('[topology]\nname = "wire"\n', "")
@@ -343,6 +348,9 @@ def test_mac_is_required_even_with_iface(tmp_path: Path) -> None:
          "without quotes"),
         (P, P + '\nqueues = 2.0', "ports[0].queues = 2.0 is a float",
          "integer from 1 to 64"),
+        (P, P + '\nvlan = "100"', "ports[0].vlan = '100' is a string",
+         "integer from 1 to 4094 without quotes"),
+        (P, P + '\nvlan = 1.5', "ports[0].vlan = 1.5 is a float", "vlan = 100"),
         (P, P + '\nlcores = 2', "ports[0].lcores = 2 is an integer",
          "lcores = [2, 3]"),
         (P, P + '\nlcores = [2, "3"]', "ports[0].lcores[1] = '3' is a string",
@@ -396,6 +404,10 @@ def test_entry_that_is_not_a_table() -> None:
          "non-negative integers"),
         (P, P + '\nlcores = [3, 3]', "ports[0]: port 'p0': lcores",
          "list each CPU once"),
+        (P, P + '\nvlan = 0', "ports[0]: port 'p0': vlan = 0 is not a VLAN id",
+         "integer from 1 to 4094"),
+        (P, P + '\nvlan = 4095', "ports[0]: port 'p0': vlan = 4095 is not a VLAN id",
+         "integer from 1 to 4094"),
         ('rx = "p0"', 'rx = "p9"', "wires[0].rx = 'p9' is not a declared port",
          "use one of ['p0']"),
     ],
@@ -471,6 +483,11 @@ def test_portspec_queues_and_lcores_defaults_and_coercion() -> None:
         ({"lcores": (1, -1)}, "lcores[1] = -1"),
         ({"lcores": (False,)}, "lcores[0] = False"),
         ({"lcores": (1, 1)}, "CPU 1 twice"),
+        ({"vlan": 0}, "vlan = 0 is not a VLAN id"),
+        ({"vlan": 4095}, "vlan = 4095"),
+        ({"vlan": -3}, "vlan = -3"),
+        ({"vlan": True}, "vlan = True"),
+        ({"vlan": "100"}, "vlan = '100'"),
     ],
 )
 def test_portspec_rejects_bad_queues_and_lcores(kw: dict[str, object], needle: str) -> None:
