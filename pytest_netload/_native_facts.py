@@ -2,7 +2,7 @@
 do not edit; run `python3 native/gen_facts.py` after changing the header."""
 
 # enum netload_constants
-ABI_VERSION = 11
+ABI_VERSION = 12
 SIGNATURE_BYTES = 16
 SIGNATURE_MAGIC = 20044
 MAX_STREAMS = 4096
@@ -22,6 +22,8 @@ MAX_PHASES = 1024
 MAX_GAPS = 1048576
 FWD_SLOTS = 65536
 MAX_RUN_S = 86400
+ND_REPLY_PPS = 1000
+ND_MAX_WAIT_MS = 600000
 
 # enum netload_csum_offload
 CSUM_IPV4 = 1

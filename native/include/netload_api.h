@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 11,
+	NETLOAD_ABI_VERSION = 12,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -31,8 +31,10 @@ enum netload_constants {
 	NETLOAD_MAX_PHASES = 1024,
 	NETLOAD_MAX_GAPS = 1048576,
 	NETLOAD_FWD_SLOTS = 65536,       /* frames a delay line holds at once */
-	NETLOAD_MAX_RUN_S = 86400        /* a run's duration, drain, start delay and
+	NETLOAD_MAX_RUN_S = 86400,       /* a run's duration, drain, start delay and
 	                                  * pacing schedule: at most 24 h each */
+	NETLOAD_ND_REPLY_PPS = 1000,     /* ARP/ND replies a port sends per second, at most */
+	NETLOAD_ND_MAX_WAIT_MS = 600000  /* the longest resolve or service wait */
 };
 
 /* Checksums a port computes on TX (netload_port_info.tx_csum_offload bits). */
@@ -63,7 +65,8 @@ enum netload_status {
 	NETLOAD_ENOLCORE = -7,   /* no worker lcore to run on */
 	NETLOAD_EEAL = -8,       /* EAL initialisation failed */
 	NETLOAD_ENOTSUP = -9,    /* the device cannot do what was asked */
-	NETLOAD_STATUS_MIN = -9
+	NETLOAD_ETIMEDOUT = -10, /* the peer did not answer in time (ARP/ND) */
+	NETLOAD_STATUS_MIN = -10
 };
 
 enum netload_field_op {
@@ -174,6 +177,59 @@ int netload_port_stats(uint16_t port_id, struct netload_port_stats *stats);
 int netload_port_stats_reset(uint16_t port_id);
 int netload_port_close(uint16_t port_id);
 int netload_port_set_queue_rate(uint16_t port_id, uint16_t queue, uint32_t mbps);
+
+/* ---- neighbours: ARP and IPv6 ND on a generator port ---------------------
+ *
+ * A port given an address answers ARP requests and neighbour solicitations
+ * for it: during a run on the RX path (frames without a stream's signature
+ * only, so signed frames pay nothing), the reply leaving on a TX queue of the
+ * port whose owner thread sends it; between runs in netload_port_nd_service.
+ * Replies are rate-limited to reply_pps. The control functions below run on
+ * the control thread and refuse (NETLOAD_EBUSY) while a run is active.
+ */
+struct netload_port_addr {
+	uint8_t mac[6];           /* the port's MAC as its frames carry it */
+	uint8_t has_ip4;
+	uint8_t has_ip6;
+	uint8_t ip4[4];
+	uint8_t ip6[16];
+	uint16_t vlan;            /* 802.1Q VLAN id of its ARP/ND frames; 0: untagged */
+	uint32_t reply_pps;       /* replies per second at most; 0: NETLOAD_ND_REPLY_PPS */
+};
+
+struct netload_nd_stats {
+	uint64_t arp_requests;    /* ARP requests for the port's address */
+	uint64_t arp_replies;     /* ARP replies sent */
+	uint64_t ns_received;     /* neighbour solicitations for the port's address */
+	uint64_t na_sent;         /* neighbour advertisements sent */
+	uint64_t rate_limited;    /* requests left unanswered: over reply_pps */
+	uint64_t tx_refused;      /* replies the port did not take (freed) */
+	uint64_t other;           /* ARP/ND frames for other addresses (or VLANs) */
+	uint64_t peer_seen;       /* frames that told the resolved peer's MAC */
+	/* the latest ARP request or solicitation for another address: who asked for what
+	 * (troubleshooting: a DUT on another subnet, or on another VLAN) */
+	uint8_t other_family;     /* 4 or 6; 0: none seen */
+	uint8_t other_sender[16];
+	uint8_t other_target[16];
+	uint16_t other_vlan;      /* its VLAN id; 0: untagged */
+};
+
+int netload_port_set_addr(uint16_t port_id, const struct netload_port_addr *addr);
+int netload_port_clear_addr(uint16_t port_id);
+/* Gratuitous ARP (IPv4) and unsolicited neighbour advertisement (IPv6). */
+int netload_port_announce(uint16_t port_id);
+/*
+ * The MAC of peer_ip (4 or 16 bytes, family 4 or 6) on this port: an ARP
+ * request or neighbour solicitation every retry_ms until an answer, at most
+ * timeout_ms (NETLOAD_ETIMEDOUT). Requests for the port's address are answered
+ * meanwhile.
+ */
+int netload_port_resolve(uint16_t port_id, int family, const uint8_t *peer_ip,
+		uint32_t timeout_ms, uint32_t retry_ms, uint8_t *mac_out);
+/* Answer ARP/ND on the port for wait_us (frames of no run are dropped); 0 at
+ * once, doing nothing, while a run is active: the run answers then. */
+int netload_port_nd_service(uint16_t port_id, uint32_t wait_us);
+int netload_port_nd_stats(uint16_t port_id, struct netload_nd_stats *stats);
 
 /* ---- histograms (log-linear, HdrHistogram layout) ------------------------ */
 

@@ -213,6 +213,49 @@ netload_run_check_conf(const struct netload_run_conf *c)
 }
 
 /* Queue-owning tasks go to workers round-robin; a TX queue stays on one worker. */
+/*
+ * Who sends a port's ARP/ND replies in this run: the worker of a TX task on the
+ * port (its queue), else of a forwarder sending on it, else of the port's first
+ * RX task (queue 0, which nothing else sends on then). One owner per port, so
+ * a TX queue is only ever used by one thread.
+ */
+static void
+assign_replies(struct netload_run *run)
+{
+	uint8_t done[RTE_MAX_ETHPORTS] = { 0 };
+	uint32_t i, k, j;
+
+	for (i = 0; i < run->n_rx; i++) {
+		uint16_t p = run->rx[i].port_id;
+		struct worker *owner = NULL;
+		uint16_t queue = 0;
+
+		if (done[p] || netload_nd_ports[p] == NULL)
+			continue;
+		done[p] = 1;
+		for (k = 0; k < run->n_workers && owner == NULL; k++)
+			for (j = 0; j < run->workers[k].n_tx && owner == NULL; j++)
+				if (run->tx[run->workers[k].tx[j]].port_id == p) {
+					owner = &run->workers[k];
+					queue = run->tx[run->workers[k].tx[j]].queue;
+				}
+		for (k = 0; k < run->n_workers && owner == NULL; k++)
+			for (j = 0; j < run->workers[k].n_fwd && owner == NULL; j++)
+				if (run->fwd[run->workers[k].fwd[j]].tx_port == p) {
+					owner = &run->workers[k];
+					queue = run->fwd[run->workers[k].fwd[j]].tx_queue;
+				}
+		for (k = 0; k < run->n_workers && owner == NULL; k++)
+			for (j = 0; j < run->workers[k].n_rx && owner == NULL; j++)
+				if (run->workers[k].rx[j] == i)
+					owner = &run->workers[k];
+		if (owner == NULL)
+			continue;
+		owner->ctl_port[owner->n_ctl] = p;
+		owner->ctl_queue[owner->n_ctl++] = queue;
+	}
+}
+
 int
 netload_run_assign(struct netload_run *run, unsigned int n_lcores)
 {
@@ -277,6 +320,7 @@ netload_run_assign(struct netload_run *run, unsigned int n_lcores)
 		if (run->workers[i].n_tx)
 			__atomic_add_fetch(&run->tx_running, 1, __ATOMIC_RELAXED);
 	free(tx_worker);
+	assign_replies(run);
 	return 0;
 }
 

@@ -30,6 +30,7 @@ static const char *const status_text[] = {
 	[7] = "no worker lcore available",
 	[8] = "EAL initialisation failed",
 	[9] = "not supported by the device",
+	[10] = "timed out: the peer did not answer",
 };
 
 const char *

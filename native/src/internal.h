@@ -184,4 +184,23 @@ netload_nic_ns(uint16_t port_id, uint64_t ticks)
 uint64_t netload_port_tx_csum(uint16_t port_id);
 int netload_port_is_open(uint16_t port_id);
 
+
+/*
+ * ARP/ND on a generator port (nd.c). `enabled` is read by RX workers on
+ * frames without a signature; everything else is the control thread's, but
+ * for the counters and the reply bucket, which the RX workers of the port's
+ * queues share under `lock` (ARP/ND frames are few).
+ */
+struct rte_ring;
+struct netload_nd;
+extern struct netload_nd *netload_nd_ports[RTE_MAX_ETHPORTS];
+
+/* A frame of no stream arrived on port_id: answer it if it asks for the port's address. */
+void netload_nd_input(uint16_t port_id, struct rte_mbuf *m);
+/* Send the replies waiting for port_id on its TX queue `queue` (the caller owns it). */
+void netload_nd_flush(uint16_t port_id, uint16_t queue);
+void netload_nd_port_closed(uint16_t port_id);
+/* Whether a run is active (run.c): the ports' queues are the workers' then. */
+int netload_run_active(void);
+
 #endif /* NETLOAD_INTERNAL_H */

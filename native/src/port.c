@@ -452,6 +452,7 @@ netload_port_close(uint16_t port_id)
 	if (!netload_port_is_open(port_id))
 		return 0;
 	NETLOAD_LOG(INFO, "port %u closed (%s)\n", port_id, ports[port_id].device);
+	netload_nd_port_closed(port_id);
 	release(port_id);
 	return 0;
 }

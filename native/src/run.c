@@ -92,6 +92,8 @@ worker_main(void *arg)
 	while ((now = rte_rdtsc()) < run->start_tsc) {
 		for (i = 0; i < w->n_rx; i++)
 			netload_rx_burst(run, &run->rx[w->rx[i]], 0);
+		for (i = 0; i < w->n_ctl; i++)
+			netload_nd_flush(w->ctl_port[i], w->ctl_queue[i]);
 		rte_pause();
 	}
 	cpu_mark(&mark);
@@ -141,6 +143,8 @@ worker_main(void *arg)
 			netload_fwd_step(run, &run->fwd[w->fwd[i]]);
 		for (i = 0; i < w->n_rx; i++)
 			netload_rx_burst(run, &run->rx[w->rx[i]], 1);
+		for (i = 0; i < w->n_ctl; i++)
+			netload_nd_flush(w->ctl_port[i], w->ctl_queue[i]);
 		/* Reading the TSC costs ~40 cycles in a VM: the drain end is
 		 * checked every 16th turn (a few us late at most). */
 		if (!sending && (++turns & 15) == 0) {
@@ -367,6 +371,12 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 fail:
 	netload_run_free(run);
 	return ret;
+}
+
+int
+netload_run_active(void)
+{
+	return active_run != NULL;
 }
 
 static int

@@ -131,6 +131,11 @@ struct worker {
 	uint32_t *rx;
 	uint32_t n_fwd;
 	uint32_t *fwd;
+	/* ARP/ND replies this worker sends: on (ctl_port[i], ctl_queue[i]), TX queues
+	 * no other worker uses in this run */
+	uint32_t n_ctl;
+	uint16_t ctl_port[RTE_MAX_ETHPORTS];
+	uint16_t ctl_queue[RTE_MAX_ETHPORTS];
 } __rte_cache_aligned;
 
 struct netload_run {

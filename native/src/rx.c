@@ -274,6 +274,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	if (n == 0)
 		return;
 	if (unlikely(!count)) {
+		/* before the start deadline: no stream counts yet, but ARP/ND is answered */
+		if (netload_nd_ports[t->port_id] != NULL)
+			for (i = 0; i < n; i++)
+				netload_nd_input(t->port_id, bufs[i]);
 		rte_pktmbuf_free_bulk(bufs, n);
 		return;
 	}
@@ -300,7 +304,11 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		if (unlikely(sig == NULL || sig->magic != NETLOAD_SIGNATURE_MAGIC ||
 				sig->stream_id >= NETLOAD_MAX_STREAMS ||
 				(slot = run->slot_of[sig->stream_id]) == NETLOAD_NO_SLOT)) {
+			/* No stream's frame: perhaps ARP/ND for the port (signed frames
+			 * never take this branch, so they pay nothing for it). */
 			t->foreign++;
+			if (netload_nd_ports[t->port_id] != NULL)
+				netload_nd_input(t->port_id, m);
 			continue;
 		}
 		st = &t->streams[slot];

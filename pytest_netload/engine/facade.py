@@ -48,6 +48,7 @@ _ENVIRONMENT_STATUSES = {
     lib.NETLOAD_ENOLCORE,
     lib.NETLOAD_EEAL,
     lib.NETLOAD_ENOTSUP,
+    lib.NETLOAD_ETIMEDOUT,
 }
 
 
@@ -342,6 +343,58 @@ def port_stats_reset(port_id: int) -> None:
 
 def port_close(port_id: int) -> None:
     _check(lib.netload_port_close(port_id), f"port {port_id} close")
+
+
+def port_set_addr(port_id: int, mac: str, ip: str, vlan: int = 0, reply_pps: int = 0) -> None:
+    """The port answers ARP (IPv4 `ip`) or neighbour solicitations (IPv6) as `mac`."""
+    import ipaddress
+
+    addr = ffi.new("struct netload_port_addr *")
+    addr.mac = list(bytes.fromhex(mac.replace(":", "")))
+    packed = ipaddress.ip_address(ip).packed
+    if len(packed) == 4:
+        addr.has_ip4, addr.ip4 = 1, list(packed)
+    else:
+        addr.has_ip6, addr.ip6 = 1, list(packed)
+    addr.vlan, addr.reply_pps = vlan, reply_pps
+    _check(lib.netload_port_set_addr(port_id, addr), f"port {port_id} address {ip}")
+
+
+def port_announce(port_id: int) -> None:
+    _check(lib.netload_port_announce(port_id), f"port {port_id} announce")
+
+
+def port_resolve(port_id: int, peer_ip: str, timeout_ms: int, retry_ms: int) -> str:
+    """The MAC of `peer_ip` as the port's ARP/ND learnt it (NetloadEnvironmentError
+    when nothing answered within timeout_ms)."""
+    import ipaddress
+
+    packed = ipaddress.ip_address(peer_ip).packed
+    mac = ffi.new("uint8_t[6]")
+    _check(lib.netload_port_resolve(port_id, 4 if len(packed) == 4 else 6, packed,
+                                    timeout_ms, retry_ms, mac), f"port {port_id} resolve {peer_ip}")
+    return ":".join(f"{b:02x}" for b in bytes(mac))
+
+
+def port_nd_service(port_id: int, wait_us: int = 0) -> None:
+    _check(lib.netload_port_nd_service(port_id, wait_us), f"port {port_id} ARP/ND")
+
+
+def port_nd_stats(port_id: int) -> dict[str, Any]:
+    """The port's ARP/ND counters, and the latest request for another address seen."""
+    import ipaddress
+
+    st = ffi.new("struct netload_nd_stats *")
+    _check(lib.netload_port_nd_stats(port_id, st), f"port {port_id} ARP/ND stats")
+    out: dict[str, Any] = {name: int(getattr(st, name)) for name, _ in ffi.typeof(st[0]).fields
+                           if not name.startswith("other_")}
+    if st.other_family:
+        n = 4 if st.other_family == 4 else 16
+        out["other_request"] = {
+            "sender": str(ipaddress.ip_address(bytes(st.other_sender)[:n])),
+            "target": str(ipaddress.ip_address(bytes(st.other_target)[:n])),
+            "vlan": int(st.other_vlan)}
+    return out
 
 
 def port_set_queue_rate(port_id: int, queue: int, mbps: int) -> None:
