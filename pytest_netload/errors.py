@@ -50,3 +50,7 @@ class InvalidTrial(NetloadError):
 
 class NetloadWarning(UserWarning):
     """Base of pytest-netload warnings; each one says what to do."""
+
+
+class LinkSpeedWarning(NetloadWarning):
+    """A port's negotiated link speed differs from the topology's line rate."""

@@ -49,6 +49,7 @@ from ..traffic.streams import UdpSpec
 from ..units import Rate, as_rate, frame_bits, run_seconds
 from . import progress
 from .harness import WiredPorts
+from .link import recover_links
 from .settings import Rfc2544Mark, time_budget_seconds
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
 
@@ -98,6 +99,8 @@ class EngineMeasurer:
                scheduled: float) -> TrialResult:
         s = run.streams[0]
         reason = self._invalid(run, s, scheduled, offered_pps)
+        # a lost link: wait for it before the retry, or stop (bench/link.py)
+        recover_links(run, [self.stream.port, *self.rx], reason, self.engine)
         return TrialResult(
             frame_size=self.frame_size, mean_frame_size=self.stream.mean_frame_size,
             offered_pps=offered_pps, duration_s=duration_s, tx_packets=s.tx_packets,
@@ -106,7 +109,8 @@ class EngineMeasurer:
             latency=s.latency_result() if s.latency is not None else None, clock=s.clock,
             extra={"duplicates": s.duplicates, "reordered": s.reordered,
                    "generator_drops": run.generator_drops, "foreign": run.foreign},
-            steady_state=self.steady_state, **self._backlog(s, offered_pps, duration_s))
+            steady_state=self.steady_state, events=run.link_events,
+            **self._backlog(s, offered_pps, duration_s))
 
     def _cbr(self, load_pps: float) -> tuple[Any, ...]:
         return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))

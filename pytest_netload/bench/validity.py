@@ -7,10 +7,12 @@ retried and never counted as the DUT's loss (docs/rfc2544.md, "Trials and
 their validity").
 
 The rules, in the order they are checked:
-1. the trial scheduled fewer than one frame, or the generator sent none;
-2. TX fell more than `tx_tolerance` (1 %) short of the schedule;
-3. the generator's own link was down before or after the trial, or went down
-   during it;
+1. the trial scheduled fewer than one frame;
+2. the generator's own link was down when the trial started, or went down
+   during it ("link down on p1 at t=1.23s": a lost link explains every other
+   symptom, a TX shortfall or a loss, so it is named first);
+3. the generator sent no frame, or TX fell more than `tx_tolerance` (1 %)
+   short of the schedule;
 4. the generator lagged behind its schedule by more than `lag_bound_ns`;
 5. its own RX ports dropped frames; foreign frames flooded them; the run was
    interrupted.
@@ -18,7 +20,7 @@ The rules, in the order they are checked:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import format as fmt
@@ -89,11 +91,39 @@ def timed_lag_bound_ns(offered_pps: float, figure_ns: float) -> float:
     return max(LAG_SLACK_FRAMES / offered_pps * 1e9, LAG_SHARE * max(figure_ns, 0.0))
 
 
-def link_reason(ports: Mapping[str, Mapping[str, int]]) -> str | None:
-    """Why the generator's own links fail a trial: a port whose link was down before or
-    after it (`link_up_before` / `link_up_after`, read by the engine host around every
-    run), or whose kernel interface lost its carrier during it (`iface_carrier_down`,
-    the delta of /sys/class/net/IFACE/carrier_down_count); None when every link held."""
+def link_down_reason(events: Sequence[Mapping[str, Any]]) -> str | None:
+    """The reason "link down on p1 at t=1.23s (up again by t=1.64s)" for the first port
+    whose link went down in a run's link events (`RunResult.link_events`, sampled at
+    every ~100 ms poll: the drop happened within the sample interval before `t_s`); None
+    when no link went down."""
+    for i, e in enumerate(events):
+        if e.get("event") != "link_down":
+            continue
+        port = e.get("port") or e.get("device") or "?"
+        if e.get("at_start"):
+            return f"link down on {port} when the trial started ({e.get('operstate') or 'down'})"
+        up = next((u for u in events[i + 1:] if u.get("event") == "link_up"
+                   and u.get("port") == e.get("port")), None)
+        at = f"link down on {port} at t={fmt.time_s(e['t_s'])}"
+        if up is None:
+            return f"{at} (still down when the trial ended)"
+        if up["t_s"] == e["t_s"]:
+            return f"{at} (a flap: down and up again since t={fmt.time_s(e['since_s'])})"
+        return f"{at} (up again by t={fmt.time_s(up['t_s'])})"
+    return None
+
+
+def link_reason(ports: Mapping[str, Mapping[str, int]],
+                events: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """Why the generator's own links fail a trial. First its link events (when and on
+    which port, `link_down_reason`); else the counters read around the run (a drop no
+    sample placed, or a host that sends no events): a port whose link was down before
+    or after it (`link_up_before` / `link_up_after`), or whose kernel interface lost its
+    carrier during it (`iface_carrier_down`, the delta of /sys/class/net/IFACE/carrier_down_count);
+    None when every link held."""
+    reason = link_down_reason(events)
+    if reason is not None:
+        return reason
     for device, c in ports.items():
         if c.get("link_up_before", 1) == 0:
             return f"the generator's port {device!r} had its link down when the trial started"
@@ -118,6 +148,9 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
         return (f"a {fmt.time_s_exact(duration_s)} trial at {fmt.rate_pps_exact(offered_pps)} "
                 f"schedules {fmt.count(scheduled)} frames, fewer than one: give a longer "
                 "trial_duration")
+    link = link_reason(getattr(run, "ports", {}) or {}, getattr(run, "link_events", ()) or ())
+    if link is not None:
+        return link
     if s.tx_packets == 0:
         return (f"the generator sent no frame of the {fmt.count(round(scheduled))} scheduled: "
                 + shortfall_cause(s, offered_pps, duration_s))
@@ -126,9 +159,6 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
                 f"scheduled frames ({fmt.rate_pps_exact(s.tx_pps)} of "
                 f"{fmt.rate_pps_exact(offered_pps)} offered): "
                 + shortfall_cause(s, offered_pps, duration_s))
-    link = link_reason(getattr(run, "ports", {}) or {})
-    if link is not None:
-        return link
     lost = max(s.tx_packets - (s.rx_packets - s.duplicates), 0)
     if timed_figure_ns is None:
         bound = lag_bound_ns(offered_pps, duration_s, tx_packets=s.tx_packets, lost=lost,

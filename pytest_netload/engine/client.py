@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import shutil
 import sys
 import time
@@ -26,6 +25,7 @@ from .._native_facts import ABI_VERSION
 from ..measure.results import RunResult, build_run_result
 from ..units import run_seconds
 from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
+from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
 from .locks import cmdline
 from .wire import TERMINATED_NOTE, unpack_array
 
@@ -34,7 +34,6 @@ POLL_SLICE_MS = 100
 CPU_WAIT_S = 5.0  # a start waits this long for worker CPUs another engine holds
 # Each thread's CPUs before any engine of this process moved it (thread id -> CPUs).
 _FIRST_AFFINITY: dict[int, set[int]] = {}
-PCI_ADDRESS = re.compile(r"([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 LOG_TAIL_LINES = 40
 _BOOT = (
     "import sys; sys.path.insert(0, {path!r}); "
@@ -47,6 +46,7 @@ _FAKE_BOOT = (
 )
 
 
+LINK_TIMEOUT_S = 10.0  # a port's link may take this long to come up (--netload-link-timeout)
 MIN_MEMORY_MB = 64
 MAX_MEMORY_MB = 1 << 20  # 1 TiB
 
@@ -112,6 +112,14 @@ class Port:
     device: str
     info: dict[str, Any]
     generation: int
+    name: str = ""
+    """The port's name in its topology ("p1"), when it was opened under one: what link
+    events and invalid-trial reasons call it."""
+
+    @property
+    def label(self) -> str:
+        """The topology name when there is one, else the device string."""
+        return self.name or self.device
 
     @property
     def alive(self) -> bool:
@@ -136,6 +144,11 @@ class Port:
 
     def refresh(self) -> dict[str, Any]:
         return dict(self.engine._call("port_info", port_id=self._id()))
+
+    def link(self) -> dict[str, Any]:
+        """The link now: `up`, `speed_mbps` (None where the port reports no real speed,
+        `speed_note` says why), `operstate`, `source` (the kernel interface or DPDK)."""
+        return dict(self.engine._call("port_link", port_id=self._id()))
 
     def close(self) -> None:
         if self.engine._generation == self.generation and self.engine.alive:
@@ -248,6 +261,9 @@ class Engine:
         self.observers: list[Callable[[RunResult], None]] = []
         # Frames each RX port keeps of every run (run(capture=...) overrides it).
         self.capture_default = 0
+        # How long a link that went down in a trial may take to come back before the
+        # procedure stops (bench/link.py; the plugin sets --netload-link-timeout).
+        self.link_timeout_s = LINK_TIMEOUT_S
         self._group: Any = None
         self._channel: Any = None
         self._unanswered = 0
@@ -442,8 +458,9 @@ class Engine:
             self.start()
         return int(self.hello["workers"])
 
-    def port(self, device: str, **options: Any) -> Port:
-        """Open a DPDK device (vdev string or PCI address) as a port."""
+    def port(self, device: str, *, name: str = "", **options: Any) -> Port:
+        """Open a DPDK device (vdev string or PCI address) as a port; `name` is what link
+        events and invalid-trial reasons call it (its topology name, e.g. "p1")."""
         from ..topology.model import check_device
 
         check_device(device, "port device")  # before any engine starts
@@ -455,7 +472,7 @@ class Engine:
                 "devices it is given, so the machine's other NICs stay untouched)"
             )
         info = self._call("port_open", device=device, **options)
-        return Port(self, int(info["port_id"]), device, info, self._generation)
+        return Port(self, int(info["port_id"]), device, info, self._generation, name)
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,
              clock: str = "auto") -> LoadedStream:
@@ -586,7 +603,8 @@ class Engine:
                 pass
         interrupted = stopped_by is not None
         raw = self._call("run_results", run_id=run_id)
-        by_id = {p.port_id: p.device for p in [s.port for s in streams] + rx_ports}
+        run_ports = {p.port_id: p for p in [s.port for s in streams] + rx_ports}
+        by_id = {i: p.device for i, p in run_ports.items()}
         result = build_run_result(
             [s.name for s in streams],
             [s.stream_id for s in streams],
@@ -599,6 +617,7 @@ class Engine:
             started_at=started_at + start_delay_s,
             clocks=[("nic-hardware", 1e9 / min(p.info["nic_clock_hz"] for p in [s.port, *rx_ports]))
                     if h else None for s, h in zip(streams, hw)],
+            link_events=link_events(raw.get("link_events") or (), run_ports),
         )
         self.last_result = result
         for observer in list(self.observers):
@@ -614,6 +633,20 @@ class Engine:
     def crash_for_test(self) -> None:
         """Make the native core dereference NULL (tests of crash handling)."""
         self._call("crash", timeout_s=30)
+
+
+def link_events(events: Iterable[dict[str, Any]],
+                ports: dict[int, Port]) -> tuple[dict[str, Any], ...]:
+    """The host's link events of a run, each naming its port as the topology does
+    (`port`: "p1", or the device string of a port opened without a name) and by device."""
+    out = []
+    for e in events:
+        port = ports.get(int(e["port_id"]))
+        out.append({"event": e["event"],
+                    "port": port.label if port is not None else str(e["port_id"]),
+                    "device": port.device if port is not None else None,
+                    **{k: v for k, v in e.items() if k not in ("event", "port_id")}})
+    return tuple(out)
 
 
 CLOCKS = ("auto", "tsc", "hardware")

@@ -904,6 +904,13 @@ class FakeHost:
     def op_port_info(self, port_id: int) -> dict[str, Any]:
         return dict(self._port(port_id))
 
+    def op_port_link(self, port_id: int) -> dict[str, Any]:
+        """Always up, at the modelled ports' rate (as engine/link.py answers a real port)."""
+        port = self._port(port_id)
+        return {"up": True, "speed_mbps": int(port["link_speed_mbps"]) or None,
+                "operstate": "up", "carrier": None, "source": "fake engine port",
+                "carrier_down_count": 0, "speed_note": None}
+
     def op_port_stats(self, port_id: int) -> dict[str, int]:
         self._port(port_id)
         return dict(self.counters[port_id])

@@ -16,6 +16,7 @@ import itertools
 import os
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from types import FrameType
@@ -24,6 +25,7 @@ from typing import Any
 from .. import errors
 from . import locks
 from .leftovers import remove_runtime_dir
+from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
 from .wire import TERMINATED_NOTE, pack_array
 
 
@@ -37,6 +39,7 @@ class Host:
         self.ports: dict[int, str] = {}
         self.streams: dict[int, Any] = {}
         self.runs: dict[int, tuple[Any, list[int], dict[int, dict[str, int]]]] = {}
+        self.watches: dict[int, LinkWatch] = {}  # per run: its ports' link events
         self._ids = itertools.count(1)
         self.eal_args: list[str] = []
         self.cpu_plan: locks.CpuPlan | None = None
@@ -123,10 +126,32 @@ class Host:
     def op_port_open(self, device: str, **options: Any) -> dict[str, Any]:
         port_id = self.facade.port_open(device, **options)
         self.ports[port_id] = device
-        return self.facade.port_info(port_id)
+        return self.op_port_info(port_id)
 
     def op_port_info(self, port_id: int) -> dict[str, Any]:
-        return dict(self.facade.port_info(port_id))
+        """DPDK's port info, its link fields the real link's (`link_state`)."""
+        info = dict(self.facade.port_info(port_id))
+        link = self.link_state(port_id, info)
+        info.update(link_up=link["up"], link_speed_mbps=link["speed_mbps"] or 0,
+                    link_source=link["source"], link_speed_note=link["speed_note"])
+        return info
+
+    def link_state(self, port_id: int, info: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The port's link: its kernel interface's carrier and speed when it sits on one
+        (DPDK's af_packet/af_xdp report theirs up at 10G, whatever the wire does),
+        else DPDK's (engine/link.py)."""
+        device = self.ports[port_id]
+        iface = interface_of(device)
+        if iface is not None:
+            return kernel_link(iface)
+        return dpdk_link(device, info if info is not None else self.facade.port_info(port_id))
+
+    def op_port_link(self, port_id: int) -> dict[str, Any]:
+        """The port's link now (cheap: a few sysfs reads or one DPDK link query)."""
+        if port_id not in self.ports:
+            raise errors.NetloadConfigError(
+                f"port {port_id} is not open in this engine; open it again")
+        return self.link_state(port_id)
 
     def op_port_stats(self, port_id: int) -> dict[str, int]:
         return self.facade.port_stats(port_id)
@@ -151,7 +176,7 @@ class Host:
             stats[f"iface_{what}"] = read_iface_counter(iface, what) if iface else 0
         # The generator's own link: its state, and how often the kernel interface under
         # the port lost its carrier (a flap between two reads shows only there).
-        stats["link_up"] = int(bool(self.facade.port_info(port_id).get("link_up", True)))
+        stats["link_up"] = int(bool(self.link_state(port_id)["up"]))
         stats["iface_carrier_down"] = read_iface_counter(
             iface, "carrier_down_count", "") if iface else 0
         return stats
@@ -190,11 +215,15 @@ class Host:
                     f"port {p} was closed; open it again before using it in a run")
         before = {p: self.stats(p) for p in ports}
         run = self.facade.Run(natives, rx, **timing)
+        # t = 0 of the run's link events: when its first frame was due
+        start = time.monotonic() + int(timing.get("start_delay_ns", 0)) / 1e9
         run_id = next(self._ids)
         self.runs[run_id] = (run, ports, before)
+        self.watches[run_id] = LinkWatch(ports, self.link_state, start)
         return run_id
 
     def op_run_poll(self, run_id: int, wait_ms: int = 100) -> dict[str, Any]:
+        self.watches[run_id].sample()  # each poll (~100 ms): where a link drop is placed
         return dict(self.runs[run_id][0].poll(wait_ms))
 
     def op_run_stop(self, run_id: int) -> None:
@@ -202,17 +231,20 @@ class Host:
 
     def op_run_results(self, run_id: int) -> dict[str, Any]:
         run, ports, before = self.runs.pop(run_id)
+        watch = self.watches.pop(run_id)
         try:
             arrays = run.results()
         finally:
             run.free()
+        watch.sample()
         after = {p: self.stats(p) for p in ports}
         deltas = {p: {k: after[p][k] - before[p][k] for k in after[p] if k != "link_up"}
                   for p in ports}
         for p in ports:  # a state, not a counter: both ends of the run
             deltas[p]["link_up_before"] = before[p]["link_up"]
             deltas[p]["link_up_after"] = after[p]["link_up"]
-        return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas}
+        return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas,
+                "link_events": watch.events}
 
 
 def _install_sigterm(eal_args: Callable[[], Sequence[str]]) -> None:
@@ -246,23 +278,6 @@ def worker_thread_cpus() -> list[int]:
         except OSError:
             continue  # the thread ended meanwhile
     return sorted(cpus)
-
-
-def interface_of(device: str) -> str | None:
-    """The kernel interface a vdev sits on (`...,iface=NAME,...`), if any."""
-    for arg in device.split(",")[1:]:
-        key, _, value = arg.partition("=")
-        if key.strip() == "iface" and value:
-            return value.strip()
-    return None
-
-
-def read_iface_counter(iface: str, name: str, folder: str = "statistics/") -> int:
-    try:
-        with open(f"/sys/class/net/{iface}/{folder}{name}", encoding="ascii") as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return 0
 
 
 def serve(channel: Any, make_host: Callable[[], Any] = Host) -> None:

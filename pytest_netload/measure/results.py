@@ -228,6 +228,11 @@ class RunResult:
     ports: dict[str, dict[str, int]] = field(default_factory=dict)
     interrupted: bool = False
     started_at: float = 0.0  # wall-clock time (s since the epoch) of the start deadline
+    link_events: tuple[dict[str, Any], ...] = ()
+    """The run's ports' link changes, in order: `{"event": "link_down" | "link_up",
+    "port": "p1", "device", "t_s", "since_s"}`, the change placed after `since_s` and by
+    `t_s` (seconds from the first frame's due time; sampled at each ~100 ms poll); a port
+    down when the run started has `"at_start": True` (engine/link.py)."""
 
     def __getitem__(self, name: str) -> StreamResult:
         for s in self.streams:
@@ -374,6 +379,7 @@ def build_run_result(
     tsc_hz: int | None = None,
     clocks: list[tuple[str, float] | None] | None = None,
     started_at: float = 0.0,
+    link_events: tuple[dict[str, Any], ...] = (),
 ) -> RunResult:
     """Per-stream results from the engine's arrays. `clocks` gives, per stream,
     (name, resolution in ns) of a latency clock other than the TSC, or None."""
@@ -438,4 +444,5 @@ def build_run_result(
         )
         for i in range(len(names))
     )
-    return RunResult(streams, arrays, arrays["rx_queues"], ports, interrupted, started_at)
+    return RunResult(streams, arrays, arrays["rx_queues"], ports, interrupted, started_at,
+                     link_events)

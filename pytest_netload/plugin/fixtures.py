@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from ..bench.harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
+from ..bench.link import LinkPolicy, check_port_link
 from ..bench.runner import Calibration, Rfc2544Runner
 from ..bench.settings import NetloadMark, Rfc2544Mark
 from ..engine.client import Engine, Port
@@ -130,14 +131,33 @@ def dut(_netload_built: tuple[Topology, Any]) -> Any:
     return handle
 
 
-def _open_port(engine: Engine, spec: Any, backend: str) -> Port:
+def _open_port(engine: Engine, spec: Any, backend: str, link: LinkPolicy | None = None) -> Port:
+    """Open the topology's port `spec`, under its name; then, with a `link` policy, wait
+    for its link (bounded) and compare its speed with the line rate (bench/link.py: a
+    link still down is a NetloadEnvironmentError naming the port and what to check)."""
     device = spec.device
     if device is None:
         from ..topology.builtin import vdev_string
 
         device = vdev_string(backend, spec.name, spec.iface)
     queues = int(getattr(spec, "queues", 1) or 1)
-    return engine.port(device, rx_queues=queues, tx_queues=queues)
+    port = engine.port(device, name=spec.name, rx_queues=queues, tx_queues=queues)
+    if link is not None:
+        engine.link_timeout_s = link.timeout_s  # also bounds the wait after a lost link
+        try:
+            state = check_port_link(port, spec.name, link)
+        except BaseException:
+            port.close()
+            raise
+        # what the results' environment records: the real speed, or none (0)
+        port.info.update(link_speed_mbps=state.get("speed_mbps") or 0,
+                         link_speed_note=state.get("speed_note"))
+    return port
+
+
+def _link_policy(config: pytest.Config, topology: Topology) -> LinkPolicy:
+    settings = _settings(config)
+    return LinkPolicy(settings.link_timeout_s, settings.link_strict, topology.line_rate_bps)
 
 
 def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
@@ -147,7 +167,8 @@ def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
     backend = _settings(config).backend
     for spec in topology.ports:
         try:
-            opened[spec.name] = _open_port(engine, spec, backend)
+            opened[spec.name] = _open_port(engine, spec, backend,
+                                           _link_policy(config, topology))
         except (NetloadEnvironmentError, NetloadConfigError) as exc:
             _harness_failure(f"opening port {spec.name!r} of topology {topology.name!r}", exc)
     env = config.stash.get(ENVIRONMENT_KEY, None)

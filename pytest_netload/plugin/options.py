@@ -42,6 +42,12 @@ SAVE_BASELINE_DESC = ("Store this session's results as baseline NAME (under <rep
                       "baselines/)")
 BASELINE_DESC = ("Compare against baseline NAME: tests whose figures regressed beyond their "
                  "measurement noise fail, and a comparison table is printed")
+LINK_TIMEOUT_DESC = ("How long each port's link may take to come up when the session opens "
+                     "the ports, and to come back after a trial that lost it (0: look once); "
+                     "a link still down then is an error naming the port. Default: 10s")
+LINK_STRICT_DESC = ("Make a port whose negotiated link speed differs from the topology's "
+                    "line_rate an error, not a warning (true/false; the bare flag is true). "
+                    "Default: false")
 
 BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge", "loopback")
 BACKENDS = ("af_packet", "af_xdp")
@@ -186,6 +192,23 @@ def _duration(value: str) -> float | None:
     return trial_seconds(value, what="trial duration")
 
 
+def _link_timeout(value: str) -> float:
+    from ..bench.link import link_timeout_seconds
+
+    return link_timeout_seconds(value.strip(), what="link timeout")
+
+
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
+
+
+def _flag(value: str) -> bool:
+    word = value.strip().lower()
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise NetloadConfigError(f"{value!r} is not a yes/no value; give true or false "
+                             "(also 1/0, yes/no, on/off)")
+
+
 SETTINGS = (
     Setting("netload_topology", TOPOLOGY_DESC, "netns-router", _topology),
     Setting("netload_backend", BACKEND_DESC, "af_packet", _backend),
@@ -195,7 +218,10 @@ SETTINGS = (
     Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
     Setting("netload_save_baseline", SAVE_BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),
+    Setting("netload_link_timeout", LINK_TIMEOUT_DESC, "10s", _link_timeout),
+    Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
 )
+FLAGS = frozenset({"netload_link_strict"})  # --netload-link-strict alone means true
 
 
 def _baseline_name(value: str) -> str | None:
@@ -218,6 +244,8 @@ class Settings:
     trial_duration_s: float | None
     save_baseline: str | None = None
     baseline: str | None = None
+    link_timeout_s: float = 10.0
+    link_strict: bool = False
 
     @property
     def fake_dut(self) -> FakeDut | None:
@@ -248,13 +276,21 @@ class Settings:
             parts.append(f"trial duration {fmt.time_s_exact(self.trial_duration_s)} (override)")
         if self.baseline:
             parts.append(f"baseline {self.baseline}")
+        if self.link_timeout_s != 10.0:
+            parts.append(f"link timeout {fmt.time_s_exact(self.link_timeout_s)}")
+        if self.link_strict:
+            parts.append("link speed strict")
         return "netload: " + ", ".join(parts)
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("netload", "network device conformance testing (pytest-netload)")
     for s in SETTINGS:
-        group.addoption(s.flag, dest=s.name, default=None, help=s.help)
+        if s.name in FLAGS:
+            group.addoption(s.flag, dest=s.name, default=None, help=s.help, nargs="?",
+                            const="true", metavar="true|false")
+        else:
+            group.addoption(s.flag, dest=s.name, default=None, help=s.help)
         parser.addini(s.name, s.help, default=s.default)
 
 
@@ -287,4 +323,5 @@ def resolve(config: pytest.Config) -> Settings:
     return Settings(values["netload_topology"], values["netload_backend"],
                     values["netload_engine"], values["netload_engine_memory"],
                     values["netload_report_dir"], values["netload_trial_duration"],
-                    values["netload_save_baseline"], values["netload_baseline"])
+                    values["netload_save_baseline"], values["netload_baseline"],
+                    values["netload_link_timeout"], values["netload_link_strict"])

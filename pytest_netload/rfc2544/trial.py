@@ -67,6 +67,10 @@ class TrialResult:
     steady_state: str = "warn"
     """What a trial that is not steady does: "warn" (flagged), "fail" (its backlog counts
     as lost, so it fails the search) or "off" (not judged)."""
+    events: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    """What happened to the generator during the trial, in order: its ports' link changes
+    (`{"event": "link_down", "port": "p1", "t_s": 1.23, "since_s": 1.13, ...}`, see
+    `RunResult.link_events`). Empty for a trial nothing happened in."""
 
     def __post_init__(self) -> None:
         for name in ("tx_packets", "rx_packets"):
@@ -166,6 +170,8 @@ class TrialResult:
                        buffer_s=self.buffer_s, steady_duration_s=self.steady_duration_s)
         if self.latency is not None and not self.latency.empty:
             out["latency"] = self.latency.as_dict()
+        if self.events:
+            out["events"] = [dict(e) for e in self.events]
         return out
 
 
