@@ -10,7 +10,8 @@ import pytest
 pytest_plugins = ["pytester"]
 
 OPTIONS = ("--netload-topology", "--netload-backend", "--netload-engine",
-           "--netload-engine-memory", "--netload-report-dir", "--netload-trial-duration")
+           "--netload-engine-memory", "--netload-report-dir", "--netload-trial-duration",
+           "--netload-link-timeout", "--netload-link-strict")
 
 
 def test_importing_the_plugin_loads_no_native_code() -> None:
@@ -50,6 +51,19 @@ def test_header_names_engine_topology_and_reports(pytester: pytest.Pytester) -> 
         ("netload: engine popen, topology netns-router (af_packet), reports netload-results, "
         "trial duration 2s (override)")])
     result.assert_outcomes(passed=1)
+
+
+def test_link_settings_show_in_the_header_and_the_bare_strict_flag_is_true(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--netload-link-timeout=3s", "--netload-link-strict")
+    result.stdout.fnmatch_lines(["netload: *, link timeout 3s, link speed strict"])
+    result = pytester.runpytest("--netload-link-strict=false")
+    assert "link speed strict" not in result.stdout.str()
+    assert "link timeout" not in result.stdout.str()  # the default (10s) is not shown
+    pytester.makeini("[pytest]\nnetload_link_strict = yes\nnetload_link_timeout = 500ms\n")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["netload: *, link timeout 500ms, link speed strict"])
 
 
 def test_cli_beats_env_beats_ini(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
