@@ -29,7 +29,8 @@ from .traffic.packets import (
     from_scapy,
 )
 from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
-from .traffic.streams import Stream, UdpSpec, flow_stream, udp
+from .traffic.mix import bidirectional
+from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
 from .units import Duration, Rate, Size
 from .verdicts.assertions import assert_latency, assert_loss, assert_throughput
 
@@ -64,15 +65,18 @@ __all__ = [
     "Size",
     "Stream",
     "StreamResult",
+    "TcpSpec",
     "Template",
     "UdpSpec",
     "Vlan",
     "assert_latency",
     "assert_loss",
     "assert_throughput",
+    "bidirectional",
     "field",
     "flow_stream",
     "from_bytes",
     "from_scapy",
+    "tcp",
     "udp",
 ]

@@ -20,7 +20,7 @@ from ..measure.latency import LatencyResult
 from ..measure.recording import record_measurement
 from ..measure.results import RunResult, StreamResult
 from ..topology.model import Flow, Topology
-from ..traffic.streams import UdpSpec
+from ..traffic.streams import L4Spec
 from ..units import as_duration
 from . import progress
 from .ratecontrol import RateController, RateResult
@@ -146,12 +146,12 @@ class ExternalDut:
 
 
 def bind_stream(stream: Any, flow: Flow) -> Any:
-    """A `udp(...)` spec becomes the stream for `flow`; streams pass through."""
-    return stream.for_flow(flow) if isinstance(stream, UdpSpec) else stream
+    """A `udp(...)` or `tcp(...)` spec becomes the stream for `flow`; streams pass through."""
+    return stream.for_flow(flow) if isinstance(stream, L4Spec) else stream
 
 
 def stream_name(stream: Any, flow: Flow) -> str:
-    if isinstance(stream, UdpSpec):
+    if isinstance(stream, L4Spec):
         return stream.name or f"{flow.tx.name}->{flow.rx.name}"
     name = getattr(stream, "name", None)
     if not name:

@@ -15,8 +15,6 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import InvalidTrial, NetloadConfigError
@@ -44,11 +42,21 @@ from ..rfc2544.recovery import (
 )
 from ..rfc2544.summary import check_trials
 from ..rfc2544.throughput import require_valid, valid_trial
+from ..traffic.mix import Mix, as_mix
 from ..traffic.patterns import CBR, MaxRate, Phase
 from ..traffic.streams import UdpSpec
 from ..units import Rate, as_rate, frame_bits, run_seconds
 from . import progress
 from .harness import WiredPorts
+from .lanes import (
+    Lane,
+    load_lanes,
+    longest_gap_ns,
+    plan_wires,
+    recovery_of,
+    reset_of,
+    trial_counts,
+)
 from .link import recover_links
 from .settings import Rfc2544Mark, time_budget_seconds
 from .validity import TX_TOLERANCE, generator_failure, trial_seconds
@@ -60,7 +68,9 @@ IN_FLIGHT_SLACK_FRAMES = 32  # one TX burst: frames that may leave together at a
 
 @dataclass
 class EngineMeasurer:
-    """Trials of one loaded stream from `tx` to `rx` at a CBR load."""
+    """Trials at a CBR load: of one loaded stream from `tx` to `rx`, or of every lane of
+    a plan (bench/lanes.py: several streams, on one wire or on both), each lane paced
+    at its share of the load, which is offered on each direction."""
 
     engine: Engine
     stream: LoadedStream
@@ -71,6 +81,41 @@ class EngineMeasurer:
     warmup_s: float = 0.0
     steady_state: str = "warn"
     loss_tolerance: float = 0.0  # the verdict's: sets how much generator lag a trial tolerates
+    lanes: tuple[Lane, ...] = ()
+    """Every stream of a trial with its share of its direction's load; empty: `stream`."""
+    directions: tuple[str, ...] = ()
+    """The wires ("tx->rx") the lanes load; with two or more, a trial's record has a
+    breakdown per direction."""
+
+    def __post_init__(self) -> None:
+        if not self.lanes:
+            self.lanes = (Lane(self.stream, 1.0, 0),)
+        if not self.directions:
+            self.directions = ("",)
+
+    @property
+    def mean_frame_size(self) -> float:
+        """Bytes with FCS, averaged over the packets of a direction (the lanes' shares)."""
+        return sum(lane.share * lane.stream.mean_frame_size
+                   for lane in self.lanes) / len(self.directions)
+
+    @property
+    def tx_ports(self) -> list[Port]:
+        return list({lane.stream.port.device: lane.stream.port for lane in self.lanes}.values())
+
+    def _entries(self, load_pps: float) -> list[Tx]:
+        return [Tx(lane.stream, 0, self._cbr(load_pps * lane.share)) for lane in self.lanes]
+
+    def _lane_failure(self, run: Any, scheduled: float, offered_pps: float,
+                      timed: Callable[[int], float | None] = lambda _i: None) -> str | None:
+        """The first lane whose generator failed its share (`_invalid`), prefixed with its
+        stream's name when there are several; None when every lane did its part."""
+        for i, (lane, s) in enumerate(zip(self.lanes, run.streams)):
+            why = self._invalid(run, s, scheduled * lane.share, offered_pps * lane.share,
+                                timed_figure_ns=timed(i))
+            if why is not None:
+                return why if len(self.lanes) == 1 else f"stream {s.name!r}: {why}"
+        return None
 
     def _invalid(self, run: Any, s: Any, scheduled: float, offered_pps: float,
                  timed_figure_ns: float | None = None) -> str | None:
@@ -97,20 +142,16 @@ class EngineMeasurer:
 
     def _trial(self, run: Any, offered_pps: float, duration_s: float,
                scheduled: float) -> TrialResult:
-        s = run.streams[0]
-        reason = self._invalid(run, s, scheduled, offered_pps)
+        reason = self._lane_failure(run, scheduled, offered_pps)
         # a lost link: wait for it before the retry, or stop (bench/link.py)
-        recover_links(run, [self.stream.port, *self.rx], reason, self.engine)
+        recover_links(run, [*self.tx_ports, *self.rx], reason, self.engine)
         return TrialResult(
-            frame_size=self.frame_size, mean_frame_size=self.stream.mean_frame_size,
-            offered_pps=offered_pps, duration_s=duration_s, tx_packets=s.tx_packets,
-            rx_packets=s.rx_packets - s.duplicates, achieved_tx_pps=s.tx_pps,
+            frame_size=self.frame_size, mean_frame_size=self.mean_frame_size,
+            offered_pps=offered_pps, duration_s=duration_s,
             valid=reason is None, invalid_reason=reason,
-            latency=s.latency_result() if s.latency is not None else None, clock=s.clock,
-            extra={"duplicates": s.duplicates, "reordered": s.reordered,
-                   "generator_drops": run.generator_drops, "foreign": run.foreign},
             steady_state=self.steady_state, events=run.link_events,
-            **self._backlog(s, offered_pps, duration_s))
+            **trial_counts(run, self.lanes, self.directions, offered_pps, duration_s,
+                           self._backlog))
 
     def _cbr(self, load_pps: float) -> tuple[Any, ...]:
         return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))
@@ -118,38 +159,45 @@ class EngineMeasurer:
     def warm_up(self, load_pps: float, seconds: float) -> None:
         """Traffic at the trial's load before it, not counted (lets the DUT settle)."""
         if seconds > 0:
-            self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
-                            duration_s=seconds, drain_s=0.05)
+            self.engine.run(self._entries(load_pps), self.rx, duration_s=seconds,
+                            drain_s=0.05)
 
     def measure(self, load_pps: float, duration_s: float) -> TrialResult:
         self.warm_up(load_pps, self.warmup_s)
-        run = self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
-                              duration_s=duration_s, drain_s=self.drain_s)
+        run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
+                              drain_s=self.drain_s)
         return self._trial(run, load_pps, duration_s, load_pps * duration_s)
 
     def measure_burst(self, frames: int, rate_pps: float) -> TrialResult:
-        """`frames` back to back at the port's maximum rate (§26.4)."""
-        run = self.engine.run([Tx(self.stream, frames)], self.rx, drain_s=self.drain_s)
-        s = run.streams[0]
+        """`frames` back to back at the port's maximum rate (§26.4), on each direction
+        (split among its lanes by their shares)."""
+        counts = [max(1, round(frames * lane.share)) for lane in self.lanes]
+        run = self.engine.run([Tx(lane.stream, n) for lane, n in zip(self.lanes, counts)],
+                              self.rx, drain_s=self.drain_s)
         trial = self._trial(run, rate_pps, max(frames / rate_pps, 1e-9), frames)
-        if s.tx_packets == frames and s.tx_pps < rate_pps * (1 - 0.05) and frames > 1000:
+        whole = all(s.tx_packets == n for s, n in zip(run.streams, counts))
+        if whole and trial.achieved_tx_pps < rate_pps * (1 - 0.05) and frames > 1000:
             return replace(trial, valid=False, invalid_reason=(
-                f"the burst left at {fmt.rate_pps_exact(s.tx_pps)}, not back to back at "
-                f"{fmt.rate_pps_exact(rate_pps)}"))
+                f"the burst left at {fmt.rate_pps_exact(trial.achieved_tx_pps)}, not back to "
+                f"back at {fmt.rate_pps_exact(rate_pps)}"))
         return trial
 
     def measure_recovery(self, overload_pps: float, relief_pps: float, overload_s: float,
                          relief_s: float) -> RecoveryTrial:
         """Overload for `overload_s`, then relief for `relief_s`, in one paced run (§26.5)."""
-        phases = (Phase(self._cbr(overload_pps)[0].gaps_ps, int(overload_s * 1e9)),
-                  Phase(self._cbr(relief_pps)[0].gaps_ps, int(relief_s * 1e9)))
-        run = self.engine.run([Tx(self.stream, 0, phases)], self.rx, drain_s=self.drain_s)
-        s = run.streams[0]
+        def phases(share: float) -> tuple[Phase, Phase]:
+            return (Phase(self._cbr(overload_pps * share)[0].gaps_ps, int(overload_s * 1e9)),
+                    Phase(self._cbr(relief_pps * share)[0].gaps_ps, int(relief_s * 1e9)))
+
+        run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
+                              self.rx, drain_s=self.drain_s)
         scheduled = overload_pps * overload_s + relief_pps * relief_s
-        trial = RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
-                              s.tx_packets, s.lost, s.last_gap_tx_ns)
-        reason = self._invalid(run, s, scheduled, scheduled / (overload_s + relief_s),
-                               timed_figure_ns=trial.recovery_ns)
+        parts = [RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
+                               s.tx_packets, s.lost, s.last_gap_tx_ns)
+                 for s in run.streams[:len(self.lanes)]]
+        trial = recovery_of(parts, self.lanes, self.directions)
+        reason = self._lane_failure(run, scheduled, scheduled / (overload_s + relief_s),
+                                    timed=lambda i: parts[i].recovery_ns)
         return replace(trial, valid=reason is None, invalid_reason=reason)
 
     def measure_reset(self, load_pps: float, duration_s: float, hook: Callable[[], Any],
@@ -166,32 +214,35 @@ class EngineMeasurer:
                 called.append(time.monotonic() - started)
                 called.append(started - t0)
 
-        run = self.engine.run([Tx(self.stream, 0, self._cbr(load_pps))], self.rx,
-                              duration_s=duration_s, drain_s=self.drain_s, progress=poll)
-        s = run.streams[0]
-        gaps = s.rx_gaps
-        longest = float(gaps.upper_ns[np.nonzero(gaps.counts)[0][-1]]) \
-            if gaps is not None and gaps.total else 0.0
-        reason = self._invalid(run, s, load_pps * duration_s, load_pps,
-                               timed_figure_ns=longest)
+        run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
+                              drain_s=self.drain_s, progress=poll)
+        longest = [longest_gap_ns(s) for s in run.streams[:len(self.lanes)]]
+        reason = self._lane_failure(run, load_pps * duration_s, load_pps,
+                                    timed=lambda i: longest[i])
         if not called:
             reason = (f"the run ended before the reset hook was due at "
                       f"{fmt.time_s_exact(at_s)}; give a longer duration")
-        return ResetTrial(load_pps, s.tx_packets, s.lost, longest,
-                          int(called[1] * 1e9) if called else 0,
-                          called[0] if called else 0.0, s.rx_last_ns, reason is None, reason)
+        return reset_of(run, self.lanes, self.directions, load_pps, longest,
+                        int(called[1] * 1e9) if called else 0, called[0] if called else 0.0,
+                        reason)
 
     def calibrate(self, seconds: float = CALIBRATION_S) -> float:
-        """The generator's maximum rate with this stream: what the port takes at full speed."""
-        run = self.engine.run([Tx(self.stream, 0, tuple(MaxRate().phases(
-            lambda _r: 0.0, None, seed=1)))], self.rx, duration_s=seconds, drain_s=0.1)
-        pps = run.streams[0].tx_pps
-        if pps <= 0:
-            raise NetloadConfigError(
-                f"calibration: port {self.stream.port.device!r} sent nothing in "
-                f"{fmt.time_s_exact(seconds)}; "
-                "check the port's link")
-        return pps
+        """The generator's maximum rate with these streams: what the port takes at full
+        speed; with several directions, what the slowest direction sends while every
+        direction sends at full speed."""
+        full = tuple(MaxRate().phases(lambda _r: 0.0, None, seed=1))
+        run = self.engine.run([Tx(lane.stream, 0, full) for lane in self.lanes], self.rx,
+                              duration_s=seconds, drain_s=0.1)
+        sent = [0.0] * len(self.directions)
+        for lane, s in zip(self.lanes, run.streams):
+            sent[lane.direction] += s.tx_pps
+        for lane in self.lanes:
+            if sent[lane.direction] <= 0:
+                raise NetloadConfigError(
+                    f"calibration: port {lane.stream.port.device!r} sent nothing in "
+                    f"{fmt.time_s_exact(seconds)}; "
+                    "check the port's link")
+        return min(sent)
 
 
 # RFC 2544 defaults of the procedures' durations and repetitions
@@ -209,15 +260,19 @@ class Calibration:
     and recorded before the first DUT verdict that relies on them."""
 
     def __init__(self) -> None:
-        self.max_pps: dict[tuple[int, FrameSize], float] = {}
+        self.max_pps: dict[tuple[int | tuple[int, ...], FrameSize], float] = {}
+        """By (port id, or the lanes' port ids, and frame size)."""
 
     def generator_max_pps(self, measurer: EngineMeasurer) -> float:
-        key = (measurer.stream.port.port_id, measurer.frame_size)
+        ports = tuple(lane.stream.port.port_id for lane in measurer.lanes)
+        key = (ports[0] if len(ports) == 1 else ports, measurer.frame_size)
         if key not in self.max_pps:
             pps = measurer.calibrate()
             self.max_pps[key] = pps
             record_measurement("calibration", {
-                "port": measurer.stream.port.device, "frame_size": measurer.frame_size,
+                "port": " + ".join(dict.fromkeys(lane.stream.port.device
+                                                 for lane in measurer.lanes)),
+                "frame_size": measurer.frame_size,
                 "generator_max_pps": pps, "seconds": CALIBRATION_S,
                 "search_max_pps": pps * CALIBRATION_SHARE,
                 "latency_bias_ns": None,
@@ -244,6 +299,7 @@ class Rfc2544Runner:
         self.test = test
         self.calibration = calibration or Calibration()
         self._learned = False
+        self._traffic: dict[str, Any] = {}  # the last procedure's: direction, wires, streams
 
     @property
     def trial_duration_s(self) -> float:
@@ -302,20 +358,45 @@ class Rfc2544Runner:
                 stream.free()
         self._learned = True
 
+    def _mix(self, stream: Any) -> tuple[Mix, str | None]:
+        """A procedure's traffic: its `stream` (any form `stream=` takes), else the
+        marker's, else UDP over the marker's `flows` source ports; and the name its
+        streams are given (None: each its own)."""
+        mix = self.mark.stream if stream is None else as_mix(stream)
+        if mix is None:
+            return as_mix(UdpSpec(flows=self.mark.flows)), "rfc2544"
+        if self.mark.flows != 1:
+            raise NetloadConfigError(
+                f"flows={self.mark.flows} varies the procedures' own UDP stream, but stream= "
+                "gives the traffic: vary it there (udp(flows=N), src_ips=N, dst_ips=N) and "
+                "drop flows from the marker")
+        if mix.reverse is not None and self.mark.direction != "both":
+            raise NetloadConfigError(
+                "bidirectional(...) names the reverse wire's streams, but the marker's "
+                "direction is 'one': add direction='both' to @pytest.mark.rfc2544, or pass "
+                "the forward streams alone")
+        return mix, None
+
     @contextmanager
-    def _measurer(self, size: FrameSize) -> Iterator[EngineMeasurer]:
-        """A measurer for one frame size on the marker's wire; its stream is freed after."""
+    def _measurer(self, size: FrameSize, stream: Any = None) -> Iterator[EngineMeasurer]:
+        """A measurer for one frame size: the procedure's traffic on the marker's wire
+        (and its reverse with direction='both'); its streams are freed after."""
+        mix, name = self._mix(stream)
+        wires = plan_wires(self.ports, self.mark.wire, self.mark.direction)
         self.learn()
-        tx, rx = self.ports.wire(self.mark.wire)
-        spec = UdpSpec(size=size, flows=self.mark.flows, name=f"rfc2544-{size}")
-        stream = self.engine.load(tx, spec.for_flow(self.ports.flow(tx, rx)))
-        try:
-            yield EngineMeasurer(self.engine, stream, [rx], size, self.mark.drain_s,
-                                 warmup_s=self.mark.warmup_s,
+        with load_lanes(self.engine, self.ports, wires, mix, size,
+                        name=None if name is None else f"{name}-{size}") as plan:
+            self._traffic = plan.record
+            yield EngineMeasurer(self.engine, plan.lanes[0].stream, plan.rx, size,
+                                 self.mark.drain_s, warmup_s=self.mark.warmup_s,
                                  steady_state=self.mark.steady_state,
-                                 loss_tolerance=self.mark.loss_tolerance)
-        finally:
-            stream.free()
+                                 loss_tolerance=self.mark.loss_tolerance,
+                                 lanes=plan.lanes, directions=plan.directions)
+
+    def _record(self, kind: str, record: dict[str, Any]) -> None:
+        """A procedure's record, with the traffic its trials sent ("traffic")."""
+        record_measurement(kind, {**record, "traffic": self._traffic} if self._traffic
+                           else record)
 
     def _progress(self, procedure: str, size: FrameSize) -> Callable[[Any], None]:
         count = 0
@@ -334,27 +415,29 @@ class Rfc2544Runner:
 
         return on_trial
 
-    def throughput(self, frame_sizes: Any = None) -> ThroughputResult:
+    def throughput(self, frame_sizes: Any = None, *, stream: Any = None) -> ThroughputResult:
         """RFC 2544 §26.1 throughput per frame size: by binary search (the RFC's method),
-        or, with the marker's search='mlrsearch', the NDR of an MLRsearch (RFC 9971)."""
+        or, with the marker's search='mlrsearch', the NDR of an MLRsearch (RFC 9971).
+        `stream`: the traffic (default: the marker's `stream`, else UDP); the load is per
+        direction."""
         out: list[FrameSizeThroughput] = []
         for size in self._sizes(frame_sizes):
             if self.mark.search == "mlrsearch":
-                out.append(self._mlr_throughput(self.ndr_pdr([size])[0]))
+                out.append(self._mlr_throughput(self.ndr_pdr([size], stream=stream)[0]))
                 continue
-            with self._measurer(size) as measurer:
-                max_pps = self._max_pps(measurer, measurer.stream.mean_frame_size)
+            with self._measurer(size, stream) as measurer:
+                max_pps = self._max_pps(measurer, measurer.mean_frame_size)
                 result = binary_search(
                     partial(measurer.measure, duration_s=self.trial_duration_s), max_pps,
-                    frame_size=size, mean_frame_size=measurer.stream.mean_frame_size,
+                    frame_size=size, mean_frame_size=measurer.mean_frame_size,
                     duration_s=self.trial_duration_s, loss_tolerance=self.mark.loss_tolerance,
                     resolution_ratio=self.mark.resolution_ratio,
                     resolution_pps=self.mark.resolution_pps(
-                        measurer.stream.mean_frame_size, self.ports.topology.line_rate_bps),
+                        measurer.mean_frame_size, self.ports.topology.line_rate_bps),
                     max_trials=self.mark.max_trials, retries=self.mark.retries,
                     line_rate_bps=self.ports.topology.line_rate_bps,
                     on_trial=self._progress("throughput", size))
-            record_measurement("throughput", result.as_dict())
+            self._record("throughput", result.as_dict())
             out.append(result)
         return ThroughputResult(tuple(out))
 
@@ -372,7 +455,7 @@ class Rfc2544Runner:
                      for g in chosen)
 
     def ndr_pdr(self, frame_sizes: Any = None, *, goals: Any = None,
-                time_budget: Any = None) -> list[MlrResult]:
+                time_budget: Any = None, stream: Any = None) -> list[MlrResult]:
         """NDR/PDR (and any loss goals) by MLRsearch, RFC 9971. `goals` is a preset name
         ('rfc2544-strict', 'etsi-tst009', 'ci-fast') or LossGoal tuples; default: the
         marker's. Every trial is kept for the audit log."""
@@ -381,15 +464,15 @@ class Rfc2544Runner:
             time_budget_seconds(time_budget)
         chosen = self._goals(goals)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size) as m:
-                max_pps = self._max_pps(m, m.stream.mean_frame_size)
+            with self._measurer(size, stream) as m:
+                max_pps = self._max_pps(m, m.mean_frame_size)
                 result = mlr_search(
                     m.measure, min_pps=max_pps / 1000, max_pps=max_pps, goals=chosen,
-                    frame_size=size, mean_frame_size=m.stream.mean_frame_size,
+                    frame_size=size, mean_frame_size=m.mean_frame_size,
                     time_budget_s=budget, retries=self.mark.retries,
                     line_rate_bps=self.ports.topology.line_rate_bps,
                     on_trial=self._progress("mlrsearch", size))
-            record_measurement("mlrsearch", result.as_dict())
+            self._record("mlrsearch", result.as_dict())
             out.append(result)
         return out
 
@@ -401,37 +484,38 @@ class Rfc2544Runner:
             goal.upper_bound_pps, result.max_pps, result.trials, goal.loss_ratio,
             goal.goal.final_trial_duration_s, result.line_rate_bps,
             generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch")
-        record_measurement("throughput", tp.as_dict())
+        self._record("throughput", tp.as_dict())
         return tp
 
     def _throughput_pps(self, size: FrameSize, measurer: EngineMeasurer,
-                        given: Any) -> float:
+                        given: Any, stream: Any = None) -> float:
         """The load the later procedures start from: given (a Rate, a pps number or a
         throughput result), else measured now by the marker's search."""
         if given is None:
-            return self.throughput([size])[size].throughput_pps
+            return self.throughput([size], stream=stream)[size].throughput_pps
         if hasattr(given, "__getitem__") and hasattr(given, "frame_sizes"):
             return float(given[size].throughput_pps)
         if isinstance(given, (int, float)) and not isinstance(given, bool):
             return float(given)
-        return as_rate(given, what="throughput").pps(measurer.stream.mean_frame_size,
+        return as_rate(given, what="throughput").pps(measurer.mean_frame_size,
                                                      line_rate_bps=self.ports.topology.line_rate_bps)
 
     def latency(self, frame_sizes: Any = None, *, throughput: Any = None,
-                trials: int = LATENCY_TRIALS, duration: Any = None) -> list[LatencyProcedureResult]:
+                trials: int = LATENCY_TRIALS, duration: Any = None,
+                stream: Any = None) -> list[LatencyProcedureResult]:
         """RFC 2544 §26.2: `trials` latency trials per frame size at its throughput rate
         (measured first unless `throughput` gives it)."""
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size) as m:
-                load = self._throughput_pps(size, m, throughput)
+            with self._measurer(size, stream) as m:
+                load = self._throughput_pps(size, m, throughput, stream)
                 if load <= 0:
                     raise NetloadConfigError(
                         f"latency at {frame_size_label(size)}: the throughput is 0 pps, so "
                         "there is no rate to measure latency at")
                 seconds = self._duration(duration, LATENCY_DURATION_S)
                 result = self._latency_at(m, load, size, seconds, trials)
-            record_measurement("latency_rfc2544", {**result.as_dict(), "throughput_pps": load})
+            self._record("latency_rfc2544", {**result.as_dict(), "throughput_pps": load})
             out.append(result)
         return out
 
@@ -444,7 +528,7 @@ class Rfc2544Runner:
         for attempt in range(LATENCY_STEP_DOWNS + 1):
             try:
                 return latency_trials(partial(m.measure, duration_s=seconds), load,
-                                      frame_size=size, mean_frame_size=m.stream.mean_frame_size,
+                                      frame_size=size, mean_frame_size=m.mean_frame_size,
                                       duration_s=seconds, trials=trials,
                                       retries=self.mark.retries,
                                       on_trial=self._progress("latency", size))
@@ -458,71 +542,73 @@ class Rfc2544Runner:
         raise AssertionError("unreachable")
 
     def frame_loss(self, frame_sizes: Any = None, *, step: float = 0.1,
-                   duration: Any = None) -> list[FrameLossResult]:
+                   duration: Any = None, stream: Any = None) -> list[FrameLossResult]:
         """RFC 2544 §26.3: loss at 100 %, 90 %, ... of the maximum load until two
         successive loads lose nothing."""
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size) as m:
-                max_pps = self._max_pps(m, m.stream.mean_frame_size)
+            with self._measurer(size, stream) as m:
+                max_pps = self._max_pps(m, m.mean_frame_size)
                 seconds = self._duration(duration, self.mark.trial_duration_s)
                 result = frame_loss_sweep(partial(m.measure, duration_s=seconds), max_pps,
                                           frame_size=size,
-                                          mean_frame_size=m.stream.mean_frame_size,
+                                          mean_frame_size=m.mean_frame_size,
                                           duration_s=seconds, step=step,
                                           retries=self.mark.retries,
                                           line_rate_bps=self.ports.topology.line_rate_bps,
                                           on_trial=self._progress("frame loss", size))
-            record_measurement("frame_loss", result.as_dict())
+            self._record("frame_loss", result.as_dict())
             out.append(result)
         return out
 
     def back_to_back(self, frame_sizes: Any = None, *,
                      repetitions: int = BACK_TO_BACK_REPETITIONS,
-                     burst: Any = BACK_TO_BACK_BURST_S) -> list[BackToBackResult]:
+                     burst: Any = BACK_TO_BACK_BURST_S,
+                     stream: Any = None) -> list[BackToBackResult]:
         """RFC 2544 §26.4: the longest loss-free burst at the maximum rate, `repetitions`
         times; bursts up to `burst` long (as time at that rate)."""
         out = []
         burst_s = run_seconds(burst, what="burst")
         for size in self._sizes(frame_sizes):
-            with self._measurer(size) as m:
+            with self._measurer(size, stream) as m:
                 # back to back: the generator's full rate, not the search's 95 % of it
-                rate = self._max_pps(m, m.stream.mean_frame_size)
+                rate = self._max_pps(m, m.mean_frame_size)
                 if not self.ports.topology.line_rate_bps and self.mark.max_rate is None:
                     rate /= CALIBRATION_SHARE
                 max_frames = max(1, int(rate * burst_s))
                 result = back_to_back(lambda n, m=m, rate=rate: m.measure_burst(n, rate),
                                       rate_pps=rate, max_frames=max_frames, frame_size=size,
-                                      mean_frame_size=m.stream.mean_frame_size,
+                                      mean_frame_size=m.mean_frame_size,
                                       repetitions=repetitions, retries=self.mark.retries,
                                       on_trial=self._progress("back-to-back", size))
-            record_measurement("back_to_back", result.as_dict())
+            self._record("back_to_back", result.as_dict())
             out.append(result)
         return out
 
     def recovery(self, frame_sizes: Any = None, *, throughput: Any = None,
                  overload: Any = None, relief: Any = None,
-                 repetitions: int = 1) -> list[RecoveryResult]:
+                 repetitions: int = 1, stream: Any = None) -> list[RecoveryResult]:
         """RFC 2544 §26.5: overload at 110 % of throughput, then 50 %; the time from the
         rate drop to the last loss."""
         out = []
         overload_s = self._duration(overload, RECOVERY_OVERLOAD_S)
         relief_s = self._duration(relief, RECOVERY_RELIEF_S)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size) as m:
-                tput = self._throughput_pps(size, m, throughput)
-                max_pps = self._max_pps(m, m.stream.mean_frame_size)
+            with self._measurer(size, stream) as m:
+                tput = self._throughput_pps(size, m, throughput, stream)
+                max_pps = self._max_pps(m, m.mean_frame_size)
                 result = system_recovery(
                     lambda o, r, m=m: m.measure_recovery(o, r, overload_s, relief_s),
                     throughput_pps=tput, max_pps=max(max_pps, tput), frame_size=size,
                     repetitions=repetitions, retries=self.mark.retries,
                     on_trial=self._progress("recovery", size))
-            record_measurement("recovery", result.as_dict())
+            self._record("recovery", result.as_dict())
             out.append(result)
         return out
 
     def reset(self, hook: Callable[[], Any], frame_sizes: Any = None, *, load: Any = None,
-              at: Any = "2s", duration: Any = "10s", repetitions: int = 1) -> list[ResetResult]:
+              at: Any = "2s", duration: Any = "10s", repetitions: int = 1,
+              stream: Any = None) -> list[ResetResult]:
         """RFC 2544 §26.6: steady traffic while `hook()` resets the DUT `at` into the run;
         the reset time is the longest silence at the receiver. `load` defaults to 50 % of
         the maximum (a rate every DUT forwards before and after its reset)."""
@@ -534,16 +620,16 @@ class Rfc2544Runner:
                                      f"(0 <= at < duration={duration!r})")
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size) as m:
-                pps = 0.5 * self._max_pps(m, m.stream.mean_frame_size) if load is None else \
-                    self._throughput_pps(size, m, load)
+            with self._measurer(size, stream) as m:
+                pps = 0.5 * self._max_pps(m, m.mean_frame_size) if load is None else \
+                    self._throughput_pps(size, m, load, stream)
                 trials: list[ResetTrial] = []
                 note = self._progress("reset", size)
                 for _ in range(check_trials(repetitions, "repetitions")):
                     valid_trial(lambda load, m=m: m.measure_reset(load, seconds, hook, at_s),
                                 pps, self.mark.retries, trials, note)
                 result = ResetResult(size, tuple(trials))
-            record_measurement("reset", result.as_dict())  # the audit log, valid or not
+            self._record("reset", result.as_dict())  # the audit log, valid or not
             require_valid(trials, f"the reset procedure at {size}")
             out.append(result)
         return out

@@ -17,7 +17,10 @@ from ..rfc2544 import RFC2544_FRAME_SIZES, FrameSize
 from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO
 from ..units import MAX_RUN_S, Rate, as_duration
 
-__all__ = ["NetloadMark", "Rfc2544Mark", "time_budget_seconds"]
+__all__ = ["DIRECTIONS", "NetloadMark", "Rfc2544Mark", "both_ways_problem",
+           "time_budget_seconds"]
+
+DIRECTIONS = ("one", "both")
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,11 @@ class Rfc2544Mark:
     """MLRsearch: the most trial time one search may spend."""
     steady_state: str = "warn"
     """A trial whose DUT buffered a material backlog: "warn", "fail" or "off"."""
+    direction: str = "one"
+    """"one": traffic on `wire`; "both": on `wire` and its reverse at once, the load
+    offered on each (RFC 2544 §14)."""
+    stream: Any = None
+    """The procedures' traffic (a traffic.mix.Mix); None: UDP with `flows` source ports."""
 
     @property
     def resolution_ratio(self) -> float | None:
@@ -85,3 +93,23 @@ def _seconds(name: str, value: Any) -> float:
 def time_budget_seconds(value: Any) -> float:
     """An MLRsearch time budget in seconds: > 0 and at most 24 h."""
     return _seconds("time_budget", value)
+
+
+def both_ways_problem(topology: str, wires: list[str], wire: int) -> str | None:
+    """Why `direction="both"` cannot load wire `wire` ("tx->rx") of `topology` (whose
+    wires are `wires`) and its reverse at once; None when the topology has both."""
+    if not 0 <= wire < len(wires):
+        return None  # the wire itself is refused elsewhere, naming the wires
+    tx, _, rx = wires[wire].partition("->")
+    listed = f"its wires are {', '.join(wires)}" if len(wires) > 1 else \
+        f"its one wire is {wires[0]}"
+    if tx == rx:
+        return (f"direction='both': wire {wire} of topology {topology!r} ({tx}->{rx}) is a "
+                f"hairpin, which has no reverse ({listed}); use direction='one', or a wire "
+                "between two ports")
+    if f"{rx}->{tx}" not in wires:
+        return (f"direction='both' sends on wire {wire} ({tx}->{rx}) and its reverse "
+                f"{rx}->{tx} at once, but topology {topology!r} has no {rx}->{tx} ({listed}); "
+                f"add a [[wires]] table with tx = \"{rx}\" and rx = \"{tx}\" to the "
+                "topology file, or use direction='one'")
+    return None

@@ -221,7 +221,7 @@ def _rfc2544_mark(request: pytest.FixtureRequest) -> Rfc2544Mark:
 
 
 class TrafficBuilder:
-    """Streams for the test's wires: `traffic.udp(size=128, flows=1024)`."""
+    """Streams for the test's wires: `traffic.udp(size=128, flows=1024)`, `traffic.tcp()`."""
 
     def __init__(self, ports: WiredPorts, mark: NetloadMark) -> None:
         self.ports = ports
@@ -235,6 +235,15 @@ class TrafficBuilder:
         tx, rx = self.ports.wire(self.mark.wire if wire is None else wire)
         kw.setdefault("flows", self.mark.flows)
         return udp(src, dst, **kw).for_flow(self.ports.flow(tx, rx))
+
+    def tcp(self, src: str | None = None, dst: str | None = None, *, wire: int | None = None,
+            **kw: Any) -> Any:
+        """A TCP stream bound to wire `wire` (default: the marker's, else 0)."""
+        from ..traffic.streams import tcp
+
+        tx, rx = self.ports.wire(self.mark.wire if wire is None else wire)
+        kw.setdefault("flows", self.mark.flows)
+        return tcp(src, dst, **kw).for_flow(self.ports.flow(tx, rx))
 
 
 @pytest.fixture

@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from ..bench.settings import NetloadMark, Rfc2544Mark, time_budget_seconds
+from ..bench.settings import (
+    DIRECTIONS,
+    NetloadMark,
+    Rfc2544Mark,
+    both_ways_problem,
+    time_budget_seconds,
+)
 from ..errors import NetloadConfigError
 from ..rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes, frame_size_label
 from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
@@ -27,8 +33,11 @@ RFC2544_HELP = (
     "rfc2544(frame_sizes=[64, 128, 256, 512, 1024, 1280, 1518], trial_duration='60s', "
     "loss_tolerance=0, search='binary', resolution=0.005, max_trials=20, retries=2, "
     "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s', goals='rfc2544-strict', "
-    "time_budget=None, steady_state='warn'): settings of the rfc2544 fixture's "
-    "procedures; a test taking a `frame_size` argument runs once per size. resolution: "
+    "time_budget=None, steady_state='warn', direction='one', stream=None): settings of "
+    "the rfc2544 fixture's procedures; a test taking a `frame_size` argument runs once per "
+    "size. direction: 'one' (the wire) or 'both' (it and its reverse at once, the load "
+    "offered on each: RFC 2544 §14). stream: the traffic, e.g. udp(), tcp(), a Template, "
+    "[(udp(), 3), (tcp(), 1)] (default: UDP with `flows` source ports). resolution: "
     "the binary search stops when its bracket is within this ratio of its lower bound "
     "(0.005: 0.5 %), or within a rate such as '100pps' or '1Mbit/s'. steady_state: what a "
     "trial does whose DUT still held more than 0.5 % of its frames in its buffers when "
@@ -77,7 +86,7 @@ def _run_seconds(name: str, value: Any, zero_ok: bool = False) -> float:
 NETLOAD_ARGS = ("rate", "pattern", "duration", "frame_sizes", "flows", "wire")
 RFC2544_ARGS = ("frame_sizes", "trial_duration", "loss_tolerance", "search", "resolution",
                 "max_trials", "retries", "drain", "flows", "max_rate", "wire", "learning_frames",
-                "warmup", "goals", "time_budget", "steady_state")
+                "warmup", "goals", "time_budget", "steady_state", "direction", "stream")
 
 
 def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -168,6 +177,25 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
             out["wire"] = _count("wire", value, 0, 1023)
         elif key == "max_rate":
             out["max_rate"] = None if value is None else as_rate(value, what="max_rate")
+        elif key == "direction":
+            if value not in DIRECTIONS:
+                raise NetloadConfigError(
+                    f"direction={value!r}: use 'one' (traffic on the marker's wire) or 'both' "
+                    "(on it and its reverse at once, the load offered on each; RFC 2544 §14)")
+            out["direction"] = value
+        elif key == "stream" and value is not None:
+            from ..traffic.mix import as_mix
+
+            out["stream"] = as_mix(value)
+    if out.get("stream") is not None and out.get("flows", 1) != 1:
+        raise NetloadConfigError(
+            f"flows={out['flows']} varies the procedures' own UDP stream, but stream= gives "
+            "the traffic: vary it there (udp(flows=N), src_ips=N, dst_ips=N) and drop flows")
+    if out.get("stream") is not None and out["stream"].reverse is not None and \
+            out.get("direction", "one") != "both":
+        raise NetloadConfigError(
+            "stream=bidirectional(...) names the reverse wire's streams, but direction is "
+            "'one': add direction='both', or give the forward streams alone")
     if out.get("search", "binary") == "binary":
         given = [k for k in ("goals", "time_budget") if k in kw]
         if given:
@@ -250,6 +278,10 @@ def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts
         raise NetloadConfigError(
             f"wire={mark.wire}: {where} has wires 0..{len(facts.wires) - 1} "
             f"({', '.join(facts.wires)}); give one of those")
+    if isinstance(mark, Rfc2544Mark) and mark.direction == "both":
+        problem = both_ways_problem(facts.name, list(facts.wires), mark.wire)
+        if problem is not None:
+            raise NetloadConfigError(problem)
     rate_key, rate = ("rate", mark.rate) if isinstance(mark, NetloadMark) else \
         ("max_rate", mark.max_rate)
     if rate is not None and rate.kind == "percent" and not facts.line_rate_bps:

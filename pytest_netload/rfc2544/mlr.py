@@ -8,7 +8,9 @@ lower bound (conditional throughput), the relevant upper bound and every trial t
 What the package is told, and why:
 
 - A valid trial becomes ``MeasurementResult(offered_count=tx_packets, loss_count=judged_lost)``
-  (its lost frames, plus its backlog when it was not steady and steady_state is "fail").
+  (its lost frames, plus its backlog when it was not steady and steady_state is "fail"). A
+  both-ways trial gives the counts of the direction that lost the largest share
+  (``TrialResult.judged_counts``): the load is per direction, and a loss in either fails.
   No ``intended_count`` is given (the package would count a generator shortfall as loss) and
   no ``offered_duration`` (the package sums durations; a trial that ran 59.99 s of a 60-s goal
   would then never complete its duration sum). Durations are the intended ones.
@@ -340,10 +342,10 @@ class _Measurer(AbstractMeasurer):  # type: ignore[misc]
                 if self._on_trial is not None:
                     self._on_trial(trial)
                 if trial.valid:
+                    offered, lost = trial.judged_counts()
                     return MeasurementResult(intended_duration=intended_duration,
                                              intended_load=intended_load,
-                                             offered_count=trial.tx_packets,
-                                             loss_count=trial.judged_lost)
+                                             offered_count=offered, loss_count=lost)
             self.ceiling_pps = intended_load
         else:
             self.unmeasured.append(intended_load)

@@ -36,6 +36,9 @@ class RecoveryTrial:
     """TX time of the frame that first arrived after the last loss; 0: no loss."""
     valid: bool = True
     invalid_reason: str | None = None
+    directions: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    """Per direction of a both-ways run: {"wire", "tx_packets", "lost", "recovery_ns"};
+    the figures above are of all directions (the recovery: the latest)."""
 
     @property
     def overloaded(self) -> bool:
@@ -52,7 +55,9 @@ class RecoveryTrial:
                 "switch_ns": self.switch_ns, "tx_packets": self.tx_packets, "lost": self.lost,
                 "last_loss_tx_ns": self.last_loss_tx_ns, "recovery_ns": self.recovery_ns,
                 "overloaded": self.overloaded, "valid": self.valid,
-                "invalid_reason": self.invalid_reason}
+                "invalid_reason": self.invalid_reason,
+                **({"directions": [dict(d) for d in self.directions]} if self.directions
+                   else {})}
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,10 @@ class ResetTrial:
     """Last arrival of the stream, ns after the start."""
     valid: bool = True
     invalid_reason: str | None = None
+    directions: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    """Per direction of a both-ways run: {"wire", "tx_packets", "lost", "longest_gap_ns",
+    "rx_last_ns"}; the figures above are of all directions (the longest silence, the
+    earliest last arrival)."""
 
     @property
     def recovered(self) -> bool:
@@ -140,7 +149,9 @@ class ResetTrial:
                 "longest_gap_ns": self.longest_gap_ns, "reset_ns": self.reset_ns,
                 "recovered": self.recovered, "rx_last_ns": self.rx_last_ns,
                 "reset_called_ns": self.reset_called_ns, "hook_seconds": self.hook_seconds,
-                "valid": self.valid, "invalid_reason": self.invalid_reason}
+                "valid": self.valid, "invalid_reason": self.invalid_reason,
+                **({"directions": [dict(d) for d in self.directions]} if self.directions
+                   else {})}
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,56 @@ def frame_size_label(size: FrameSize) -> str:
 
 
 @dataclass(frozen=True)
+class DirectionResult:
+    """One direction (wire) of a trial that loaded several: its streams' counts summed.
+
+    In a `direction="both"` run every direction is offered the trial's load
+    (`TrialResult.offered_pps` is per direction, RFC 2544 §14), and a loss in
+    either one fails the trial.
+    """
+
+    wire: str
+    """"tx->rx" port names."""
+    tx_packets: int
+    rx_packets: int
+    achieved_tx_pps: float = 0.0
+    streams: tuple[str, ...] = ()
+    """The names of the direction's streams."""
+    latency: LatencyResult | None = field(default=None, repr=False, compare=False)
+    backlog_frames: int | None = None
+    """The direction's share of the trial's backlog (see TrialResult)."""
+
+    def __post_init__(self) -> None:
+        for name in ("tx_packets", "rx_packets"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise NetloadConfigError(f"direction {self.wire}: {name} = {value!r}: give a "
+                                         "count >= 0")
+
+    @property
+    def lost(self) -> int:
+        return max(self.tx_packets - self.rx_packets, 0)
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.lost / self.tx_packets if self.tx_packets else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "wire": self.wire, "streams": list(self.streams),
+            "tx_packets": self.tx_packets, "rx_packets": self.rx_packets, "lost": self.lost,
+            "loss_ratio": self.loss_ratio,
+            "loss_upper_bound": clopper_pearson_upper(self.lost, self.tx_packets, 0.95)
+            if self.tx_packets else 1.0,
+            "achieved_tx_pps": self.achieved_tx_pps}
+        if self.backlog_frames is not None:
+            out["backlog_frames"] = self.backlog_frames
+        if self.latency is not None and not self.latency.empty:
+            out["latency"] = self.latency.as_dict()
+        return out
+
+
+@dataclass(frozen=True)
 class TrialResult:
     """One trial: a load offered for a duration, and what came back.
 
@@ -71,6 +121,9 @@ class TrialResult:
     """What happened to the generator during the trial, in order: its ports' link changes
     (`{"event": "link_down", "port": "p1", "t_s": 1.23, "since_s": 1.13, ...}`, see
     `RunResult.link_events`). Empty for a trial nothing happened in."""
+    directions: tuple[DirectionResult, ...] = field(default=(), compare=False)
+    """Per direction, when the trial loaded two or more (direction="both"): each was
+    offered `offered_pps`, and the counts above are their sums. Empty for one direction."""
 
     def __post_init__(self) -> None:
         for name in ("tx_packets", "rx_packets"):
@@ -91,6 +144,11 @@ class TrialResult:
         return max(self.tx_packets - self.rx_packets, 0)
 
     @property
+    def aggregate_offered_pps(self) -> float:
+        """The load of all directions together: `offered_pps` times the directions."""
+        return self.offered_pps * max(1, len(self.directions))
+
+    @property
     def loss_ratio(self) -> float:
         return self.lost / self.tx_packets if self.tx_packets else 0.0
 
@@ -105,10 +163,11 @@ class TrialResult:
     @property
     def buffer_s(self) -> float | None:
         """How long the backlog took to forward at the forwarding rate: a lower bound on
-        the DUT's buffer depth in time."""
+        the DUT's buffer depth in time. (`forwarding_pps`, like `offered_pps`, is per
+        direction; the backlog is of all directions.)"""
         if not self.backlog_frames or not self.forwarding_pps:
             return None
-        return self.backlog_frames / self.forwarding_pps
+        return self.backlog_frames / (self.forwarding_pps * max(1, len(self.directions)))
 
     @property
     def steady_duration_s(self) -> float | None:
@@ -124,6 +183,20 @@ class TrialResult:
         if self.steady is False and self.steady_state == "fail":
             return min(self.lost + int(self.backlog_frames or 0), self.tx_packets)
         return self.lost
+
+    def judged_counts(self) -> tuple[int, int]:
+        """(frames sent, frames a verdict counts as lost) of the direction that lost the
+        largest share: a loss in either direction fails a both-ways trial, so a search
+        judges by the worst one. One direction: (tx_packets, judged_lost)."""
+        if not self.directions:
+            return self.tx_packets, self.judged_lost
+        fail = self.steady is False and self.steady_state == "fail"
+        worst = (0, 0)
+        for d in self.directions:
+            lost = min(d.lost + int(d.backlog_frames or 0), d.tx_packets) if fail else d.lost
+            if worst == (0, 0) or lost * max(worst[0], 1) > worst[1] * max(d.tx_packets, 1):
+                worst = (d.tx_packets, lost)
+        return worst
 
     def steady_note(self) -> str | None:
         """One line for a trial that is not steady: the backlog, the forwarding rate and
@@ -146,7 +219,10 @@ class TrialResult:
         lost = self.judged_lost
         if loss_tolerance == 0:
             return lost == 0
-        return (lost / self.tx_packets if self.tx_packets else 0.0) <= loss_tolerance
+        if (lost / self.tx_packets if self.tx_packets else 0.0) > loss_tolerance:
+            return False
+        sent, worst = self.judged_counts()  # every direction within the tolerance too
+        return (worst / sent if sent else 0.0) <= loss_tolerance
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -172,6 +248,9 @@ class TrialResult:
             out["latency"] = self.latency.as_dict()
         if self.events:
             out["events"] = [dict(e) for e in self.events]
+        if self.directions:
+            out["aggregate_offered_pps"] = self.aggregate_offered_pps
+            out["directions"] = [d.as_dict() for d in self.directions]
         return out
 
 

@@ -16,9 +16,12 @@ from dataclasses import field as _dc_field
 from types import MappingProxyType
 from typing import Any
 
+from pytest_netload import _native_facts
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.traffic.packets import FieldOp, Layer, LayerStack, Template, from_scapy
 from pytest_netload.units import FCS_BYTES
+
+SIGNATURE_BYTES = _native_facts.SIGNATURE_BYTES
 
 #: Frame-size mixes by name: {frame size with FCS: weight}. Simple IMIX is 7:4:1 of 64/594/1518.
 IMIX_PRESETS: Mapping[str, Mapping[int, int]] = MappingProxyType({
@@ -213,35 +216,69 @@ class Stream:
         }
 
 
+MAX_TAGS = 2  # VLAN tags a udp()/tcp() spec may carry itself: one, or QinQ (outer, inner)
+
+
+def _check_count(key: str, value: object, top: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise NetloadConfigError(f"{key}={value!r}: give a whole number from 1 to {top} ({what})")
+    return value
+
+
+def vlan_tags(value: object, key: str = "vlan") -> tuple[int, ...]:
+    """VLAN ids as a tuple, outermost first: None, an id, or (outer, inner) for QinQ."""
+    if value is None:
+        return ()
+    tags = (value,) if not isinstance(value, (tuple, list)) else tuple(value)
+    if not 1 <= len(tags) <= MAX_TAGS or any(
+            isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4094 for v in tags):
+        raise NetloadConfigError(
+            f"{key}={value!r}: give a VLAN id from 1 to 4094, or (outer, inner) ids for QinQ "
+            "(802.1ad), or leave it out")
+    return tags
+
+
 @dataclass(frozen=True)
-class UdpSpec:
-    """A UDP stream not yet bound to a wire: `udp(...)` makes one.
+class L4Spec:
+    """A UDP or TCP stream not yet bound to a wire: `udp(...)` and `tcp(...)` make one.
 
     The fixtures (`rate_controller`, `latency_meter`, `rfc2544`) bind it to
     the wire it is sent on with `for_flow`: MACs always come from the
-    topology, IPs too unless given here.
+    topology, IPs too unless given here, and the sending port's `vlan` (topology
+    file) is its outermost tag. `flows`, `src_ips` and `dst_ips` vary the source
+    port, the source address and the destination address over that many
+    consecutive values (RFC 2544 §12); several of them step together, packet by
+    packet.
     """
 
     src: str | None = None
     dst: str | None = None
-    size: SizeSpec = 64
+    size: SizeSpec | None = None
+    """Frame size(s) with FCS; None: 64 B, or the least frame its headers fit in (IPv6,
+    VLAN tags and TCP take more than 64 B with the engine's signature)."""
     flows: int = 1
     sport: int = 1024
     dport: int = 9
     name: str | None = None
     stamp_every: int = 1
+    src_ips: int = 1
+    dst_ips: int = 1
+    vlan: int | tuple[int, ...] | None = None
+
+    protocol = "udp"
 
     def __post_init__(self) -> None:
         # each argument on its own first, so a message names the argument that is wrong
+        proto = self.protocol.upper()
         for key in ("sport", "dport"):
             port = getattr(self, key)
             if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-                raise NetloadConfigError(f"{key}={port!r}: give a UDP port from 0 to 65535")
+                raise NetloadConfigError(f"{key}={port!r}: give a {proto} port from 0 to 65535")
         if not isinstance(self.flows, int) or isinstance(self.flows, bool) or \
                 not 1 <= self.flows <= 65536 - self.sport:
             raise NetloadConfigError(
                 f"flows={self.flows!r}: give a whole number from 1 to {65536 - self.sport} "
-                f"(UDP source ports from sport={self.sport} to 65535)")
+                f"({proto} source ports from sport={self.sport} to 65535)")
         versions = {}
         for key in ("src", "dst"):
             addr = getattr(self, key)
@@ -258,6 +295,10 @@ class UdpSpec:
         if len(set(versions.values())) > 1:
             raise NetloadConfigError(f"src={self.src!r} and dst={self.dst!r} mix IPv4 and IPv6; "
                                      "give both in one family")
+        for key in ("src_ips", "dst_ips"):
+            _check_count(key, getattr(self, key), 1 << 16,
+                         f"consecutive {key[:3]} addresses the stream cycles through")
+        vlan_tags(self.vlan)
         if self.name is not None and (not isinstance(self.name, str) or not self.name or
                                       not self.name.isprintable()):
             raise NetloadConfigError(f"stream name {self.name!r} is invalid; use a printable "
@@ -268,43 +309,137 @@ class UdpSpec:
                 f"stamp_every={self.stamp_every!r}: give 1 (a TX timestamp in every packet) "
                 "or N (every Nth packet)")
         # the size against a template of this stream's headers, now, not at send time
-        _, sizes, _ = _plan(self.size)
-        template = _udp_template(6 if 6 in versions.values() else 4)
-        for size in sizes:
-            template.check_size(size)
+        if self.size is not None:
+            _, sizes, _ = _plan(self.size)
+            template = _l4_template(6 if 6 in versions.values() else 4, self.protocol,
+                                    len(vlan_tags(self.vlan)))
+            for size in sizes:
+                template.check_size(size)
+
+    def _l4(self) -> Layer:
+        from pytest_netload.traffic.packets import UDP
+
+        return UDP(sport=self.sport, dport=self.dport)
+
+    def tags_on(self, flow: Any) -> tuple[int, ...]:
+        """The VLAN tags of this stream on `flow`'s wire: the sending port's `vlan` outermost
+        (unless this spec's own tags start with it), then this spec's own."""
+        own = vlan_tags(self.vlan)
+        port_vlan = getattr(flow.tx, "vlan", None)
+        if port_vlan is None or own[:1] == (port_vlan,):
+            return own
+        return (port_vlan, *own)
 
     def for_flow(self, flow: Any) -> Stream:
         """This stream's frames for one wire of a topology (a `topology.model.Flow`)."""
-        from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6, field
+        from pytest_netload.traffic.packets import Eth, IPv4, IPv6, Vlan, field
 
         src_ip = self.src or flow.src_ip or "198.18.0.2"
         dst_ip = self.dst or flow.dst_ip or "198.19.0.2"
         ip_layer = IPv6 if ":" in src_ip else IPv4
-        template = (Eth(dst=flow.dst_mac, src=flow.src_mac) / ip_layer(src=src_ip, dst=dst_ip)
-                    / UDP(sport=self.sport, dport=self.dport)).build()
-        mods = [field(template, "udp.sport", "inc", min=self.sport,
+        stack: Any = Eth(dst=flow.dst_mac, src=flow.src_mac)
+        for vid in self.tags_on(flow):
+            stack = stack / Vlan(vid)
+        template = (stack / ip_layer(src=src_ip, dst=dst_ip) / self._l4()).build()
+        mods = [field(template, "l4.sport", "inc", min=self.sport,
                       max=self.sport + self.flows - 1)] if self.flows > 1 else []
-        return Stream(template, size=self.size, fields=mods, stamp_every=self.stamp_every,
+        for key, base, count in (("ip.src", src_ip, self.src_ips),
+                                 ("ip.dst", dst_ip, self.dst_ips)):
+            if count > 1:
+                mods.append(_address_range(template, key, base, count))
+        size = self.size
+        if size is None:  # 64 B, or the least frame these headers and a signature fit in
+            size = max(64, template.min_frame_size(SIGNATURE_BYTES))
+        return Stream(template, size=size, fields=mods, stamp_every=self.stamp_every,
                       name=self.name or f"{flow.tx.name}->{flow.rx.name}")
 
 
+def _address_range(template: Template, key: str, base: str, count: int) -> FieldOp:
+    """An inc field op stepping `key` (ip.src / ip.dst) over `count` addresses from `base`."""
+    from pytest_netload.traffic.packets import field
+
+    first = ipaddress.ip_address(base)
+    try:
+        last = first + (count - 1)
+    except (ipaddress.AddressValueError, OverflowError):
+        last = None
+    what = "src_ips" if key == "ip.src" else "dst_ips"
+    if last is None or (first.version == 6 and last.packed[:8] != first.packed[:8]):
+        raise NetloadConfigError(
+            f"{what}={count} from {first}: the range runs past "
+            + ("the end of the address space" if last is None else
+               f"its /64 ({ipaddress.ip_network(f'{first}/64', strict=False)})")
+            + f"; give fewer addresses or a lower {key.split('.')[1]} address")
+    return field(template, key, "inc", min=str(first), max=str(last))
+
+
+@dataclass(frozen=True)
+class UdpSpec(L4Spec):
+    """A UDP stream not yet bound to a wire: `udp(...)` makes one (see `L4Spec`)."""
+
+
+@dataclass(frozen=True)
+class TcpSpec(L4Spec):
+    """A TCP stream not yet bound to a wire: `tcp(...)` makes one (see `L4Spec`).
+
+    Every segment carries the same `flags` (default "A", an ACK: what a DUT sees of an
+    established connection) and sequence number; the engine stamps the payload and fills
+    the TCP checksum. Stateless: no handshake, so a stateful firewall must allow it.
+    """
+
+    flags: str = "A"
+
+    protocol = "tcp"
+
+    def __post_init__(self) -> None:
+        from pytest_netload.traffic.packets import TCP
+
+        TCP(flags=self.flags)  # names a bad flag string
+        super().__post_init__()
+
+    def _l4(self) -> Layer:
+        from pytest_netload.traffic.packets import TCP
+
+        return TCP(sport=self.sport, dport=self.dport, flags=self.flags)
+
+
 @functools.cache
-def _udp_template(ip_version: int) -> Template:
-    from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6
+def _l4_template(ip_version: int, protocol: str = "udp", tags: int = 0) -> Template:
+    from pytest_netload.traffic.packets import TCP, UDP, Eth, IPv4, IPv6, Vlan
 
-    return (Eth() / (IPv6() if ip_version == 6 else IPv4()) / UDP()).build()
+    stack: Any = Eth()
+    for _ in range(tags):
+        stack = stack / Vlan(1)
+    return (stack / (IPv6() if ip_version == 6 else IPv4())
+            / (TCP() if protocol == "tcp" else UDP())).build()
 
 
-def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec = 64,
+def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec | None = None,
         flows: int = 1, sport: int = 1024, dport: int = 9, name: str | None = None,
-        stamp_every: int = 1) -> UdpSpec:
-    """A UDP stream for whichever wire it is sent on (see `UdpSpec`).
+        stamp_every: int = 1, src_ips: int = 1, dst_ips: int = 1,
+        vlan: int | tuple[int, ...] | None = None) -> UdpSpec:
+    """A UDP stream for whichever wire it is sent on (see `L4Spec`).
 
     `flows` > 1 varies the UDP source port over that many values, so a DUT
-    that hashes on the 5-tuple sees that many flows. `size` is a frame size
-    with FCS, a list, `{size: weight}` or "imix".
+    that hashes on the 5-tuple sees that many flows; `src_ips` / `dst_ips` > 1
+    vary the source / destination address over that many consecutive
+    addresses (RFC 2544 §12). `size` is a frame size with FCS, a list,
+    `{size: weight}` or "imix" (default: 64, or the least frame the headers fit in).
+    `vlan` tags the frames (an id, or (outer,
+    inner) for QinQ), inside the sending port's own `vlan`.
     """
-    return UdpSpec(src, dst, size, flows, sport, dport, name, stamp_every)
+    return UdpSpec(src, dst, size, flows, sport, dport, name, stamp_every, src_ips, dst_ips,
+                   vlan)
+
+
+def tcp(src: str | None = None, dst: str | None = None, *, size: SizeSpec | None = None,
+        flows: int = 1, sport: int = 1024, dport: int = 9, name: str | None = None,
+        stamp_every: int = 1, src_ips: int = 1, dst_ips: int = 1,
+        vlan: int | tuple[int, ...] | None = None, flags: str = "A") -> TcpSpec:
+    """A TCP stream for whichever wire it is sent on: as `udp`, with TCP `flags`
+    (letters of "FSRPAUEC"; default "A"). See `TcpSpec`."""
+    return TcpSpec(src, dst, size, flows, sport, dport, name, stamp_every, src_ips, dst_ips,
+                   vlan, flags)
 
 
 def flow_stream(flow: Any, *, size: SizeSpec = 64, flows: int = 1, name: str | None = None,

@@ -582,6 +582,131 @@ for _id, _name, _kw, _fragments in MARKER_CASES:
     CASES.append(Bad(_id, _mark(_name, **_kw), _fragments))
 
 
+# ---- the RFC 2544 procedures' traffic: VLANs, streams against their wire, direction --------
+
+CASES.append(Bad("port-vlan-4095", _edit('mac = "02:00:00:00:00:01"',
+                                         'mac = "02:00:00:00:00:01"\nvlan = 4095'),
+                 ("ports[0]: port 'p0': vlan = 4095", "1 to 4094")))
+CASES.append(Bad("port-vlan-quoted", _edit('mac = "02:00:00:00:00:01"',
+                                           'mac = "02:00:00:00:00:01"\nvlan = "100"'),
+                 ("ports[0].vlan = '100' is a string",)))
+for _id, _kw, _fragments in [
+        ("udp-vlan-0", {"vlan": 0}, ("vlan=0", "1 to 4094")),
+        ("udp-vlan-three-tags", {"vlan": (1, 2, 3)}, ("vlan=(1, 2, 3)", "(outer, inner)")),
+        ("udp-dst-ips-zero", {"dst_ips": 0}, ("dst_ips=0",)),
+        ("udp-src-ips-huge", {"src_ips": 1 << 20}, ("src_ips=1048576",))]:
+    CASES.append(Bad(_id, _udp(**_kw), _fragments))
+
+
+def _wire_flow(**p0: Any) -> Any:
+    from pytest_netload.topology.model import PortSpec, Topology, Wire
+
+    ports = (PortSpec("p0", "net_null0", None, "02:00:00:00:00:01", ip="198.18.0.2",
+                      peer_mac="02:00:00:00:01:01", peer_ip="198.18.0.1", **p0),
+             PortSpec("p1", "net_null1", None, "02:00:00:00:00:02", ip="198.19.0.2",
+                      peer_mac="02:00:00:00:01:02", peer_ip="198.19.0.1"))
+    return Topology("lab", ports, (Wire("p0", "p1"),))
+
+
+def _on_wire(stream: Callable[[], Any], size: int | str = 128, **p0: Any
+             ) -> Callable[[Path], Any]:
+    def call(tmp: Path) -> Any:
+        from pytest_netload.traffic.mix import as_mix
+
+        topology = _wire_flow(**p0)
+        return as_mix(stream()).streams_for(topology.flows()[0], size, ports=topology.ports)
+    return call
+
+
+def _layers(dst_mac: str = "02:00:00:00:01:01", src: str = "198.18.0.2",
+            dst: str = "198.19.0.2", v6: bool = False) -> Callable[[], Any]:
+    def make() -> Any:
+        from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6
+
+        ip = IPv6(src="2001:db8::1", dst="2001:db8::2") if v6 else IPv4(src=src, dst=dst)
+        return Eth(dst=dst_mac, src="02:00:00:00:00:01") / ip / UDP()
+    return make
+
+
+def _mix(value: Callable[[], Any]) -> Callable[[Path], Any]:
+    def call(tmp: Path) -> Any:
+        from pytest_netload.traffic.mix import as_mix
+
+        return as_mix(value())
+    return call
+
+
+def _spec(kind: str = "udp", **kw: Any) -> Callable[[], Any]:
+    def make() -> Any:
+        from pytest_netload.traffic import streams
+
+        return getattr(streams, kind)(**kw)
+    return make
+
+
+TRAFFIC_CASES: list[tuple[str, Callable[[Path], Any], tuple[str, ...]]] = [
+    ("stream-template-wrong-dst-mac", _on_wire(_layers(dst_mac="02:00:00:00:00:02")),
+     ("wire p0->p1", "02:00:00:00:00:02", "02:00:00:00:01:01", "port p0's peer_mac")),
+    ("stream-ipv6-on-ipv4-wire", _on_wire(_layers(v6=True)),
+     ("wire p0->p1", "IPv6", "port p0's ip 198.18.0.2 is IPv4")),
+    ("stream-dst-is-the-sender", _on_wire(_layers(src="198.19.0.2", dst="198.18.0.2")),
+     ("destination IP 198.18.0.2 is port p0's ip", "port p1 (198.19.0.2)")),
+    ("stream-dst-is-the-dut-on-the-sending-side", _on_wire(_layers(dst="198.18.0.1")),
+     ("198.18.0.1 is port p0's peer_ip",)),
+    ("stream-udp-dst-ips-past-the-end",
+     _on_wire(_spec(dst="255.255.255.250", dst_ips=10)),
+     ("dst_ips=10 from 255.255.255.250", "end of the address space")),
+    ("stream-vlan-port-64B", _on_wire(_spec(), size=64, vlan=100),
+     ("wire p0->p1", "frame size 64", "VLAN 100", "at least 66 B")),
+    ("stream-tcp-flags-word", _mix(_spec("tcp", flags="XYZ")), ("TCP flags='XYZ'",)),
+    ("stream-imix-as-stream", _mix(lambda: "imix"),
+     ("stream='imix' is a frame size", "frame_sizes=['imix']")),
+    ("stream-own-size", _mix(_spec(size=128)), ("size=128", "frame sizes apply")),
+    ("stream-weight-zero", _mix(lambda: [(_spec()(), 0)]), ("stream weight 0",)),
+    ("stream-list-empty", _mix(lambda: []), ("stream=[] is empty",)),
+    ("stream-number", _mix(lambda: 5), ("stream=5 is not a stream", "udp(...)")),
+]
+for _id, _call, _fragments in TRAFFIC_CASES:
+    CASES.append(Bad(_id, _call, _fragments))
+
+def _pair() -> Any:
+    from pytest_netload.traffic.mix import bidirectional
+    from pytest_netload.traffic.streams import udp
+
+    return bidirectional(udp(), udp(name="back"))
+
+
+for _id, _kw, _fragments in [
+        ("rfc2544-direction-sideways", {"direction": "sideways"},
+         ("direction='sideways'", "'one'", "'both'")),
+        ("rfc2544-stream-and-flows", {"flows": 8, "stream": _spec()()},
+         ("flows=8", "stream= gives the traffic")),
+        ("rfc2544-stream-own-size", {"stream": _spec(size=256)()}, ("size=256",)),
+        ("rfc2544-pair-one-way", {"stream": _pair()},
+         ("bidirectional(...)", "direction='both'"))]:
+    CASES.append(Bad(_id, _mark("rfc2544", **_kw), _fragments))
+
+
+@bad("rfc2544-both-ways-on-one-wire", "direction='both'", "topology 'lab'", "p1->p0",
+     "its one wire is p0->p1")
+def _(tmp: Path) -> Any:
+    from pytest_netload.plugin.markers import TopologyFacts, check_against_topology, parse_rfc2544
+
+    mark = parse_rfc2544(pytest.mark.rfc2544(direction="both").mark)
+    check_against_topology(mark, TopologyFacts("lab", ("p0->p1",), None, None, "the file"))
+
+
+@bad("rfc2544-both-ways-on-a-hairpin", "wire 0 of topology 'loop'", "hairpin")
+def _(tmp: Path) -> Any:
+    from pytest_netload.bench.lanes import plan_wires
+    from pytest_netload.bench.harness import WiredPorts
+    from pytest_netload.topology.model import PortSpec, Topology, Wire
+
+    topology = Topology("loop", (PortSpec("p0", "net_null0", None, "02:00:00:00:00:01"),),
+                        (Wire("p0", "p0"),))
+    return plan_wires(WiredPorts(topology, {"p0": object()}), 0, "both")  # type: ignore[dict-item]
+
+
 # ---- results files and baselines ----------------------------------------------------------
 
 SAMPLE = Path(__file__).parent.parent / "data" / "results-sample.json"

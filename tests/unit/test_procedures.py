@@ -399,7 +399,7 @@ def test_latency_steps_down_when_the_generator_cannot_hold_its_own_ceiling() -> 
     from pytest_netload.bench.settings import Rfc2544Mark
 
     dut = FakeDut(capacity=1e9, generator_max=8.6e5, latency_ns=10)
-    measurer = SimpleNamespace(measure=dut.measure, stream=SimpleNamespace(mean_frame_size=64))
+    measurer = SimpleNamespace(measure=dut.measure, mean_frame_size=64)
     runner = Rfc2544Runner(None, None, Rfc2544Mark(retries=0))  # type: ignore[arg-type]
     result = runner._latency_at(measurer, 1e6, 64, 0.01, trials=2)  # type: ignore[arg-type]
     assert result.load_pps == pytest.approx(1e6 * 0.95**3)  # 857,375 pps: held
