@@ -123,7 +123,7 @@ def shaped_measurer(engine: Engine, rate_bps: int, size: int, queue_s: float,
     generator's own jitter (VM stalls) overflows it below the rate."""
     burst = max(3028, rate_bps // 8 // 250)
     limit = int(rate_bps / 8 * queue_s) + burst
-    with build("netns-shaped", rate_bps=rate_bps, burst_bytes=burst,
+    with build("netns-shaped", neighbours="static", rate_bps=rate_bps, burst_bytes=burst,
                limit_bytes=limit) as built:
         flow = built.topology.flows()[0]
         tx = engine.port(flow.tx.device)

@@ -55,7 +55,7 @@ def trailer_times(pcap: str) -> dict[int, float]:
 def main() -> None:
     tmp = tempfile.mkdtemp(prefix="netload-xcheck-")
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-    with build("netns-router", backend="af_xdp") as built, Engine() as engine:
+    with build("netns-router", backend="af_xdp", neighbours="static") as built, Engine() as engine:
         assert built.dut is not None
         ns = built.dut.namespace
         flow = built.topology.flows()[0]

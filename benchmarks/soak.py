@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--backend", default="af_packet", choices=("af_packet", "af_xdp"))
     args = parser.parse_args()
     seconds = args.minutes * 60
-    with Engine() as engine, build("netns-router", backend=args.backend) as built:
+    with Engine() as engine, build("netns-router", backend=args.backend, neighbours="static") as built:
         dut = built.dut
         assert dut is not None
         flow = built.topology.flows()[0]

@@ -42,6 +42,7 @@ def _print_result(result: RunResult, out: Any = sys.stdout) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .engine.client import Engine
+    from .engine.neighbours import bring_up
     from .topology.builtin import build, sweep_stale
     from .traffic.streams import flow_stream
 
@@ -49,8 +50,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"removed {name}, left behind by a netload process that has ended")
     print(f"netload demo: building {args.topology} ({args.backend}) ...")
     with build(args.topology, backend=args.backend) as built, Engine() as engine:
-        topo = built.topology
-        ports = {p.name: engine.port(str(p.device)) for p in topo.ports}
+        ports = {p.name: engine.port(str(p.device), name=p.name) for p in built.topology.ports}
+        # the generator answers ARP/ND and resolves the DUT's MACs (no static neighbours)
+        topo, _ = bring_up(built.topology, ports)
         streams = [
             engine.load(ports[f.tx.name], flow_stream(f, size=args.size, flows=args.flows))
             for f in topo.flows()

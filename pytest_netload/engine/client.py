@@ -142,6 +142,40 @@ class Port:
         """Hardware rate limit of a TX queue in Mbit/s (0: none), where the PMD has one."""
         self.engine._call("port_set_queue_rate", port_id=self._id(), queue=queue, mbps=int(mbps))
 
+    # ---- neighbours: the port as a host on its subnet (engine/neighbours.py) ----
+
+    def set_address(self, ip: str, *, mac: str | None = None, vlan: int | None = None) -> None:
+        """The port answers ARP (IPv4) or neighbour solicitations (IPv6) for `ip` as `mac`
+        (default: its own), in `vlan` (None: untagged), during runs and between them."""
+        self.engine._call("port_set_addr", port_id=self._id(), mac=mac or self.mac, ip=ip,
+                          vlan=int(vlan or 0))
+        self.info["address"] = {"ip": ip, "vlan": vlan}
+
+    def announce(self) -> None:
+        """A gratuitous ARP / unsolicited neighbour advertisement of the port's address."""
+        self.engine._call("port_announce", port_id=self._id())
+
+    def resolve(self, peer_ip: str, timeout_s: float = 5.0, retry_s: float = 0.25) -> str:
+        """The MAC of `peer_ip`, asked by ARP or neighbour solicitation every `retry_s`
+        for at most `timeout_s`; NetloadEnvironmentError naming what was seen if none."""
+        from .neighbours import resolve_failure
+
+        try:
+            return str(self.engine._call(
+                "port_resolve", port_id=self._id(), peer_ip=peer_ip,
+                timeout_ms=max(1, round(timeout_s * 1000)),
+                retry_ms=max(1, round(retry_s * 1000)), timeout_s=timeout_s + 30))
+        except errors.NetloadEnvironmentError as exc:
+            if "no answer" not in str(exc):
+                raise
+            raise errors.NetloadEnvironmentError(
+                resolve_failure(self.label, peer_ip, timeout_s, self.nd_stats(),
+                                self.info.get("address", {}).get("vlan"))) from None
+
+    def nd_stats(self) -> dict[str, Any]:
+        """ARP/ND counters of the port (requests answered, rate-limited, ...)."""
+        return dict(self.engine._call("port_nd_stats", port_id=self._id()))
+
     def refresh(self) -> dict[str, Any]:
         return dict(self.engine._call("port_info", port_id=self._id()))
 

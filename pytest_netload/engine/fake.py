@@ -920,6 +920,28 @@ class FakeHost:
             f"port {port_id} queue {queue} rate limit {mbps} Mbit/s: the fake engine's "
             "ports have no hardware rate limiting; use software pacing")
 
+    # the modelled DUT answers ARP/ND at once: its MAC is made from the address asked for
+    def op_port_set_addr(self, port_id: int, mac: str, ip: str, vlan: int = 0,
+                         reply_pps: int = 0) -> None:
+        self._port(port_id)["address"] = {"mac": mac, "ip": ip, "vlan": vlan}
+
+    def op_port_announce(self, port_id: int) -> None:
+        if "address" not in self._port(port_id):
+            raise errors.NetloadEnvironmentError(
+                f"announce: port {port_id} has no address; set one first")
+
+    def op_port_resolve(self, port_id: int, peer_ip: str, timeout_ms: int,
+                        retry_ms: int) -> str:
+        import ipaddress
+
+        self.op_port_announce(port_id)
+        return "02:00:00:00:01:" + f"{ipaddress.ip_address(peer_ip).packed[-1]:02x}"
+
+    def op_port_nd_stats(self, port_id: int) -> dict[str, int]:
+        self._port(port_id)
+        return {"arp_requests": 0, "arp_replies": 0, "ns_received": 0, "na_sent": 0,
+                "rate_limited": 0, "tx_refused": 0, "other": 0, "peer_seen": 0}
+
     def op_port_close(self, port_id: int) -> None:
         self._port(port_id)
         for handle in [h for h, s in self.streams.items() if s.port_id == port_id]:

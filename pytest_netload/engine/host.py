@@ -29,6 +29,9 @@ from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_co
 from .wire import TERMINATED_NOTE, pack_array
 
 
+IDLE_S = 0.02  # between requests, ARP/ND is answered this often
+
+
 class Host:
     """Handles and state of one engine host process."""
 
@@ -37,6 +40,7 @@ class Host:
 
         self.facade = facade
         self.ports: dict[int, str] = {}
+        self.nd_ports: set[int] = set()  # ports with an address: ARP/ND answered when idle
         self.streams: dict[int, Any] = {}
         self.runs: dict[int, tuple[Any, list[int], dict[int, dict[str, int]]]] = {}
         self.watches: dict[int, LinkWatch] = {}  # per run: its ports' link events
@@ -98,6 +102,7 @@ class Host:
                 "cpu_note": plan.note(), "busy_cpus": sorted(plan.skipped)}
 
     def op_close(self) -> None:
+        self.nd_ports.clear()
         try:
             for run_id in list(self.runs):
                 self.runs.pop(run_id)[0].free()
@@ -159,7 +164,35 @@ class Host:
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None:
         self.facade.port_set_queue_rate(port_id, queue, mbps)
 
+    # ---- neighbours (ARP/ND) ------------------------------------------------------
+
+    def op_port_set_addr(self, port_id: int, mac: str, ip: str, vlan: int = 0,
+                         reply_pps: int = 0) -> None:
+        self.facade.port_set_addr(port_id, mac, ip, vlan, reply_pps)
+        self.nd_ports.add(port_id)
+
+    def op_port_announce(self, port_id: int) -> None:
+        self.facade.port_announce(port_id)
+
+    def op_port_resolve(self, port_id: int, peer_ip: str, timeout_ms: int,
+                        retry_ms: int) -> str:
+        return self.facade.port_resolve(port_id, peer_ip, timeout_ms, retry_ms)
+
+    def op_port_nd_stats(self, port_id: int) -> dict[str, Any]:
+        return self.facade.port_nd_stats(port_id)
+
+    def idle(self) -> bool:
+        """Between requests: answer ARP/ND on the ports that have an address (a run
+        answers itself, and the call does nothing then). False: nothing to do."""
+        for port_id in list(self.nd_ports):
+            try:
+                self.facade.port_nd_service(port_id, 0)
+            except errors.NetloadError:  # the port went away: nothing left to answer
+                self.nd_ports.discard(port_id)
+        return bool(self.nd_ports)
+
     def op_port_close(self, port_id: int) -> None:
+        self.nd_ports.discard(port_id)
         if any(s.port_id == port_id for s in self.streams.values()):
             for handle in [h for h, s in self.streams.items() if s.port_id == port_id]:
                 self.streams.pop(handle).free()
@@ -287,10 +320,15 @@ def serve(channel: Any, make_host: Callable[[], Any] = Host) -> None:
     answer (the fake engine, engine/fake.py, passes its own)."""
     hosts: list[Any] = []  # the one Host, made on the first request
     _install_sigterm(lambda: hosts[0].eal_args if hosts else [])
+    timeout_error = getattr(channel, "TimeoutError", TimeoutError)
+    busy = False  # the host has idle work (ARP/ND to answer between requests)
     try:
         while True:
             try:
-                msg = channel.receive()
+                msg = channel.receive(IDLE_S if busy else None)
+            except timeout_error:
+                busy = hosts[0].idle()
+                continue
             except EOFError:
                 msg = {"op": "close"}
             op = msg.pop("op")
@@ -314,6 +352,7 @@ def serve(channel: Any, make_host: Callable[[], Any] = Host) -> None:
                     channel.send(reply)
                 return
             channel.send(reply)
+            busy = bool(getattr(hosts[0], "nd_ports", None))
     finally:
         if hosts:
             remove_runtime_dir(hosts[0].eal_args)

@@ -161,9 +161,13 @@ def _link_policy(config: pytest.Config, topology: Topology) -> LinkPolicy:
 
 
 def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
-                opened: dict[str, Port]) -> None:
-    """Open every port of the topology into `opened` (as far as it gets: the caller
-    closes what is there) and note them for the results' environment."""
+                wired: WiredPorts) -> None:
+    """Open every port of the topology into `wired.ports` (as far as it gets: the caller
+    closes what is there), bring up their addresses (ARP/ND answered, peer MACs
+    resolved: `wired.topology` gets them) and note them for the results' environment."""
+    from ..engine.neighbours import bring_up
+
+    opened = wired.ports
     backend = _settings(config).backend
     for spec in topology.ports:
         try:
@@ -171,13 +175,21 @@ def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
                                            _link_policy(config, topology))
         except (NetloadEnvironmentError, NetloadConfigError) as exc:
             _harness_failure(f"opening port {spec.name!r} of topology {topology.name!r}", exc)
+    try:
+        wired.topology, neighbours = bring_up(
+            topology, opened, resolve_timeout_s=_settings(config).resolve_timeout_s)
+    except (NetloadEnvironmentError, NetloadConfigError) as exc:
+        _harness_failure(f"addresses of topology {topology.name!r}", exc)
+    by_name = {n["name"]: n for n in neighbours}
     env = config.stash.get(ENVIRONMENT_KEY, None)
     if env is not None:
         env["engine"] = engine.environment()  # a fresh host may run on other CPUs
         env["ports"] = [{"name": name, "device": p.device, "driver": p.driver,
                          "mac": p.mac, "mtu": p.info.get("mtu"),
                          "link_speed_mbps": p.info.get("link_speed_mbps"),
-                         "hw_timestamps": p.info.get("hw_timestamps")}
+                         "hw_timestamps": p.info.get("hw_timestamps"),
+                         **({f"{k}": v for k, v in by_name[name].items() if k != "name"}
+                            if name in by_name else {})}
                         for name, p in opened.items()]
 
 
@@ -187,10 +199,10 @@ def netload_ports(pytestconfig: pytest.Config, netload_engine: Engine,
     """The topology's ports opened on the engine; unpacks as the first wire's (tx, rx).
     After an engine crash the next test gets them opened again on a fresh engine host."""
     wired = WiredPorts(netload_topology, {}, reopen=lambda into: _open_ports(
-        pytestconfig, netload_engine, netload_topology, into))
+        pytestconfig, netload_engine, netload_topology, wired))
     try:
         try:
-            _open_ports(pytestconfig, netload_engine, netload_topology, wired.ports)
+            _open_ports(pytestconfig, netload_engine, netload_topology, wired)
         except EngineCrashed as exc:
             # Raising here would make pytest cache the error for the whole session; the
             # test being set up gets it (ERROR), later ones a fresh host (see refresh).

@@ -48,6 +48,9 @@ LINK_TIMEOUT_DESC = ("How long each port's link may take to come up when the ses
 LINK_STRICT_DESC = ("Make a port whose negotiated link speed differs from the topology's "
                     "line_rate an error, not a warning (true/false; the bare flag is true). "
                     "Default: false")
+RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC by ARP / "
+                        "neighbour discovery when the topology gives no peer_mac; no answer "
+                        "by then is an error naming the port and what to check. Default: 5s")
 
 BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge", "loopback")
 BACKENDS = ("af_packet", "af_xdp")
@@ -198,6 +201,16 @@ def _link_timeout(value: str) -> float:
     return link_timeout_seconds(value.strip(), what="link timeout")
 
 
+def _resolve_timeout(value: str) -> float:
+    from ..units import as_duration
+
+    seconds = as_duration(value.strip(), what="resolve timeout").seconds
+    if not 0 < seconds <= 600:
+        raise NetloadConfigError(f"resolve timeout {value!r}: give more than 0 and at most "
+                                 "600 s, e.g. 5s")
+    return seconds
+
+
 TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
 
 
@@ -220,6 +233,7 @@ SETTINGS = (
     Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_link_timeout", LINK_TIMEOUT_DESC, "10s", _link_timeout),
     Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
+    Setting("netload_resolve_timeout", RESOLVE_TIMEOUT_DESC, "5s", _resolve_timeout),
 )
 FLAGS = frozenset({"netload_link_strict"})  # --netload-link-strict alone means true
 
@@ -246,6 +260,7 @@ class Settings:
     baseline: str | None = None
     link_timeout_s: float = 10.0
     link_strict: bool = False
+    resolve_timeout_s: float = 5.0
 
     @property
     def fake_dut(self) -> FakeDut | None:
@@ -280,6 +295,8 @@ class Settings:
             parts.append(f"link timeout {fmt.time_s_exact(self.link_timeout_s)}")
         if self.link_strict:
             parts.append("link speed strict")
+        if self.resolve_timeout_s != 5.0:
+            parts.append(f"resolve timeout {fmt.time_s_exact(self.resolve_timeout_s)}")
         return "netload: " + ", ".join(parts)
 
 
@@ -324,4 +341,5 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_engine"], values["netload_engine_memory"],
                     values["netload_report_dir"], values["netload_trial_duration"],
                     values["netload_save_baseline"], values["netload_baseline"],
-                    values["netload_link_timeout"], values["netload_link_strict"])
+                    values["netload_link_timeout"], values["netload_link_strict"],
+                    values["netload_resolve_timeout"])

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from pytest_netload.errors import NetloadConfigError
 
 __all__ = ["MAX_VLAN", "MIN_VLAN", "Flow", "PortSpec", "Topology", "Wire", "check_device",
-           "check_ifname", "check_netns_name", "normalize_mac"]
+           "check_ifname", "check_netns_name", "normalize_mac", "split_interface"]
 
 _MAC_RE = re.compile(r"^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -35,6 +35,20 @@ def normalize_mac(value: object, key: str) -> str:
             f"separated by ':' such as {_MAC_EXAMPLE}"
         )
     return value.lower().replace("-", ":")
+
+
+def split_interface(value: object, key: str) -> tuple[str, str | None]:
+    """A port's ``ip``, with or without a prefix length: (the address, its subnet or None).
+    The subnet lets the peer_ip be checked against it before any frame is sent."""
+    if isinstance(value, str) and "/" in value:
+        try:
+            iface = ipaddress.ip_interface(value)
+        except ValueError:
+            raise NetloadConfigError(
+                f"{key} = {value!r} is not an address with a prefix length; write one such "
+                "as '198.18.0.2/24' or '2001:2::2/64', or the bare address") from None
+        return str(iface.ip), str(iface.network)
+    return _normalize_ip(value, key), None
 
 
 def _normalize_ip(value: object, key: str) -> str:
@@ -174,6 +188,9 @@ class PortSpec:
     queues: int = 1
     lcores: tuple[int, ...] = ()
     vlan: int | None = None
+    network: str | None = None
+    """The port's subnet, from an ``ip`` given with its prefix length ('198.18.0.2/24'):
+    ``peer_ip`` must lie in it."""
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "port name")
@@ -199,7 +216,9 @@ class PortSpec:
         object.__setattr__(self, "mac", mac)
         if self.peer_mac is not None:
             object.__setattr__(self, "peer_mac", normalize_mac(self.peer_mac, f"{where}: peer_mac"))
-        ip = None if self.ip is None else _normalize_ip(self.ip, f"{where}: ip")
+        ip, network = (None, None) if self.ip is None else \
+            split_interface(self.ip, f"{where}: ip")
+        network = network or self.network
         peer_ip = None if self.peer_ip is None else _normalize_ip(self.peer_ip, f"{where}: peer_ip")
         if ip is not None and peer_ip is not None:
             if ipaddress.ip_address(ip).version != ipaddress.ip_address(peer_ip).version:
@@ -212,7 +231,19 @@ class PortSpec:
                     f"{where}: ip and peer_ip are both {ip!r}; peer_ip is the DUT's "
                     "gateway address and must differ from the port's own"
                 )
+        if network is not None and (ip is None or
+                                    ipaddress.ip_address(ip) not in ipaddress.ip_network(network)):
+            raise NetloadConfigError(
+                f"{where}: network = {network!r} does not hold ip = {ip!r}; give the port's "
+                "address with its prefix length, e.g. ip = '198.18.0.2/24'")
+        if network is not None and peer_ip is not None and \
+                ipaddress.ip_address(peer_ip) not in ipaddress.ip_network(network):
+            raise NetloadConfigError(
+                f"port {name!r}: peer_ip = {peer_ip!r} is not in the port's subnet {network} "
+                f"(ip = {ip!r}); give the DUT interface's address on that subnet, or fix the "
+                "prefix length")
         object.__setattr__(self, "ip", ip)
+        object.__setattr__(self, "network", network)
         object.__setattr__(self, "peer_ip", peer_ip)
         queues = self.queues
         if isinstance(queues, bool) or not isinstance(queues, int) or not 0 < queues <= _MAX_QUEUES:

@@ -29,6 +29,7 @@ from pytest_netload.topology.model import (
     check_ifname,
     check_netns_name,
     normalize_mac,
+    split_interface,
 )
 from pytest_netload.units import as_rate
 
@@ -201,9 +202,10 @@ def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
         check_device(text["device"], key_of("device"))
     if text["peer_mac"] is not None:
         normalize_mac(text["peer_mac"], key_of("peer_mac"))
-    for key in ("ip", "peer_ip"):
-        if text[key] is not None:
-            _normalize_ip(text[key], key_of(key))
+    if text["ip"] is not None:
+        split_interface(text["ip"], key_of("ip"))
+    if text["peer_ip"] is not None:
+        _normalize_ip(text["peer_ip"], key_of("peer_ip"))
     queues = entry.get("queues", 1)
     if isinstance(queues, bool) or not isinstance(queues, int):
         raise NetloadConfigError(

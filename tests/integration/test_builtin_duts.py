@@ -87,17 +87,24 @@ BAD_PARAMS = {
     "loss finer than the rule": ("netns-lossy", {"loss_ratio": 1.5e-7},
                                  r"loss_ratio = 1\.5e-07 is finer .* 1/1000000.* e\.g\. 0"),
     "unknown parameter": ("netns-router", {"rate_bps": RATE_BPS},
-                          (r"'netns-router' takes `backend`='af_packet', `prefix`='nl' "
+                          (r"'netns-router' takes `backend`='af_packet', `prefix`='nl', "
+                           r"`family`='ipv4', `neighbours`='arp' "
                            r"\(the defaults\), not \['rate_bps'\]$")),
     "misspelt parameter": ("netns-shaped", {"rate": "20Mbit/s"},
                            (r"takes `backend`='af_packet', `rate_bps`=50000000, `qdisc`='tbf', "
-                            r"`burst_bytes`=None, `limit_bytes`=None, `prefix`='nl' "
-                            r"\(the defaults\), not \['rate'\]")),
+                            r"`burst_bytes`=None, `limit_bytes`=None, `prefix`='nl', "
+                            r"`neighbours`='arp' \(the defaults\), not \['rate'\]")),
     "loss on the bridge": ("netns-bridge", {"loss_ratio": 0.1, "rate_bps": 1},
                            r"'netns-bridge' takes .*, not \['loss_ratio', 'rate_bps'\]"),
     "bad backend": ("netns-bridge", {"backend": "net_pcap"},
                     r"backend = 'net_pcap'.*\['af_packet', 'af_xdp'\]"),
     "bad prefix": ("netns-lossy", {"prefix": "Bad-Prefix"}, r"prefix = 'Bad-Prefix' must be"),
+    "bad neighbours": ("netns-router", {"neighbours": "dynamic"},
+                       r"neighbours = 'dynamic': give one of \['arp', 'static'\]"),
+    "bad neighbours (shaped)": ("netns-shaped", {"neighbours": None},
+                                r"neighbours = None: give one of"),
+    "bad family": ("netns-router", {"family": "ipv5"},
+                   r"family = 'ipv5': give one of \['ipv4', 'ipv6'\]"),
 }
 
 
@@ -217,7 +224,7 @@ def _flow(built: BuiltTopology, tx: str) -> Any:
 @root_test
 @pytest.mark.parametrize("qdisc", ["tbf", "htb"])
 def test_shaped_built_and_removed(qdisc: str) -> None:
-    with build("netns-shaped", rate_bps=RATE_BPS, qdisc=qdisc) as built:
+    with build("netns-shaped", neighbours="static", rate_bps=RATE_BPS, qdisc=qdisc) as built:
         dut = built.dut
         assert dut is not None
         d0, d1 = dut.interfaces
@@ -263,7 +270,7 @@ def test_shaper_capacity_is_measured_within_2_percent(
     from pytest_netload.traffic.streams import flow_stream
 
     capacity = shaper_capacity_pps(RATE_BPS, size)
-    with build("netns-shaped", rate_bps=RATE_BPS, qdisc=qdisc) as built, \
+    with build("netns-shaped", neighbours="static", rate_bps=RATE_BPS, qdisc=qdisc) as built, \
             _ports(engine, built) as ports:
         d1 = built.dut.interfaces[1]  # type: ignore[union-attr]
         rc = RateController(engine, ports["p0"], rx=[ports["p1"]])
@@ -297,7 +304,7 @@ def test_shaper_leaves_p1_to_p0_alone(engine: Any) -> None:
     from pytest_netload.traffic.streams import flow_stream
 
     capacity = shaper_capacity_pps(RATE_BPS, 64)
-    with build("netns-shaped", rate_bps=RATE_BPS) as built, _ports(engine, built) as ports:
+    with build("netns-shaped", neighbours="static", rate_bps=RATE_BPS) as built, _ports(engine, built) as ports:
         rc = RateController(engine, ports["p1"], rx=[ports["p0"]])
         r = rc.run(flow_stream(_flow(built, "p1"), size=64), f"{OVERLOAD * capacity:.0f}pps",
                    duration="0.5s")
@@ -311,7 +318,7 @@ def test_shaper_leaves_p1_to_p0_alone(engine: Any) -> None:
 
 @root_test
 def test_lossy_metadata_and_rule() -> None:
-    with build("netns-lossy", loss_ratio=0.25) as built:
+    with build("netns-lossy", neighbours="static", loss_ratio=0.25) as built:
         dut = built.dut
         assert dut is not None and dut.loss_rule is not None
         d0, d1 = dut.interfaces
@@ -333,7 +340,7 @@ def test_lossy_loss_is_binomial_and_counted_by_the_rule(engine: Any) -> None:
     from pytest_netload.traffic.streams import flow_stream
 
     count, ratio = 200_000, 0.01
-    with build("netns-lossy") as built, _ports(engine, built) as ports:
+    with build("netns-lossy", neighbours="static") as built, _ports(engine, built) as ports:
         rule = built.dut.loss_rule  # type: ignore[union-attr]
         assert rule is not None and built.topology.dut["loss_ratio"] == str(ratio)
         forward = RateController(engine, ports["p0"], rx=[ports["p1"]])

@@ -66,6 +66,9 @@ def _check_session(result: pytest.RunResult, where: Path) -> None:
     doc = load(where / "netload-results" / "results.json")  # the schema accepts it
     assert doc["environment"]["dpdk_version"].startswith("DPDK 22.11")
     assert {p["driver"] for p in doc["environment"]["ports"]} <= {"net_af_packet", "net_af_xdp"}
+    # no static neighbours: the DUT's MACs were resolved by ARP when the ports opened
+    assert [(p["name"], p["resolved"], bool(p["peer_mac"])) for p in doc["environment"]["ports"]] \
+        == [("p0", True, True), ("p1", True, True)]
     assert (where / "netload-results" / "report.html").stat().st_size > 10_000
     lat = next(m for t in doc["tests"] for m in t["measurements"] if m["kind"] == "latency")
     assert sum(lat["latency"]["histogram"]["counts"]) == lat["latency"]["count"]

@@ -113,7 +113,7 @@ class RawLink:
 
 @pytest.fixture
 def router() -> Iterator[BuiltTopology]:
-    with build("netns-router") as built:
+    with build("netns-router", neighbours="static") as built:
         yield built
 
 
@@ -197,7 +197,7 @@ def test_af_xdp_devargs() -> None:
 
 
 def test_two_instances_coexist() -> None:
-    with build("netns-router") as a, build("netns-router") as b:
+    with build("netns-router", neighbours="static") as a, build("netns-router", neighbours="static") as b:
         assert a.topology.namespace != b.topology.namespace
         assert {p.iface for p in a.topology.ports}.isdisjoint(p.iface for p in b.topology.ports)
         assert a.topology.port("p0").mac == b.topology.port("p0").mac  # fixed MACs
@@ -244,7 +244,7 @@ def test_router_built_and_removed(router: BuiltTopology) -> None:
 
 
 def test_router_removed_on_exit() -> None:
-    with build("netns-router") as built:
+    with build("netns-router", neighbours="static") as built:
         links, spaces = _names(built)
         dut_links = set(built.dut.interfaces)  # type: ignore[union-attr]
     _assert_gone(links | dut_links, spaces)
@@ -363,7 +363,7 @@ def _child(body: str) -> subprocess.Popen[str]:
         """
         import os, sys, time
         from pytest_netload.topology.builtin import build
-        cm = build("netns-router")
+        cm = build("netns-router", neighbours="static")
         b = cm.__enter__()
         print(b.topology.namespace, *(p.iface for p in b.topology.ports), flush=True)
         """

@@ -190,6 +190,13 @@ CASES = [
             fragments=("ini key netload_link_timeout", "not finite")),
     Session("env-link-strict-word", env={"PYTEST_NETLOAD_LINK_STRICT": "sometimes"},
             fragments=("environment variable PYTEST_NETLOAD_LINK_STRICT", "'sometimes'")),
+    # ---- ARP/ND: how long a peer may take to answer
+    Session("resolve-timeout-word", ("--netload-resolve-timeout=later",),
+            ("--netload-resolve-timeout", "'later'")),
+    Session("resolve-timeout-zero", ("--netload-resolve-timeout=0s",),
+            ("--netload-resolve-timeout", "give more than 0 and at most 600 s")),
+    Session("resolve-timeout-an-hour", ("--netload-resolve-timeout=1h",),
+            ("--netload-resolve-timeout", "'1h'", "at most 600 s, e.g. 5s")),
     # ---- markers against the built-in topology (2 wires, no line rate, MTU 1500)
     Session("rfc2544-wire-beyond-topology", expect="collection",
             test_file=_marked("rfc2544(wire=2)"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
@@ -71,7 +72,10 @@ def test_portspec_normalizes_addresses() -> None:
         ({"mac": "01:00:5e:00:00:01"}, "multicast"),
         ({"peer_mac": "nope"}, "peer_mac"),
         ({"ip": "198.18.0.300"}, "ip"),
-        ({"ip": "198.18.0.2/24"}, "prefix length"),
+        ({"peer_ip": "198.18.0.1/24"}, "prefix length"),
+        ({"ip": "198.18.0.2/33"}, "not an address with a prefix length"),
+        ({"ip": "198.18.0.2/24", "peer_ip": "10.9.0.1"},
+         "peer_ip = '10.9.0.1' is not in the port's subnet 198.18.0.0/24"),
         ({"peer_ip": 5}, "peer_ip"),
         ({"ip": "198.18.0.2", "peer_ip": "2001:db8::1"}, "mix IPv4 and IPv6"),
         ({"ip": "198.18.0.2", "peer_ip": "198.18.0.2"}, "must differ"),
@@ -408,3 +412,13 @@ def test_nft_missing_is_environment_error(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(f"{module.__name__}.shutil.which", lambda name: None)
     with pytest.raises(NetloadEnvironmentError, match="apt-get install nftables"):
         module.drop_every_nth(_FakeDut(), 2)
+
+
+def test_an_ip_with_its_prefix_length_gives_the_ports_subnet() -> None:
+    spec = PortSpec("p0", "net_null0", None, "02:00:00:00:00:01", ip="2001:2::2/64",
+                    peer_ip="2001:2::1")
+    assert (spec.ip, spec.network) == ("2001:2::2", "2001:2::/64")
+    # dataclasses.replace keeps it: the subnet travels with the spec
+    assert replace(spec, peer_mac="02:00:00:00:00:09").network == "2001:2::/64"
+    assert PortSpec("p0", "net_null0", None, "02:00:00:00:00:01", ip="198.18.0.2").network \
+        is None

@@ -21,7 +21,7 @@ from pytest_netload.topology.builtin.names import (
     _check_backend,
     _check_prefix,
 )
-from pytest_netload.topology.builtin.router import _build_routed
+from pytest_netload.topology.builtin.router import NEIGHBOURS, _build_routed, _check_choice
 from pytest_netload.topology.nft import RANDOM_SCALE, drop_random
 
 __all__ = ["netns_lossy"]
@@ -62,7 +62,8 @@ def _check_loss_ratio(loss_ratio: object) -> float:
 
 
 def netns_lossy(
-    backend: str = "af_packet", *, loss_ratio: float = LOSS_RATIO, prefix: str = PREFIX
+    backend: str = "af_packet", *, loss_ratio: float = LOSS_RATIO, prefix: str = PREFIX,
+    neighbours: str = "arp",
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
     """netns-router dropping a random ``loss_ratio`` of the frames it forwards p0 -> p1.
 
@@ -73,5 +74,6 @@ def netns_lossy(
     _check_prefix(prefix)
     ratio = _check_loss_ratio(loss_ratio)
     configure = partial(_make_lossy, loss_ratio=ratio)
-    builder = partial(_build_routed, name="netns-lossy", code=_LOSSY_CODE, configure=configure)
+    builder = partial(_build_routed, name="netns-lossy", code=_LOSSY_CODE, configure=configure,
+                      neighbours=_check_choice("neighbours", neighbours, NEIGHBOURS))
     return _managed(builder, backend, prefix)

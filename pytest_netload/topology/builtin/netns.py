@@ -178,7 +178,7 @@ def _generators_up(pair: _Pair) -> None:
 
 
 def _ports(
-    pair: _Pair, backend: str, ips: Sequence[str], peer_macs: Sequence[str],
+    pair: _Pair, backend: str, ips: Sequence[str], peer_macs: Sequence[str | None],
     peer_ips: Sequence[str | None],
 ) -> tuple[PortSpec, ...]:
     return tuple(

@@ -1,20 +1,27 @@
-"""The ``netns-router`` topology: the Linux kernel routing IPv4 in its own namespace.
+"""The ``netns-router`` topology: the Linux kernel routing IPv4 (or IPv6) in its own namespace.
 
-Addresses come from the RFC 2544 benchmarking range 198.18.0.0/15. The DUT has
-permanent neighbour entries for the generator addresses and routes whole /16s
-to them, so multi-flow streams can vary addresses and the DUT never ARPs;
-rp_filter is off. :func:`_build_routed` is also the base of the routers with
-something added before traffic starts (shaped.py, lossy.py).
+IPv4 addresses come from the RFC 2544 benchmarking range 198.18.0.0/15, IPv6 ones
+from RFC 5180's 2001:2::/48. By default (``neighbours="arp"``) nothing is static:
+the DUT resolves the generator's addresses by ARP / neighbour discovery, which
+the engine answers, and the generator resolves the DUT's (the topology gives
+no ``peer_mac``). ``neighbours="static"`` is the old set-up for code that opens
+ports without the plugin's fixtures: permanent neighbour entries on the DUT and
+the DUT's MACs in the topology. Either way the DUT routes whole ranges to the
+generator addresses, so multi-flow streams can vary addresses; rp_filter is off.
+:func:`_build_routed` is also the base of the routers with something added
+before traffic starts (shaped.py, lossy.py).
 """
-
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 from collections.abc import Callable
+from functools import partial
 
 from pyroute2 import IPRoute  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
+from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.topology.builtin.cleanup import _managed, _Resources
 from pytest_netload.topology.builtin.dut import BuiltTopology, Dut
 from pytest_netload.topology.builtin.names import (
@@ -23,6 +30,7 @@ from pytest_netload.topology.builtin.names import (
     _check_backend,
     _check_prefix,
 )
+from pytest_netload.topology.builtin.kernel import _call_in_netns, _write_sysctls
 from pytest_netload.topology.builtin.netns import (
     _dut_namespace,
     _generators_up,
@@ -35,32 +43,72 @@ from pytest_netload.topology.model import Topology, Wire
 
 __all__ = ["netns_router"]
 
-# netns-router addressing (RFC 2544 benchmarking range 198.18.0.0/15)
+# netns-router addressing (RFC 2544 benchmarking range 198.18.0.0/15; RFC 5180 2001:2::/48)
 ROUTER_PREFIXLEN = 24
 ROUTER_DUT_IPS = ("198.18.0.1", "198.19.0.1")
 ROUTER_GEN_IPS = ("198.18.0.2", "198.19.0.2")
 # beyond the /24s, whole /16s are routed to the generator ports so that
-# multi-flow streams can vary addresses without the DUT needing ARP
+# multi-flow streams can vary addresses without the DUT needing ARP for each
 ROUTER_ROUTED = ("198.18.0.0/16", "198.19.0.0/16")
+ROUTER6_PREFIXLEN = 64
+ROUTER6_DUT_IPS = ("2001:2::1", "2001:2:0:1::1")
+ROUTER6_GEN_IPS = ("2001:2::2", "2001:2:0:1::2")
+ROUTER6_ROUTED = ("2001:2:0:1000::/52", "2001:2:0:2000::/52")
+FAMILIES = ("ipv4", "ipv6")
+NEIGHBOURS = ("arp", "static")
+# ARP mode on a router with a queue of its own (netns-shaped): a neighbour entry
+# stays reachable this long, so that the shaper's full queue cannot drop the DUT's
+# periodic ARP probe and turn a shaping test into a neighbour-loss one
+LONG_REACHABLE_MS = 3_600_000
 
 
-def _route(pair: _Pair) -> None:
-    """The router's addresses, permanent neighbours and /16 routes; DUT ports up."""
+def _check_choice(key: str, value: object, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise NetloadConfigError(f"{key} = {value!r}: give one of {list(allowed)}")
+    return str(value)
+
+
+def _addressing(family: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int]:
+    """(DUT addresses, generator addresses, routed ranges, prefix length) of a family."""
+    if family == "ipv6":
+        return ROUTER6_DUT_IPS, ROUTER6_GEN_IPS, ROUTER6_ROUTED, ROUTER6_PREFIXLEN
+    return ROUTER_DUT_IPS, ROUTER_GEN_IPS, ROUTER_ROUTED, ROUTER_PREFIXLEN
+
+
+def _route(pair: _Pair, family: str, neighbours: str, long_reachable: bool) -> None:
+    """The router's addresses, its routes to the generator ranges and, with static
+    neighbours, permanent entries for the generator addresses; DUT ports up."""
+    dut_ips, gen_ips, routed, prefixlen = _addressing(family)
+    if family == "ipv6":
+        settings = [(("net", "ipv6", "conf", "all", "forwarding"), "1")]
+        for scope in ("all", "default", *pair.duts):
+            settings += [(("net", "ipv6", "conf", scope, "disable_ipv6"), "0"),
+                         (("net", "ipv6", "conf", scope, "accept_dad"), "0"),
+                         (("net", "ipv6", "conf", scope, "accept_ra"), "0")]
+        _call_in_netns(pair.ns, partial(_write_sysctls, settings))
     with IPRoute(netns=pair.ns, flags=0) as nsr:
         _set_up(nsr, ("lo",))
         for i in range(2):
             (index,) = nsr.link_lookup(ifname=pair.duts[i])
-            nsr.addr("add", index=index, address=ROUTER_DUT_IPS[i], prefixlen=ROUTER_PREFIXLEN)
+            nsr.addr("add", index=index, address=dut_ips[i], prefixlen=prefixlen)
             nsr.link("set", index=index, state="up")
-            nsr.neigh(
-                "add",
-                dst=ROUTER_GEN_IPS[i],
-                lladdr=pair.gen_macs[i],
-                ifindex=index,
-                state="permanent",
-            )
-            net, plen = ROUTER_ROUTED[i].split("/")
-            nsr.route("add", dst=net, dst_len=int(plen), gateway=ROUTER_GEN_IPS[i], oif=index)
+            if neighbours == "static":
+                nsr.neigh("add", dst=gen_ips[i], lladdr=pair.gen_macs[i], ifindex=index,
+                          state="permanent")
+            net, plen = routed[i].split("/")
+            nsr.route("add", dst=net, dst_len=int(plen), gateway=gen_ips[i], oif=index)
+    if neighbours == "arp" and long_reachable:
+        table = "ndisc_cache" if family == "ipv6" else "arp_cache"
+        for dev in pair.duts:
+            _ip_in(pair.ns, "ntable", "change", "name", table, "dev", dev,
+                   "base_reachable", str(LONG_REACHABLE_MS))
+
+
+def _ip_in(ns: str, *args: str) -> None:
+    proc = subprocess.run(["ip", "-n", ns, *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise NetloadEnvironmentError(
+            f"`ip -n {ns} {' '.join(args)}` failed: {(proc.stderr or proc.stdout).strip()}")
 
 
 def _build_routed(
@@ -70,24 +118,29 @@ def _build_routed(
     name: str = "netns-router",
     code: int = _ROUTER_CODE,
     configure: Callable[[Dut], None] | None = None,
+    family: str = "ipv4",
+    neighbours: str = "arp",
 ) -> BuiltTopology:
     """netns-router, and the routers with something added (``configure``, before traffic)."""
     pair = _dut_namespace(res, code, forward=True)
-    _route(pair)
+    _route(pair, family, neighbours, long_reachable=configure is not None)
     # netns-router names the instance; the others name the kind and add the namespace
     info = {"name": pair.ns} if name == "netns-router" else {"name": name, "namespace": pair.ns}
     info.update(
-        model="Linux kernel IPv4 router (network namespace)",
+        model=f"Linux kernel IP{family[2:]} router (network namespace)",
         kernel=os.uname().release,
         interfaces=",".join(pair.duts),
+        neighbours="ARP/ND, none static" if neighbours == "arp" else "static",
     )
     dut = Dut(pair.ns, pair.duts, info)
     if configure is not None:
         configure(dut)
     _generators_up(pair)
+    dut_ips, gen_ips, _, _ = _addressing(family)
+    peer_macs = pair.dut_macs if neighbours == "static" else (None, None)
     topology = Topology(
         name=name,
-        ports=_ports(pair, backend, ROUTER_GEN_IPS, pair.dut_macs, ROUTER_DUT_IPS),
+        ports=_ports(pair, backend, gen_ips, peer_macs, dut_ips),
         wires=tuple(Wire(tx, rx) for tx, rx in WIRES),
         line_rate_bps=LINE_RATE_BPS,
         dut=dut.info,
@@ -96,20 +149,23 @@ def _build_routed(
     return BuiltTopology(topology, dut)
 
 
-def _build_netns_router(res: _Resources, backend: str) -> BuiltTopology:
-    return _build_routed(res, backend)
-
-
 def netns_router(
-    backend: str = "af_packet", *, prefix: str = PREFIX
+    backend: str = "af_packet", *, prefix: str = PREFIX, family: str = "ipv4",
+    neighbours: str = "arp",
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
-    """The Linux kernel forwarding IPv4 between two subnets in its own namespace.
+    """The Linux kernel forwarding between two subnets in its own namespace.
 
     ``p0`` (198.18.0.2) -- ``d0`` 198.18.0.1/24 [DUT] ``d1`` 198.19.0.1/24 -- ``p1``
-    (198.19.0.2). Permanent neighbour entries for the generator addresses and
-    routes for 198.18.0.0/16 and 198.19.0.0/16 via them mean the DUT never
-    ARPs; rp_filter is off, so any source address is forwarded.
+    (198.19.0.2); with ``family="ipv6"``, 2001:2::2 -- 2001:2::1/64 [DUT]
+    2001:2:0:1::1/64 -- 2001:2:0:1::2. Routes for 198.18.0.0/16 and 198.19.0.0/16
+    (IPv6: 2001:2:0:1000::/52 and 2001:2:0:2000::/52) lead to the generator
+    addresses; rp_filter is off, so any source address is forwarded.
+    ``neighbours="arp"`` (default): no static neighbour entries on either side, the
+    engine answers the DUT's ARP/ND and resolves the DUT's MACs; ``"static"``:
+    permanent entries on the DUT and ``peer_mac`` in the topology.
     """
     _check_backend(backend)
     _check_prefix(prefix)
-    return _managed(_build_netns_router, backend, prefix)
+    builder = partial(_build_routed, family=_check_choice("family", family, FAMILIES),
+                      neighbours=_check_choice("neighbours", neighbours, NEIGHBOURS))
+    return _managed(builder, backend, prefix)

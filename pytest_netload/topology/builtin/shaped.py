@@ -25,7 +25,7 @@ from pytest_netload.topology.builtin.names import (
     _check_backend,
     _check_prefix,
 )
-from pytest_netload.topology.builtin.router import _build_routed
+from pytest_netload.topology.builtin.router import NEIGHBOURS, _build_routed, _check_choice
 from pytest_netload.topology.facts import MTU
 from pytest_netload.units import FCS_BYTES, MIN_FRAME_BYTES
 
@@ -156,6 +156,7 @@ def netns_shaped(
     burst_bytes: int | None = None,
     limit_bytes: int | None = None,
     prefix: str = PREFIX,
+    neighbours: str = "arp",
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
     """netns-router with a shaper of ``rate_bps`` on its egress towards p1 (d1).
 
@@ -169,5 +170,6 @@ def netns_shaped(
     _check_prefix(prefix)
     rate, kind, burst, limit = _check_shaper(rate_bps, qdisc, burst_bytes, limit_bytes)
     configure = partial(_shape, qdisc=kind, rate_bps=rate, burst_bytes=burst, limit_bytes=limit)
-    builder = partial(_build_routed, name="netns-shaped", code=_SHAPED_CODE, configure=configure)
+    builder = partial(_build_routed, name="netns-shaped", code=_SHAPED_CODE, configure=configure,
+                      neighbours=_check_choice("neighbours", neighbours, NEIGHBOURS))
     return _managed(builder, backend, prefix)
