@@ -15,6 +15,7 @@ import pytest
 
 from .. import format as fmt
 from ..bench.progress import progress_line
+from ..rfc2544.mlr_text import goals_note
 from ..rfc2544.trial import steady_summary
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
@@ -49,6 +50,23 @@ def _note(m: dict[str, Any]) -> str | None:
     return None
 
 
+def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
+    """The row of an MLRsearch at one frame size: its first goal's lower bound as the
+    throughput (what `throughput()` reports), the latency and loss of the valid trials at
+    that load, and every goal with its bounds in the notes (NDR and PDR)."""
+    goals = m.get("goals") or [{}]
+    lower = goals[0].get("lower_bound_pps")
+    at = [t for t in m.get("trials", ()) if lower is not None and t.get("valid")
+          and t.get("offered_pps") == lower]
+    lat = next((t["latency"] for t in reversed(at) if t.get("latency")), None)
+    sent = sum(t.get("tx_packets", 0) for t in at)
+    notes = [goals_note(m.get("goals") or ()), steady_summary(m.get("trials", ())) or ""]
+    return [name, fmt.frame_size(m.get("frame_size")), fmt.rate_pps(lower or 0.0),
+            _percentile(lat, "p50"), _percentile(lat, "p99"),
+            _lost(sum(t.get("lost", 0) for t in at), sent) if sent else "-", verdict,
+            "; ".join(n for n in notes if n)]
+
+
 def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str, ...]]:
     """Summary rows of one test: one per frame size measured, else one per measurement."""
     rows: list[list[str]] = []
@@ -61,9 +79,16 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
                 return r
         return None
 
+    searched: set[str] = set()  # frame sizes whose MLRsearch row awaits its throughput record
     for m in record.get("measurements", ()):
         kind = m.get("kind")
-        if kind == "throughput":
+        label = fmt.frame_size(m.get("frame_size"))
+        if kind == "mlrsearch":
+            rows.append(_mlr_row(name, m, verdict))
+            searched.add(label)
+        elif kind == "throughput" and m.get("method") == "mlrsearch" and label in searched:
+            searched.discard(label)  # throughput() by MLRsearch: its search's row shows it
+        elif kind == "throughput":
             best = None
             for t in m.get("trials", ()):
                 if t.get("valid") and t.get("lost") == 0 and \
@@ -157,7 +182,10 @@ def environment_of(env: dict[str, Any]) -> dict[str, Any]:
         "worker_cpus": engine.get("worker_cpus"),
         "ports": [{"name": p["name"], "device": p["device"], "driver": p["driver"],
                    "mac": p.get("mac"), "mtu": p.get("mtu") or None,
-                   "link_speed_bps": (p.get("link_speed_mbps") or 0) * 1_000_000 or None}
+                   "link_speed_bps": (p.get("link_speed_mbps") or 0) * 1_000_000 or None,
+                   # addressing: where frames went, and whether ARP/ND found the peer's MAC
+                   **{k: p[k] for k in ("ip", "vlan", "peer_ip", "peer_mac", "resolved")
+                      if k in p}}
                   for p in ports],
     }
     return out

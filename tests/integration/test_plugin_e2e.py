@@ -1,5 +1,6 @@
-"""End to end: the example suite through the plugin, on netns-router and on a
-TOML topology file describing the same kind of DUT, with the same outcome."""
+"""End to end: the example suite through the plugin, on netns-router (IPv4 and IPv6,
+no static neighbours, both directions) and on a TOML topology file describing the
+same kind of DUT, with the same outcome."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ FAILING = """
 import pytest
 from pytest_netload import assert_throughput
 
-@pytest.mark.rfc2544(frame_sizes=[64], trial_duration="300ms", drain="50ms", max_trials=3,
+@pytest.mark.rfc2544(frame_sizes=[128], trial_duration="300ms", drain="50ms", max_trials=3,
                      resolution=0.5)
 def test_too_demanding(rfc2544):
     assert_throughput(rfc2544.throughput(), at_least="100Gpps")
@@ -62,7 +63,7 @@ def _check(result: pytest.RunResult, where: Path) -> None:
 def _check_session(result: pytest.RunResult, where: Path) -> None:
     from pytest_netload.reports.load import load
 
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     doc = load(where / "netload-results" / "results.json")  # the schema accepts it
     assert doc["environment"]["dpdk_version"].startswith("DPDK 22.11")
     assert {p["driver"] for p in doc["environment"]["ports"]} <= {"net_af_packet", "net_af_xdp"}
@@ -75,24 +76,37 @@ def _check_session(result: pytest.RunResult, where: Path) -> None:
     out = result.stdout.str()
     # the failure reads as measured vs required with the trial conditions
     result.stdout.fnmatch_lines([
-        "*AssertionError: throughput at 64B * pps is not >= 100,000,000,000 pps",
+        "*AssertionError: throughput at 128B * pps is not >= 100,000,000,000 pps",
         "*measured:*",
         "*required: throughput >= 100Gpps",
-        "*conditions: frame size 64B*duration 300ms per trial*",
+        "*conditions: frame size 128B*duration 300ms per trial*",
     ])
     assert "Traceback" not in out
     # the summary table lists every frame size measured
     result.stdout.fnmatch_lines([
         "*= netload summary =*",
-        "test_too_demanding*64B*FAIL*",
-        "test_router_throughput*64B*pps*PASS*",
-        "test_router_throughput*512B*pps*PASS*",
+        "test_too_demanding*128B*FAIL*",
+        "test_router_throughput_both_ways*128B*pps*PASS*",
+        "test_router_throughput_both_ways*512B*pps*PASS*",
         "test_latency_under_load*128B*pps*us*0/*PASS*",
     ])
 
 
-def test_example_suite_on_netns_router(pytester: pytest.Pytester) -> None:
-    _check(_run(pytester, "--netload-topology=netns-router"), pytester.path)
+@pytest.mark.parametrize("family", ["ipv4", "ipv6"])
+def test_example_suite_on_netns_router(pytester: pytest.Pytester, family: str) -> None:
+    result = _run(pytester, f"--netload-topology=netns-router:family={family}")
+    _check(result, pytester.path)
+    from pytest_netload.reports.load import load
+
+    doc = load(pytester.path / "netload-results" / "results.json")
+    assert doc["topology"]["dut"]["neighbours"] == "ARP/ND, none static"
+    v6 = family == "ipv6"
+    assert [p["ip"] for p in doc["environment"]["ports"]] == \
+        (["2001:2::2", "2001:2:0:1::2"] if v6 else ["198.18.0.2", "198.19.0.2"])
+    # both directions were loaded in every trial, each with its own counts
+    trials = [t for test in doc["tests"] if "both_ways" in test["nodeid"]
+              for m in test["measurements"] for t in m.get("trials", ())]
+    assert trials and all(len(t["directions"]) == 2 for t in trials)
 
 
 def test_example_suite_on_a_topology_file(pytester: pytest.Pytester) -> None:
