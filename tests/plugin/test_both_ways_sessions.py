@@ -119,6 +119,8 @@ def test_every_procedure_loads_both_wires_and_records_each(pytester: pytest.Pyte
     assert all("directions" in t for t in kinds["reset"]["trials"])
     mlr = {m["kind"]: m for m in found["test_ndr"]}["mlrsearch"]
     assert mlr["traffic"]["direction"] == "both"
+    html = (pytester.path / "netload-results" / "report.html").read_text()
+    assert "both directions (p0-&gt;p1, p1-&gt;p0), pps per direction; streams udp 75" in html
 
 
 def test_user_streams_cross_an_ipv6_topology(pytester: pytest.Pytester) -> None:

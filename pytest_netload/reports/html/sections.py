@@ -104,10 +104,28 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def traffic_note(record: Mapping[str, Any]) -> str | None:
+    """What a procedure's trials sent, when it was not the default one UDP stream on one
+    wire: "both directions (p0->p1, p1->p0), per direction" and the streams' shares."""
+    traffic = record.get("traffic") or {}
+    if not traffic:
+        return None
+    parts = []
+    if traffic.get("direction") == "both":
+        parts.append(f"both directions ({', '.join(traffic['wires'])}), pps per direction")
+    first = [s for s in traffic["streams"] if s["wire"] == traffic["wires"][0]]
+    if len(first) > 1 or first[0]["kind"] != "udp":
+        parts.append("streams " + ", ".join(
+            f"{s['kind']} {fmt.share(s['share'], fmt.HTML)}" for s in first))
+    return "; ".join(parts) or None
+
+
 def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for nodeid, m in _sorted(list(_measurements(doc, "throughput"))):
         notes = []
+        if (sent := traffic_note(m)) is not None:
+            notes.append(sent)
         if m.get("generator_ceiling_pps"):
             notes.append(f"generator ceiling {fmt_pps(m['generator_ceiling_pps'])}")
         if m.get("upper_pps") is None and not m.get("generator_ceiling_pps"):
