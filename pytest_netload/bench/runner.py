@@ -483,7 +483,8 @@ class Rfc2544Runner:
             result.frame_size, result.mean_frame_size, goal.lower_bound_pps or 0.0,
             goal.upper_bound_pps, result.max_pps, result.trials, goal.loss_ratio,
             goal.goal.final_trial_duration_s, result.line_rate_bps,
-            generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch")
+            generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch",
+            goals=result.goals)
         self._record("throughput", tp.as_dict())
         return tp
 

@@ -180,25 +180,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _attach(item: pytest.Item, record: Any) -> None:
     """The test's record: whole and JSON-able in the item's stash (the report carries
-    it as `report.netload`), its key figures flat in user_properties for JUnit."""
+    it as `report.netload`), its key figures flat in user_properties for JUnit
+    (reports/junit.py names them)."""
     if not (record.measurements or record.verdicts):
         return
     if record.failed and record.last_run is not None and record.last_run.captured:
         _write_capture(item, record)
+    from ..reports.junit import properties
+
     data = json.loads(json.dumps(record.as_dict(), default=str))
     item.stash[RECORD_STASH] = data
-    for m in data["measurements"]:
-        if m["kind"] == "throughput":
-            size = m["frame_size"]
-            label = f"{size}B" if isinstance(size, int) else size
-            item.user_properties.append((f"netload.throughput_pps.{label}", m["throughput_pps"]))
-        elif m["kind"] == "latency":
-            for p in ("p50", "p99"):
-                value = (m["latency"]["percentiles"] or {}).get(p)
-                if value:
-                    item.user_properties.append((f"netload.latency_{p}_ns.{m['stream']}",
-                                                 value["value_ns"]))
-            item.user_properties.append((f"netload.lost.{m['stream']}", m["lost"]))
+    item.user_properties.extend(properties(data["measurements"]))
 
 
 @pytest.hookimpl(wrapper=True)

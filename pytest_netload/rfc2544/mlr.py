@@ -49,7 +49,7 @@ from MLRsearch import (  # type: ignore[import-untyped]
 
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import MAX_RUN_S, MIN_TRIAL_S, frame_bits
-from .throughput import check_frame_sizes
+from .throughput import FrameSizeThroughput, check_frame_sizes
 from .trial import FrameSize, TrialResult, frame_size_label
 
 METHOD = "mlrsearch"
@@ -289,6 +289,17 @@ class MlrResult:
     @property
     def valid_trials(self) -> tuple[TrialResult, ...]:
         return tuple(t for t in self.trials if t.valid)
+
+    def throughput(self, goal: str | None = None) -> FrameSizeThroughput:
+        """RFC 2544 §26.1 throughput from one goal (default: the first, as `throughput()`):
+        its relevant lower bound (0 when not found), its upper bound, loss ratio and final
+        trial duration. Every goal's bounds ride along in `goals`, that goal first."""
+        g = self.goals[0] if goal is None else self.goal(goal)
+        return FrameSizeThroughput(
+            self.frame_size, self.mean_frame_size, g.lower_bound_pps or 0.0, g.upper_bound_pps,
+            self.max_pps, self.trials, g.loss_ratio, g.goal.final_trial_duration_s,
+            self.line_rate_bps, generator_ceiling_pps=self.generator_ceiling_pps,
+            method=self.method, goals=(g, *(o for o in self.goals if o is not g)))
 
     def bps(self, name: str, layer: str = "l1") -> float | None:
         """A goal's conditional throughput as a bit rate at `layer`; None without a lower bound."""

@@ -16,12 +16,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .. import format as fmt
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import frame_bits
 from .trial import FrameSize, TrialResult, frame_size_label
+
+if TYPE_CHECKING:
+    from .mlr import MlrGoalResult
 
 DEFAULT_RESOLUTION_RATIO = 0.005   # search stops when hi - lo <= 0.5 % of lo
 DEFAULT_MAX_TRIALS = 20
@@ -154,6 +157,10 @@ class FrameSizeThroughput:
     resolution_reached: bool | None = None
     """Whether the final bracket is within `resolution` (True when the maximum passed);
     False when max_trials ran out first; None for MLRsearch."""
+    goals: tuple[MlrGoalResult, ...] = ()
+    """MLRsearch: every goal's bounds (NDR, PDR, ...), first the goal whose lower bound is
+    `throughput_pps`, then the others in the search's order; empty for a binary search.
+    Not in `as_dict`: the search's "mlrsearch" record has them."""
 
     @property
     def label(self) -> str:

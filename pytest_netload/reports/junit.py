@@ -1,0 +1,64 @@
+"""A test's key figures as flat JUnit properties (``item.user_properties``).
+
+The whole record travels on the report (``report.netload``); JUnit XML gets the figures
+a CI dashboard plots, one ``(name, value)`` each, values as measured (unrounded floats,
+counts as ints). Names are ``netload.<figure>.<frame size or stream>``:
+
+- ``netload.throughput_pps.64B``: RFC 2544 throughput (binary search, or an MLRsearch's
+  first goal);
+- per MLRsearch goal, ``<goal>`` its name in lower case (``ndr``, ``pdr``):
+  ``netload.ndr_pps.64B`` (the NDR: its relevant lower bound, the figure the summary
+  shows), ``netload.ndr_lower_pps.64B`` and ``netload.ndr_upper_pps.64B`` (its relevant
+  bounds), ``netload.ndr_conditional_pps.64B`` (its conditional throughput, RFC 9971); a
+  bound that does not exist (not found; open above) has no property;
+- ``netload.latency_p50_ns.<stream>``, ``netload.latency_p99_ns.<stream>`` and
+  ``netload.lost.<stream>``: a latency meter's.
+
+docs/reports.md lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .. import format as fmt
+from ..rfc2544.mlr_text import goal_key
+
+GOAL_FIGURES = (("", "lower_bound_pps"), ("_lower", "lower_bound_pps"),
+                ("_upper", "upper_bound_pps"), ("_conditional", "conditional_throughput_pps"))
+"""(name suffix, goal record field) of the properties written per MLRsearch goal."""
+
+
+def goal_properties(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The properties of an "mlrsearch" record: four per goal (see the module)."""
+    label = fmt.frame_size(m["frame_size"])
+    out: list[tuple[str, Any]] = []
+    used: set[str] = set()
+    for i, g in enumerate(m.get("goals", ())):
+        key = goal_key(str(g["name"]))
+        if key in used:   # two names alike once lower-cased and stripped: keep both apart
+            key = f"{key}_{i + 1}"
+        used.add(key)
+        out += [(f"netload.{key}{suffix}_pps.{label}", g[field])
+                for suffix, field in GOAL_FIGURES if g.get(field) is not None]
+    return out
+
+
+def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    """The JUnit properties of a test's measurements (records), in their order."""
+    out: list[tuple[str, Any]] = []
+    for m in measurements:
+        kind = m["kind"]
+        if kind == "throughput":
+            out.append((f"netload.throughput_pps.{fmt.frame_size(m['frame_size'])}",
+                        m["throughput_pps"]))
+        elif kind == "mlrsearch":
+            out += goal_properties(m)
+        elif kind == "latency":
+            for p in ("p50", "p99"):
+                value = (m["latency"]["percentiles"] or {}).get(p)
+                if value:
+                    out.append((f"netload.latency_{p}_ns.{m['stream']}", value["value_ns"]))
+            out.append((f"netload.lost.{m['stream']}", m["lost"]))
+    return out
