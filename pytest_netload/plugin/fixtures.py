@@ -188,6 +188,7 @@ def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
                          "mac": p.mac, "mtu": p.info.get("mtu"),
                          "link_speed_mbps": p.info.get("link_speed_mbps"),
                          "hw_timestamps": p.info.get("hw_timestamps"),
+                         "link_speed_note": p.info.get("link_speed_note"),
                          **({f"{k}": v for k, v in by_name[name].items() if k != "name"}
                             if name in by_name else {})}
                         for name, p in opened.items()]

@@ -184,8 +184,8 @@ def environment_of(env: dict[str, Any]) -> dict[str, Any]:
                    "mac": p.get("mac"), "mtu": p.get("mtu") or None,
                    "link_speed_bps": (p.get("link_speed_mbps") or 0) * 1_000_000 or None,
                    # addressing: where frames went, and whether ARP/ND found the peer's MAC
-                   **{k: p[k] for k in ("ip", "vlan", "peer_ip", "peer_mac", "resolved")
-                      if k in p}}
+                   **{k: p[k] for k in ("ip", "vlan", "peer_ip", "peer_mac", "resolved",
+                                        "link_speed_note") if p.get(k) is not None}}
                   for p in ports],
     }
     return out

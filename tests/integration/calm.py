@@ -128,14 +128,18 @@ def judged_unless_the_machine_was_busy(result: pytest.RunResult) -> Iterator[Non
         pytest.skip(f"busy machine: the session's generator lost its CPU: {proof[:400]}")
 
 
-def skip_if_busy_ceiling(trials: Any, ceiling_pps: float | None) -> None:
-    """For a search run inside a pytester session: a generator ceiling whose trials were
-    invalid with measured preemptions is the machine's, and the inner test skips with
-    "busy machine:" (which judged_unless_the_machine_was_busy reads); without the proof a
-    ceiling is the generator's own failure and the test goes on to fail."""
-    if ceiling_pps is None:
-        return
-    reasons = [t.invalid_reason for t in trials if t.invalid_reason and BUSY_PROOF in
-               t.invalid_reason]
-    if reasons:
+@contextmanager
+def excused_by_a_busy_ceiling(trials: Any, ceiling_pps: float | None) -> Iterator[None]:
+    """For a search run inside a pytester session, around its checks: judged first. A
+    check that fails where the search hit a generator ceiling whose trials were invalid
+    with measured preemptions was failed by the machine: the inner test skips with "busy
+    machine:" (which judged_unless_the_machine_was_busy reads). Checks that pass pass,
+    busy or not; without the proof a failure stands."""
+    try:
+        yield
+    except (AssertionError, AttributeError, TypeError):  # a check, or a figure missing
+        reasons = [t.invalid_reason for t in trials if t.invalid_reason and BUSY_PROOF in
+                   t.invalid_reason]
+        if ceiling_pps is None or not reasons:
+            raise
         pytest.skip(f"busy machine: generator ceiling {ceiling_pps:,.0f} pps: {reasons[0]}")
