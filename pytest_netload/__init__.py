@@ -16,6 +16,7 @@ from .errors import (
     NetloadWarning,
 )
 from .measure.results import RunResult, StreamResult
+from .traffic.mix import bidirectional
 from .traffic.packets import (
     TCP,
     UDP,
@@ -29,7 +30,6 @@ from .traffic.packets import (
     from_scapy,
 )
 from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
-from .traffic.mix import bidirectional
 from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
 from .units import Duration, Rate, Size
 from .verdicts.assertions import assert_latency, assert_loss, assert_throughput

@@ -410,8 +410,9 @@ def _l4_template(ip_version: int, protocol: str = "udp", tags: int = 0) -> Templ
     stack: Any = Eth()
     for _ in range(tags):
         stack = stack / Vlan(1)
-    return (stack / (IPv6() if ip_version == 6 else IPv4())
-            / (TCP() if protocol == "tcp" else UDP())).build()
+    template: Template = (stack / (IPv6() if ip_version == 6 else IPv4())
+                          / (TCP() if protocol == "tcp" else UDP())).build()
+    return template
 
 
 def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec | None = None,

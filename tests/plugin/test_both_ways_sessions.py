@@ -180,25 +180,25 @@ def test_what_does_not_fit_the_topology_fails_naming_it(pytester: pytest.Pyteste
     result = pytester.runpytest(FAKE, _topology(pytester, vlan=4000), "-p", "no:cacheprovider")
     result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines([
-        "*stream 'ipv4-udp p0->p1' on wire p0->p1: its destination MAC 02:00:00:00:00:09 is "
-        "not the wire's peer 02:00:00:00:01:01 (port p0's peer_mac)*",
-        "*stream 'udp p0->p1' on wire p0->p1: the stream is IPv6, but port p0's ip 198.18.0.2 "
-        "is IPv4*",
+        ("*stream 'ipv4-udp p0->p1' on wire p0->p1: its destination MAC 02:00:00:00:00:09 is "
+         "not the wire's peer 02:00:00:00:01:01 (port p0's peer_mac)*"),
+        ("*stream 'udp p0->p1' on wire p0->p1: the stream is IPv6, but port p0's ip "
+         "198.18.0.2 is IPv4*"),
         "*frame size 64 is too small for its 46 header bytes (VLAN 4000 included)*",
-        "*stream 'tcp p0->p1' on wire p0->p1: frame size 'imix' is too small for its 58 header "
-        "bytes (VLAN 4000 included)*at least 78 B*",
+        ("*stream 'tcp p0->p1' on wire p0->p1: frame size 'imix' is too small for its 58 "
+         "header bytes (VLAN 4000 included)*at least 78 B*"),
     ])
 
 
 @pytest.mark.parametrize(("marker", "message"), [
     ('frame_sizes=[64], direction="both"',
-     "*test_x: @pytest.mark.rfc2544: direction='both' sends on wire 0 (p0->p1) and its "
-     "reverse p1->p0 at once, but topology 'fake' has no p1->p0 (its one wire is p0->p1); "
-     "add a *wires* table with tx = \"p1\" and rx = \"p0\" to the topology file, or use "
-     "direction='one'"),
+     ("*test_x: @pytest.mark.rfc2544: direction='both' sends on wire 0 (p0->p1) and its "
+      "reverse p1->p0 at once, but topology 'fake' has no p1->p0 (its one wire is p0->p1); "
+      "add a *wires* table with tx = \"p1\" and rx = \"p0\" to the topology file, or use "
+      "direction='one'")),
     ('direction="up"', "*test_x: @pytest.mark.rfc2544: direction='up': use 'one'*"),
-    ("stream=udp(), flows=4", "*test_x: @pytest.mark.rfc2544: flows=4 varies the procedures' "
-     "own UDP stream, but stream= gives the traffic*"),
+    ("stream=udp(), flows=4", ("*test_x: @pytest.mark.rfc2544: flows=4 varies the "
+                               "procedures' own UDP stream, but stream= gives the traffic*")),
     ('stream="imix"', "*stream='imix' is a frame size, not a stream*give frame_sizes=*"),
 ])
 def test_a_usage_error_at_collection(pytester: pytest.Pytester, marker: str,

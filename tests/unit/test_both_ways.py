@@ -14,8 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_netload.bench.harness import WiredPorts
-from pytest_netload.bench.lanes import Lane, load_lanes, plan_wires, recovery_of, reset_of, \
-    trial_counts
+from pytest_netload.bench.lanes import (
+    Lane,
+    load_lanes,
+    plan_wires,
+    recovery_of,
+    reset_of,
+    trial_counts,
+)
 from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.engine.client import Engine
 from pytest_netload.engine.fake import FakeDut
@@ -97,9 +103,9 @@ def test_binary_search_and_mlrsearch_find_the_weaker_direction() -> None:
 # ---- lanes: a run's streams summed -------------------------------------------------------
 
 def stream(name: str, tx: int, rx: int, **kw: Any) -> Any:
-    base = dict(tx_packets=tx, rx_packets=rx, duplicates=0, reordered=0, tx_pps=float(tx),
-                latency=None, clock="tsc-software", tx_first_ns=0, last_gap_tx_ns=0,
-                rx_last_ns=10**9, rx_gaps=None)
+    base = {"tx_packets": tx, "rx_packets": rx, "duplicates": 0, "reordered": 0,
+            "tx_pps": float(tx), "latency": None, "clock": "tsc-software", "tx_first_ns": 0,
+            "last_gap_tx_ns": 0, "rx_last_ns": 10**9, "rx_gaps": None}
     base.update(kw)
     return SimpleNamespace(name=name, lost=tx - rx, **base)
 

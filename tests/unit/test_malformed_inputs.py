@@ -698,8 +698,8 @@ def _(tmp: Path) -> Any:
 
 @bad("rfc2544-both-ways-on-a-hairpin", "wire 0 of topology 'loop'", "hairpin")
 def _(tmp: Path) -> Any:
-    from pytest_netload.bench.lanes import plan_wires
     from pytest_netload.bench.harness import WiredPorts
+    from pytest_netload.bench.lanes import plan_wires
     from pytest_netload.topology.model import PortSpec, Topology, Wire
 
     topology = Topology("loop", (PortSpec("p0", "net_null0", None, "02:00:00:00:00:01"),),

@@ -221,7 +221,7 @@ def test_the_reverse_wire_gets_the_reply_of_a_template() -> None:
     tpl = Eth(dst=DUT0, src=MAC0) / IPv4(src="198.18.0.2", dst="198.19.0.2") / UDP(5, 6)
     t = tpl.build()
     ops = (field(t, "ip.src", "inc", min="198.18.0.2", max="198.18.0.9"),)
-    fwd, rev = both_ways(as_mix(Stream(t, fields=ops)), 128)
+    _, rev = both_ways(as_mix(Stream(t, fields=ops)), 128)
     (s, _), = rev
     got = addresses(s.template)
     assert (got.src_mac, got.dst_mac, got.src_ip, got.dst_ip) == (
