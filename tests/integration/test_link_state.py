@@ -153,7 +153,7 @@ def test_a_link_down_mid_trial_makes_it_invalid_and_the_search_retries(
 
 @contextmanager
 def _router_engine(tmp_path: Path) -> Iterator[tuple[Any, Engine, Any, Any]]:
-    with build("netns-router", backend="af_packet") as built, \
+    with build("netns-router", backend="af_packet", neighbours="static") as built, \
             Engine(log_dir=str(tmp_path)) as engine:
         topo = built.topology
         p0, p1 = topo.ports

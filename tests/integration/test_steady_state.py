@@ -63,7 +63,7 @@ def test_backlog_and_forwarding_rate_against_a_known_capacity(engine: Engine, ra
                                                               size: int) -> None:
     capacity = shaper_capacity_pps(rate_bps, size)
     limits = _limits(rate_bps)
-    with build("netns-shaped", rate_bps=rate_bps, **limits) as built:
+    with build("netns-shaped", neighbours="static", rate_bps=rate_bps, **limits) as built:
         flow = built.topology.flows()[0]
         tx, rx = engine.port(flow.tx.device), engine.port(flow.rx.device)
         try:
