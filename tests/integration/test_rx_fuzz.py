@@ -168,3 +168,141 @@ def test_random_frames_are_counted_once_each(
         # the capture ring kept the last 64 frames read, cut to 256 bytes
         kept = [(length, data) for _ns, length, data in r.captured]
         assert kept == [(len(f), f[:256]) for f in frames[-64:]], f"seed {seed}"
+
+
+# ---- ARP and IPv6 ND: the parser of frames that ask for a port's address --------------
+
+OURS = {"ipv4": "198.18.0.2", "ipv6": "2001:2::2"}
+PEER_MAC = bytes.fromhex("020000000009")
+
+
+def _icmp6_sum(src: bytes, dst: bytes, icmp: bytes) -> int:
+    data = src + dst + struct.pack("!IxxxB", len(icmp), 58) + icmp
+    data += b"\0" * (len(data) % 2)
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total
+
+
+def nd_frames(rng: random.Random, n: int, family: str) -> list[bytes]:
+    """Frames shaped like ARP or neighbour discovery, well formed or not: requests for the
+    port's address (untagged, or on a VLAN it is not on), for other addresses, with
+    random header fields and options, cut short anywhere, and random bytes of those types."""
+    import ipaddress
+
+    ours4 = ipaddress.ip_address(OURS["ipv4"]).packed
+    ours6 = ipaddress.ip_address(OURS["ipv6"]).packed
+    src6 = ipaddress.ip_address("2001:2::1").packed
+    frames: list[bytes] = []
+    for _ in range(n):
+        tag = struct.pack("!HH", 0x8100, rng.randrange(1, 4095)) if rng.random() < 0.15 else b""
+        eth = b"\xff" * 6 + PEER_MAC + tag
+        kind = rng.random()
+        if kind < 0.4:  # ARP
+            target = ours4 if rng.random() < 0.6 else rng.randbytes(4)
+            fields = [1, 0x0800, 6, 4, 1]
+            if rng.random() < 0.3:  # one field wrong
+                i = rng.randrange(5)
+                fields[i] = rng.randrange(1 << (8 if i in (2, 3) else 16))
+            body = struct.pack("!HHBBH", *fields) + PEER_MAC + bytes([198, 18, 0, 1]) \
+                + b"\0" * 6 + target
+            frame = eth + b"\x08\x06" + body + rng.randbytes(rng.randint(0, 30))
+        elif kind < 0.8:  # ICMPv6 NS / NA with options
+            target = ours6 if rng.random() < 0.6 else rng.randbytes(16)
+            icmp_type = rng.choice([135, 135, 135, 136, rng.randrange(256)])
+            options = b"".join(
+                bytes([rng.choice([1, 2, rng.randrange(256)]), rng.choice([0, 1, 2, 255])])
+                + rng.randbytes(6) for _ in range(rng.randint(0, 3)))
+            icmp = bytes([icmp_type, 0 if rng.random() < 0.9 else 1]) + b"\0\0" + b"\0" * 4 \
+                + target + options
+            plen = len(icmp) if rng.random() < 0.8 else rng.randrange(1 << 16)
+            hlim = 255 if rng.random() < 0.9 else rng.randrange(255)
+            src = src6 if rng.random() < 0.9 else b"\0" * 16
+            ip = struct.pack("!IHBB", 6 << 28, plen, 58, hlim) + src + ours6
+            frame = eth + b"\x86\xdd" + ip + icmp
+        else:  # random bytes behind an ARP, IPv6 or VLAN type
+            frame = eth + rng.choice([b"\x08\x06", b"\x86\xdd", b"\x81\x00"]) + \
+                rng.randbytes(rng.randint(0, 200))
+        if rng.random() < 0.2:
+            frame = frame[: rng.randint(0, len(frame))]
+        frames.append(frame)
+    return frames
+
+
+def asks_for_us(frame: bytes, family: str) -> bool:
+    """Whether native/src/nd.c counts `frame` as a request for the port's address (an
+    untagged port with OURS[family]): the same rules, on the first 128 bytes."""
+    import ipaddress
+
+    f = frame[:128]
+    if len(f) < 14 or f[12:14] == b"\x81\x00":
+        return False  # too short, or tagged (the port is untagged)
+    if family == "ipv4":
+        a = f[14:]
+        return (f[12:14] == b"\x08\x06" and len(a) >= 28
+                and struct.unpack("!HHBBH", a[:8]) == (1, 0x0800, 6, 4, 1)
+                and a[24:28] == ipaddress.ip_address(OURS["ipv4"]).packed)
+    ip = f[14:]
+    return (f[12:14] == b"\x86\xdd" and len(ip) >= 64 and ip[0] >> 4 == 6 and ip[6] == 58
+            and ip[7] == 255 and ip[40] == 135 and ip[41] == 0
+            and ip[48:64] == ipaddress.ip_address(OURS["ipv6"]).packed)
+
+
+def read_pcap(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    frames, at = [], 24
+    while at + 16 <= len(data):
+        caplen = struct.unpack_from("<I", data, at + 8)[0]
+        frames.append(data[at + 16: at + 16 + caplen])
+        at += 16 + caplen
+    return frames
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("family", ["ipv4", "ipv6"])
+def test_arp_and_nd_frames_are_parsed_safely_and_answered_exactly(
+    engine: Engine, vdev_name: Callable[[str], str], tmp_path: Path, seed: int, family: str,
+) -> None:
+    """Every request for the port's address is counted, answered or rate-limited (never
+    both, never neither); every reply that left is well formed; nothing else is answered.
+    Under ASan/UBSan (scripts/sanitize.sh) any read past a frame aborts the engine host."""
+    import ipaddress
+
+    frames = nd_frames(random.Random(seed), FRAMES, family)
+    rx_file, tx_file = tmp_path / "nd.pcap", tmp_path / "replies.pcap"
+    write_pcap(rx_file, frames)
+    port = engine.port(f"{vdev_name('net_pcap')},rx_pcap={rx_file},tx_pcap={tx_file}")
+    try:
+        port.set_address(OURS[family])
+        r = engine.run([], [port], start_delay_s=0, duration_s=1.0)
+        stats = port.nd_stats()
+    finally:
+        port.close()  # the pcap PMD writes tx_file on close
+    assert r.foreign == len(frames) == int(r.rx_queues["packets"][0])
+    asked = sum(asks_for_us(f, family) for f in frames)
+    requests, replies = (("arp_requests", "arp_replies") if family == "ipv4" else
+                         ("ns_received", "na_sent"))
+    assert stats[requests] == asked, (stats, asked)
+    assert stats[replies] + stats["rate_limited"] == asked, stats
+    assert 0 < stats[replies] <= 32 + 1000 * 1.5, stats  # the bucket: a burst, then 1/ms
+    sent = read_pcap(tx_file)
+    assert len(sent) == stats[replies] - stats["tx_refused"], stats
+    ours = ipaddress.ip_address(OURS[family]).packed
+    # a reply goes to the requester: its Ethernet source, or (ND) the source link-layer
+    # address option it gave, or all nodes (a solicitation from ::, duplicate detection)
+    to = {PEER_MAC, bytes.fromhex("333300000001")} | {
+        f[i + 2:i + 8] for f in frames for i in range(len(f) - 7) if f[i:i + 2] == b"\x01\x01"}
+    for reply in sent:
+        assert reply[6:12] == bytes.fromhex(port.mac.replace(":", ""))
+        assert reply[:6] == PEER_MAC if family == "ipv4" else reply[:6] in to
+        if family == "ipv4":
+            assert reply[12:14] == b"\x08\x06" and len(reply) == 60
+            assert struct.unpack("!HHBBH", reply[14:22]) == (1, 0x0800, 6, 4, 2)
+            assert reply[28:32] == ours and reply[32:38] == PEER_MAC
+        else:
+            ip, icmp = reply[14:54], reply[54:]
+            assert reply[12:14] == b"\x86\xdd" and ip[6:8] == b"\x3a\xff" and ip[8:24] == ours
+            assert icmp[0] == 136 and icmp[4] in (0x60, 0x20) and icmp[8:24] == ours
+            assert icmp[24:26] == b"\x02\x01" and icmp[26:32] == reply[6:12]
+            assert _icmp6_sum(ip[8:24], ip[24:40], icmp[:32]) == 0xFFFF
