@@ -261,6 +261,7 @@ class Engine:
         call_timeout_s: float = 120.0,
         isolate_workers: bool = True,
         cpu_wait_s: float = CPU_WAIT_S,
+        port_wait_s: float = 0.0,
         fake: Any = None,
     ) -> None:
         """`fake` boots the fake engine host (engine/fake.py) instead of the DPDK one: a
@@ -290,6 +291,9 @@ class Engine:
         self.isolate_workers = isolate_workers
         # How long a start waits for worker CPUs another engine busy-polls (engine/locks.py).
         self.cpu_wait_s = float(cpu_wait_s)
+        # How long opening a port waits for another engine that holds it (engine/locks.py;
+        # the plugin sets --netload-port-wait).
+        self.port_wait_s = float(port_wait_s)
         self._saved_affinity: dict[int, set[int]] = {}
         # Called with every RunResult (the plugin's latency meters listen here).
         self.observers: list[Callable[[RunResult], None]] = []
@@ -505,7 +509,8 @@ class Engine:
                 f"create the Engine with pci=[{address!r}] (the EAL probes only the PCI "
                 "devices it is given, so the machine's other NICs stay untouched)"
             )
-        info = self._call("port_open", device=device, **options)
+        info = self._call("port_open", device=device, lock_wait_s=self.port_wait_s,
+                          timeout_s=self.call_timeout_s + self.port_wait_s, **options)
         return Port(self, int(info["port_id"]), device, info, self._generation, name)
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,

@@ -41,6 +41,8 @@ class Host:
         self.facade = facade
         self.ports: dict[int, str] = {}
         self.nd_ports: set[int] = set()  # ports with an address: ARP/ND answered when idle
+        self.port_locks: dict[int, locks.HostLock] = {}  # held while the port is open
+        self.client: dict[str, Any] = {}  # the process this host works for (pid, cmdline)
         self.streams: dict[int, Any] = {}
         self.runs: dict[int, tuple[Any, list[int], dict[int, dict[str, int]]]] = {}
         self.watches: dict[int, LinkWatch] = {}  # per run: its ports' link events
@@ -54,6 +56,7 @@ class Host:
                  cpu_wait_s: float = 0.0, client: dict[str, Any] | None = None,
                  **eal_options: Any) -> dict[str, Any]:
         f = self.facade
+        self.client = dict(client or {})
         if log_path:
             # A segfault in C then leaves the Python stack in the engine log.
             self._fault_log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
@@ -112,6 +115,9 @@ class Host:
             for port_id in list(self.ports):
                 self.facade.port_close(port_id)
             self.ports.clear()
+            for lock in self.port_locks.values():
+                lock.release()
+            self.port_locks.clear()
         finally:
             try:
                 self.facade.Eal.stop()  # removes the runtime dir, whatever failed before
@@ -128,9 +134,22 @@ class Host:
 
     # ---- ports ----------------------------------------------------------------
 
-    def op_port_open(self, device: str, **options: Any) -> dict[str, Any]:
-        port_id = self.facade.port_open(device, **options)
+    def op_port_open(self, device: str, lock_wait_s: float = 0.0,
+                     **options: Any) -> dict[str, Any]:
+        # the port is this process's alone while it is open: locked here, so the lock
+        # ends with the port, or with this process however it ends
+        holder = locks.holder_info(f"port {device}", **{f"for_{k}": v for k, v in
+                                                        self.client.items()})
+        lock = locks.claim_port(device, holder, wait_s=lock_wait_s)
+        try:
+            port_id = self.facade.port_open(device, **options)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
         self.ports[port_id] = device
+        if lock is not None:
+            self.port_locks[port_id] = lock
         return self.op_port_info(port_id)
 
     def op_port_info(self, port_id: int) -> dict[str, Any]:
@@ -198,6 +217,9 @@ class Host:
                 self.streams.pop(handle).free()
         self.facade.port_close(port_id)
         self.ports.pop(port_id, None)
+        lock = self.port_locks.pop(port_id, None)
+        if lock is not None:
+            lock.release()
 
     def stats(self, port_id: int) -> dict[str, int]:
         """DPDK's port counters, plus the kernel's drop counters of the interface

@@ -1,5 +1,5 @@
-"""Machine-wide locks on what one engine host must own alone: its worker CPUs (and,
-later, its ports: a PCI address or a kernel interface).
+"""Machine-wide locks on what one engine host must own alone: its worker CPUs and its
+ports (a PCI address or a kernel interface).
 
 A lock is an exclusive `flock` on a file, e.g. /var/run/netload/cpu-3.lock, held
 through an open descriptor for as long as its holder lives. The kernel drops it
@@ -26,6 +26,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -164,6 +165,41 @@ def claim(path: str | os.PathLike[str], holder: Mapping[str, Any], *, wait_s: fl
                 + (f", waited {wait_s:g} s" if wait_s > 0 else "") + ")"
                 + (f"; {fix}" if fix else ""))
         time.sleep(POLL_S)
+
+
+# ---- ports ------------------------------------------------------------------------------
+
+PORT_FIX = ("wait for that session to end, give this one --netload-port-wait=SECONDS to wait "
+            "for it, or use another port: two engines on one port each count what the other "
+            "sends and receives")
+_PCI = re.compile(r"([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+
+
+def port_lock_name(device: str) -> str | None:
+    """What a DPDK device string opens that another process could open too: 'pci-<address>'
+    for a PCI port, 'iface-<name>' for a vdev on a kernel interface (AF_PACKET, AF_XDP,
+    pcap); None for devices of the process alone (net_null, net_ring, a pcap file)."""
+    name, _, args = device.partition(",")
+    if _PCI.fullmatch(name):
+        return f"pci-{name.lower() if name.count(':') == 2 else '0000:' + name.lower()}"
+    for arg in args.split(","):
+        key, _, value = arg.partition("=")
+        if key.strip() == "iface" and value.strip():
+            return f"iface-{value.strip()}"
+    return None
+
+
+def claim_port(device: str, holder: Mapping[str, Any], *, wait_s: float = 0.0,
+               directory: Path | None = None) -> HostLock | None:
+    """The lock on the port `device` opens, held until released (the engine host holds it
+    for as long as the port is open); None for a device no other process can open.
+    ResourceBusy naming the port and its holder when another process keeps it past
+    `wait_s`. A holder that died left nothing: the kernel dropped its flock."""
+    name = port_lock_name(device)
+    if name is None:
+        return None
+    return claim((directory or lock_dir()) / f"port-{name}.lock", holder, wait_s=wait_s,
+                 what=f"port {name[name.index('-') + 1:]} ({device})", fix=PORT_FIX)
 
 
 # ---- worker CPUs ----------------------------------------------------------------------

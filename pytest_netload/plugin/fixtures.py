@@ -74,6 +74,7 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
     if dut is not None:  # the fake engine host has no CPUs to claim
         resources.pop("lcores", None)
     engine = Engine(settings.gateway, memory_mb=settings.engine_memory_mb, fake=dut,
+                    port_wait_s=settings.port_wait_s,
                     **resources)
     try:
         engine.start()

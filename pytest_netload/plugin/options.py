@@ -48,6 +48,9 @@ LINK_TIMEOUT_DESC = ("How long each port's link may take to come up when the ses
 LINK_STRICT_DESC = ("Make a port whose negotiated link speed differs from the topology's "
                     "line_rate an error, not a warning (true/false; the bare flag is true). "
                     "Default: false")
+PORT_WAIT_DESC = ("How long opening a port waits for another session (another pytest run, "
+                  "another CI job) that holds it, before failing with its name, pid and "
+                  "command line. Default: 0s (fail at once)")
 RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC by ARP / "
                         "neighbour discovery when the topology gives no peer_mac; no answer "
                         "by then is an error naming the port and what to check. Default: 5s")
@@ -211,6 +214,16 @@ def _resolve_timeout(value: str) -> float:
     return seconds
 
 
+def _port_wait(value: str) -> float:
+    from ..units import as_duration
+
+    seconds = as_duration(value.strip(), what="port wait").seconds
+    if not 0 <= seconds <= 3600:
+        raise NetloadConfigError(f"port wait {value!r}: give 0 (fail at once) to 3600 s, "
+                                 "e.g. 60s")
+    return seconds
+
+
 TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off", "")
 
 
@@ -234,6 +247,7 @@ SETTINGS = (
     Setting("netload_link_timeout", LINK_TIMEOUT_DESC, "10s", _link_timeout),
     Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
     Setting("netload_resolve_timeout", RESOLVE_TIMEOUT_DESC, "5s", _resolve_timeout),
+    Setting("netload_port_wait", PORT_WAIT_DESC, "0s", _port_wait),
 )
 FLAGS = frozenset({"netload_link_strict"})  # --netload-link-strict alone means true
 
@@ -261,6 +275,7 @@ class Settings:
     link_timeout_s: float = 10.0
     link_strict: bool = False
     resolve_timeout_s: float = 5.0
+    port_wait_s: float = 0.0
 
     @property
     def fake_dut(self) -> FakeDut | None:
@@ -295,6 +310,8 @@ class Settings:
             parts.append(f"link timeout {fmt.time_s_exact(self.link_timeout_s)}")
         if self.link_strict:
             parts.append("link speed strict")
+        if self.port_wait_s:
+            parts.append(f"port wait {fmt.time_s_exact(self.port_wait_s)}")
         if self.resolve_timeout_s != 5.0:
             parts.append(f"resolve timeout {fmt.time_s_exact(self.resolve_timeout_s)}")
         return "netload: " + ", ".join(parts)
@@ -342,4 +359,4 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_report_dir"], values["netload_trial_duration"],
                     values["netload_save_baseline"], values["netload_baseline"],
                     values["netload_link_timeout"], values["netload_link_strict"],
-                    values["netload_resolve_timeout"])
+                    values["netload_resolve_timeout"], values["netload_port_wait"])

@@ -197,6 +197,11 @@ CASES = [
             ("--netload-resolve-timeout", "give more than 0 and at most 600 s")),
     Session("resolve-timeout-an-hour", ("--netload-resolve-timeout=1h",),
             ("--netload-resolve-timeout", "'1h'", "at most 600 s, e.g. 5s")),
+    # ---- port locks: how long to wait for another session's port
+    Session("port-wait-word", ("--netload-port-wait=forever",),
+            ("--netload-port-wait", "'forever'")),
+    Session("port-wait-two-hours", ("--netload-port-wait=2h",),
+            ("--netload-port-wait", "'2h'", "give 0 (fail at once) to 3600 s")),
     # ---- markers against the built-in topology (2 wires, no line rate, MTU 1500)
     Session("rfc2544-wire-beyond-topology", expect="collection",
             test_file=_marked("rfc2544(wire=2)"),

@@ -197,3 +197,40 @@ def test_a_main_cpu_given_is_kept_first(tmp_path: Path) -> None:
     assert (plan.main, plan.workers) == (3, [1])
     assert _free(locks.cpu_lock_path(3, tmp_path))  # mains are not locked
     plan.release()
+
+
+# ---- ports ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("device", "name"), [
+    ("0000:01:00.0", "pci-0000:01:00.0"),
+    ("01:00.1", "pci-0000:01:00.1"),
+    ("0000:AF:00.0,txq_inline=128", "pci-0000:af:00.0"),
+    ("net_af_packet0,iface=veth0,qpairs=1", "iface-veth0"),
+    ("net_af_xdp_nl1p0,iface=nl1g0,start_queue=0,queue_count=1", "iface-nl1g0"),
+    ("net_pcap0,iface=eth1", "iface-eth1"),
+    ("net_null0", None),
+    ("net_ring_refin1", None),
+    ("net_pcap1,rx_pcap=/tmp/a.pcap,tx_pcap=/tmp/b.pcap", None),
+])
+def test_a_port_is_locked_by_what_another_process_could_open(device: str,
+                                                            name: str | None) -> None:
+    assert locks.port_lock_name(device) == name
+
+
+def test_a_held_port_names_its_holder_and_is_taken_over_after_its_death(
+        tmp_path: Path, holder: Holder) -> None:
+    path = tmp_path / "port-iface-veth7.lock"
+    proc = holder(path)
+    with pytest.raises(ResourceBusy) as err:
+        locks.claim_port("net_af_packet3,iface=veth7", {"pid": os.getpid()}, directory=tmp_path)
+    text = str(err.value)
+    assert text.startswith("port veth7 (net_af_packet3,iface=veth7) is held by pid ")
+    assert "for pid 1 (pytest --demo)" in text and "--netload-port-wait=SECONDS" in text
+    os.kill(proc.pid, signal.SIGKILL)  # a dead holder leaves no lock: the kernel dropped it
+    proc.wait()
+    lock = locks.claim_port("net_af_packet3,iface=veth7", {"pid": os.getpid()},
+                            directory=tmp_path)
+    assert lock is not None and json.loads(path.read_text())["pid"] == os.getpid()
+    lock.release()
+    assert locks.claim_port("net_null0", {}, directory=tmp_path) is None

@@ -1,0 +1,158 @@
+"""Port locks: two engines, or two pytest sessions (two CI jobs), never share a port.
+
+Each engine host locks every port it opens (engine/locks.py: a flock on a file named
+after the PCI address or kernel interface) for as long as it is open. A second one
+fails at once naming the holder, or waits up to --netload-port-wait; a holder that
+died left no lock.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_netload.engine.client import Engine
+from pytest_netload.errors import ResourceBusy
+
+pytest_plugins = ["pytester"]
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="veths and DPDK need root"),
+]
+
+
+def sh(*args: str, check: bool = True) -> str:
+    return subprocess.run(args, capture_output=True, text=True, check=check).stdout
+
+
+@pytest.fixture
+def veth() -> Iterator[tuple[str, str]]:
+    tag = f"plk{secrets.token_hex(3)}"
+    a, b = f"{tag}a", f"{tag}b"
+    sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+    try:
+        for end in (a, b):
+            sh("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1", check=False)
+            sh("ip", "link", "set", end, "arp", "off", "up")
+        yield a, b
+    finally:
+        sh("ip", "link", "del", a, check=False)
+
+
+def vdev(iface: str) -> str:
+    return f"net_af_packet{secrets.randbelow(10**6)},iface={iface}"
+
+
+def test_a_second_engine_fails_naming_the_first_or_waits_for_it(veth: tuple[str, str]) -> None:
+    a, _ = veth
+    with Engine() as first, Engine() as second:
+        held = first.port(vdev(a))
+        started = time.monotonic()
+        with pytest.raises(ResourceBusy) as err:
+            second.port(vdev(a))
+        assert time.monotonic() - started < 5
+        text = str(err.value)
+        assert f"port {a} (" in text and f"is held by pid {first.hello['pid']} " in text
+        assert f"for pid {os.getpid()} " in text and "--netload-port-wait" in text
+        second.port_wait_s = 20.0
+        threading.Timer(1.0, held.close).start()
+        started = time.monotonic()
+        port = second.port(vdev(a))
+        assert 0.8 < time.monotonic() - started < 10
+        port.close()
+
+
+def test_the_port_of_a_killed_engine_host_is_taken_over(veth: tuple[str, str]) -> None:
+    a, _ = veth
+    with Engine() as first, Engine() as second:
+        first.port(vdev(a))
+        os.kill(first.hello["pid"], signal.SIGKILL)  # no close: the kernel drops its flock
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                second.port(vdev(a)).close()
+                break
+            except ResourceBusy:
+                assert time.monotonic() < deadline, "the dead host's lock was never dropped"
+                time.sleep(0.1)
+
+
+HOLDING = """
+import time
+
+def test_holds_the_ports(netload_ports):
+    time.sleep({seconds})
+"""
+
+
+def _topology(path: Path, a: str, b: str) -> Path:
+    macs = [sh("cat", f"/sys/class/net/{i}/address").strip() for i in (a, b)]
+    path.write_text(f"""
+[topology]
+name = "locks"
+
+[[ports]]
+name = "p0"
+iface = "{a}"
+mac = "{macs[0]}"
+
+[[ports]]
+name = "p1"
+iface = "{b}"
+mac = "{macs[1]}"
+
+[[wires]]
+tx = "p0"
+rx = "p1"
+""")
+    return path
+
+
+def test_two_sessions_on_one_port_one_fails_naming_the_other_or_waits(
+        pytester: pytest.Pytester, veth: tuple[str, str]) -> None:
+    """Two CI jobs on one generator: the second fails at set-up naming the first session
+    (pid, command line), or with --netload-port-wait runs once the first ended."""
+    topo = _topology(pytester.path / "lab.toml", *veth)
+    holder_dir = pytester.mkdir("holder")
+    (holder_dir / "test_hold.py").write_text(HOLDING.format(seconds=20))
+    first = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+         f"--netload-topology={topo}", str(holder_dir / "test_hold.py")],
+        cwd=holder_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lock = Path("/var/run/netload") / f"port-iface-{veth[0]}.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and "for_pid" in lock.read_text()):
+            assert first.poll() is None and time.monotonic() < deadline, "no first session"
+            time.sleep(0.1)
+        pytester.makepyfile(test_second=HOLDING.format(seconds=0))
+        failed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rE",
+                                               "--ignore=holder", f"--netload-topology={topo}",
+                                               timeout=120)
+        failed.assert_outcomes(errors=1)
+        failed.stdout.fnmatch_lines([
+            f"*opening port 'p0' of topology 'locks'*port {veth[0]} (*) is held by pid *"
+            f"for pid {first.pid} (*-m pytest*) on host *--netload-port-wait=SECONDS*"])
+        started = time.monotonic()
+        assert first.poll() is None, "the first session ended before the second tried"
+        waited = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--ignore=holder",
+                                               f"--netload-topology={topo}",
+                                               "--netload-port-wait=60s", timeout=180)
+        waited.assert_outcomes(passed=1)
+        assert first.poll() is not None  # it ran only once the first had ended
+        assert time.monotonic() - started < 60
+    finally:
+        if first.poll() is None:
+            first.kill()
+        out, _ = first.communicate()
+    assert first.returncode == 0, out
