@@ -58,6 +58,7 @@ class Session:
     proc: subprocess.Popen[str]
     report_dir: Path
     host_pid: int = 0
+    started: float = 0.0  # time.time() before it started
 
     def wait(self, timeout_s: float = EXIT_TIMEOUT_S) -> tuple[int, str]:
         out, _ = self.proc.communicate(timeout=timeout_s)
@@ -90,8 +91,10 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def leftovers(session_pid: int, host_pid: int) -> dict[str, list[str]]:
-    """What of a session (pytest pid) and its engine host exists now."""
+def leftovers(session_pid: int, host_pid: int, since: float = 0.0) -> dict[str, list[str]]:
+    """What of a session (pytest pid) and its engine host exists now. Log dirs are named
+    after the client's pid: one made before `since` (the session's start) belongs to an
+    earlier process that had the same pid (a crash log is kept for a day), not to this one."""
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
                            check=True).stdout
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
@@ -102,9 +105,17 @@ def leftovers(session_pid: int, host_pid: int) -> dict[str, list[str]]:
         "veths": [line.split(":")[1].strip().split("@")[0] for line in links.splitlines()
                   if f"alias pytest-netload pid={session_pid} " in line],
         "runtime dirs": glob.glob(f"/var/run/dpdk/netload-{host_pid}-*"),
-        "log dirs": glob.glob(os.path.join(tempfile.gettempdir(),
-                                           f"netload-engine-{session_pid}-*")),
+        "log dirs": [d for d in glob.glob(os.path.join(tempfile.gettempdir(),
+                                                       f"netload-engine-{session_pid}-*"))
+                     if _made_since(d, since)],
     }
+
+
+def _made_since(path: str, since: float) -> bool:
+    try:
+        return os.stat(path).st_ctime >= since - 1.0
+    except OSError:
+        return False
 
 
 def _nothing(found: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -152,8 +163,9 @@ def held_session(tmp_path: Path) -> Iterator[Session]:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "test_hold.py").write_text(HOLD_TEST)
     ready = tmp_path / "ready"
+    started = time.time()
     session = Session(_pytest(tmp_path, "-q", "test_hold.py", ready=ready),
-                      tmp_path / "reports")
+                      tmp_path / "reports", started=started)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not ready.exists():
@@ -166,7 +178,7 @@ def held_session(tmp_path: Path) -> Iterator[Session]:
                  if glob.glob(f"/var/run/dpdk/netload-{pid}-*")]
         assert len(hosts) == 1, f"engine hosts among the session's children: {hosts}"
         session.host_pid = hosts[0]
-        found = leftovers(session.proc.pid, session.host_pid)
+        found = leftovers(session.proc.pid, session.host_pid, session.started)
         assert (len(found["netns"]), len(found["veths"]), len(found["runtime dirs"]),
                 len(found["log dirs"])) == (1, 2, 1, 1), found
         yield session
@@ -202,7 +214,8 @@ def test_sigterm_leaves_nothing_behind(held_session: Session, to_group: bool) ->
     assert rc == pytest.ExitCode.INTERRUPTED, out
     assert "SIGTERM" in out, out
     _gone(held_session)
-    assert _nothing(leftovers(held_session.proc.pid, held_session.host_pid)) == {}, out
+    assert _nothing(leftovers(held_session.proc.pid, held_session.host_pid,
+                              held_session.started)) == {}, out
 
 
 def test_sigkill_leftovers_go_with_the_next_session(held_session: Session,
@@ -213,7 +226,7 @@ def test_sigkill_leftovers_go_with_the_next_session(held_session: Session,
     while {_state(session), _state(host)} != {"Z"} and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (_state(session), _state(host)) == ("Z", "Z")  # dead, not reaped: not swept yet
-    left = leftovers(session, host)
+    left = leftovers(session, host, held_session.started)
     assert {k: len(v) for k, v in left.items()} == \
         {"netns": 1, "veths": 2, "runtime dirs": 1, "log dirs": 1}, left
     held_session.wait()
@@ -226,7 +239,8 @@ def test_sigkill_leftovers_go_with_the_next_session(held_session: Session,
     (tmp_path / "test_next.py").write_text("def test_next():\n    pass\n")
     rc, out = Session(_pytest(tmp_path, "test_next.py"), held_session.report_dir).wait()
     assert rc == 0, out
-    assert _nothing(leftovers(held_session.proc.pid, held_session.host_pid)) == {}, out
+    assert _nothing(leftovers(held_session.proc.pid, held_session.host_pid,
+                              held_session.started)) == {}, out
     assert not partial.exists(), out
     # Other sessions on the machine sweep too: only the partial file is surely this one's.
     removed = re.search(r"netload: removed \d+ leftovers of sessions that ended without "
