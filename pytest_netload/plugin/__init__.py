@@ -5,7 +5,8 @@ its hooks are here. Thin on purpose: importing it never loads the cffi extension
 DPDK; the engine host process starts only when a test asks for it. The fixtures
 live in fixtures.py, the settings in options.py, the markers in markers.py, the
 terminal output in terminal.py, the session-start sweep and SIGTERM handling in
-cleanup.py and the shared stash keys in keys.py.
+cleanup.py, the shared stash keys in keys.py, the netload_topology marker in
+topologies.py and pytest-xdist's part in xdist.py.
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from ..topology.fake import FAKE_TOPOLOGY, fake_topology
-    from . import fixtures, keys, markers
+    from . import fixtures, keys, markers, topologies, xdist
 
     config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
+    config.addinivalue_line("markers", topologies.HELP)
     settings = options.resolve(config)
     config.stash[keys.SETTINGS_KEY] = settings
     reports = fixtures.report_dir(config)
@@ -76,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(Summary(config), "netload-summary")
 
+    xdist.configure(config, settings)  # pytest -n: a worker per topology, merged results
     if not config.pluginmanager.has_plugin("netload-junit-errors"):
         config.pluginmanager.register(JunitCrashAsError(config), "netload-junit-errors")
 
@@ -120,8 +123,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from .markers import check_markers, parametrize_frame_sizes
+    from .topologies import parametrize_topologies
 
     check_markers(metafunc)
+    parametrize_topologies(metafunc)
     parametrize_frame_sizes(metafunc)
 
 

@@ -91,10 +91,12 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
 
 
 @pytest.fixture(scope="session")
-def _netload_built(pytestconfig: pytest.Config) -> Iterator[tuple[Topology, Any]]:
-    settings = _settings(pytestconfig)
-    if not settings.builtin_topology:
-        topology = pytestconfig.stash[TOPOLOGY_KEY]
+def _netload_built(pytestconfig: pytest.Config,
+                   request: pytest.FixtureRequest) -> Iterator[tuple[Topology, Any]]:
+    from .topologies import for_request  # a netload_topology marker may name the topology
+
+    settings, topology = for_request(pytestconfig, request, _settings(pytestconfig))
+    if topology is not None:
         yield topology, ExternalDut(topology)
         return
     from ..topology.builtin import build

@@ -176,6 +176,7 @@ def environment_of(env: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "dpdk_version": engine.get("dpdk_version") or "unknown",
         "engine": str(engine.get("gateway", "popen")),
+        "engine_host": engine.get("host"),  # the machine it ran on (hostname)
         "tsc_hz": tsc_hz,
         "clock_source": "nic-hardware" if hw else "tsc-software",
         "clock_resolution_ns": 1e9 / tsc_hz if tsc_hz and not hw else None,
@@ -230,6 +231,7 @@ class Summary:
         self.netload_tests = 0  # collected tests that use a netload fixture or marker
         self.stop_reason: str | None = None
         self.verdict: str | None = None
+        self.order: dict[str, int] = {}  # xdist: node id -> collection index
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -278,6 +280,9 @@ class Summary:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.collected = max(self.collected, len(ids))  # the controller collects nothing
+        # (a worker's ids carry xdist's group suffix, `test_x[64B]@group`; reports do not)
+        for n, i in enumerate(ids):
+            self.order[i] = self.order[i[:i.rfind("@")]] = n
 
     @pytest.hookimpl
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -315,6 +320,12 @@ class Summary:
         env = self.config.stash.get(ENVIRONMENT_KEY, None)
         if env is not None:
             doc["environment"] = environment_of(env)
+        from .xdist import extra_environment  # xdist workers, the topologies built
+
+        if extra := extra_environment(self.config):
+            doc["environment"] = {**doc.get("environment", environment_of({})), **extra}
+        if self.order:  # xdist: in collection order, whichever worker finished first
+            doc["tests"].sort(key=lambda t: self.order.get(t["nodeid"], len(self.order)))
         if session_info is not None:
             doc["session"] = session_info
         return doc
