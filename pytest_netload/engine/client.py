@@ -13,6 +13,7 @@ import contextlib
 import math
 import os
 import shutil
+import socket
 import sys
 import time
 import warnings
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from .. import errors
+from . import remote
 from .._native_facts import ABI_VERSION
 from ..measure.results import RunResult, build_run_result
 from ..units import run_seconds
@@ -40,6 +42,8 @@ _BOOT = (
     "from pytest_netload.engine.host import serve; serve(channel)"
 )
 # The fake engine host (engine/fake.py): the same protocol over a modelled DUT, no DPDK.
+# A remote host imports the package installed there (remote.probe checked it).
+_REMOTE_BOOT = "from pytest_netload.engine.host import serve; serve(channel)"
 _FAKE_BOOT = (
     "import sys; sys.path.insert(0, {path!r}); "
     "from pytest_netload.engine.fake import serve; serve(channel, {dut!r})"
@@ -234,13 +238,14 @@ class LoadedStream:
 
 
 
-def check_abi(reported: Any) -> None:
+def check_abi(reported: Any, where: str = "") -> None:
     """Refuses an engine host whose native core has another ABI version than the one this
     client was built against (`_native_facts`, generated from the header): their structs
     would be read with the wrong layout."""
     if reported != ABI_VERSION:
+        on = f" on {where}" if where else ""
         raise errors.NetloadEnvironmentError(
-            f"the engine host's native core has ABI version {reported}, this client expects "
+            f"the engine host's{on} native core has ABI version {reported}, this client expects "
             f"{ABI_VERSION}: install the same pytest-netload on both (scripts/setup.sh "
             "rebuilds it)")
 
@@ -304,6 +309,11 @@ class Engine:
         self.link_timeout_s = LINK_TIMEOUT_S
         self._group: Any = None
         self._channel: Any = None
+        # Set by start: whether the host runs on another machine (engine/remote.py), what
+        # its probe found there, and the gateway spec as started (ssh options added).
+        self.remote = False
+        self.remote_info: dict[str, Any] = {}
+        self._spec = gateway
         self._unanswered = 0
         self._own_log_dir = ""
         self._crashed = False
@@ -326,30 +336,49 @@ class Engine:
         spec = self.gateway_spec
         if spec == "popen" or spec.startswith("popen") and "python=" not in spec:
             spec = f"{spec}//python={self.python}"
-        if self._log_dir:
-            log_dir = self._log_dir
-        else:
-            log_dir = self._own_log_dir = self._own_log_dir or new_log_dir()
-        os.makedirs(log_dir, exist_ok=True)
+        self.remote = self.fake is None and remote.is_remote(spec)
+        spec = remote.ssh_options(spec)
         self._generation += 1
-        self.log_path = os.path.join(log_dir, f"engine-{os.getpid()}-{self._generation}.log")
+        if self.remote:  # the host makes its log dir there, and names the file in hello
+            self.log_path = ""
+        else:
+            if self._log_dir:
+                log_dir = self._log_dir
+            else:
+                log_dir = self._own_log_dir = self._own_log_dir or new_log_dir()
+            os.makedirs(log_dir, exist_ok=True)
+            self.log_path = os.path.join(log_dir,
+                                         f"engine-{os.getpid()}-{self._generation}.log")
+        self._spec = spec
         self._group = execnet.Group()
         try:
             gw = self._group.makegateway(spec)
-            boot = _BOOT.format(path=PACKAGE_PARENT) if self.fake is None else \
-                _FAKE_BOOT.format(path=PACKAGE_PARENT, dut=self.fake.params())
+            if self.remote:  # its package, version and native core, before it is trusted
+                self.remote_info = remote.probe(gw, spec)
+                boot = _REMOTE_BOOT
+            elif self.fake is None:
+                boot = _BOOT.format(path=PACKAGE_PARENT)
+            else:
+                boot = _FAKE_BOOT.format(path=PACKAGE_PARENT, dut=self.fake.params())
             self._channel = gw.remote_exec(boot)
+        except errors.NetloadEnvironmentError:
+            self._terminate()
+            raise
         except Exception as exc:
             self._terminate()
+            if self.remote:
+                raise remote.start_error(spec, exc) from exc
             raise errors.NetloadEnvironmentError(
                 f"engine host could not start with gateway {spec!r}: {exc}"
             ) from exc
         opts: dict[str, Any] = {k: v for k, v in self._eal_options.items() if v is not None}
         try:
             self.hello = self._call(
-                "hello", eal_args=self._eal_args, log_path=self.log_path,
-                cpu_wait_s=self.cpu_wait_s, client={"pid": os.getpid(), "cmdline": cmdline()},
+                "hello", eal_args=self._eal_args, log_path=self.log_path or None,
+                cpu_wait_s=self.cpu_wait_s, client={"pid": os.getpid(), "cmdline": cmdline(),
+                                                    "host": socket.gethostname()},
                 timeout_s=self.call_timeout_s + self.cpu_wait_s,
+                **({"remote": True} if self.remote else {}),
                 **({} if self._eal_args else opts),
             )
         except BaseException:
@@ -357,21 +386,25 @@ class Engine:
             # `with Engine() as e:` never calls __exit__ when __enter__ raises
             self._terminate()
             raise
+        if self.remote:
+            self.log_path = str(self.hello.get("log_path") or "")
         try:
-            check_abi(self.hello.get("constants", {}).get("abi_version"))
+            check_abi(self.hello.get("constants", {}).get("abi_version"),
+                      remote.target(spec) if self.remote else "")
         except errors.NetloadEnvironmentError:
-            self._terminate()
+            self.close()
             raise
         if self.hello.get("cpu_note"):
             warnings.warn(errors.NetloadWarning(self.hello["cpu_note"]), stacklevel=2)
-        if self.isolate_workers and spec.startswith("popen"):
+        if self.isolate_workers and not self.remote:
             self._keep_off_workers()
         return self
 
     def close(self) -> None:
         if self.alive:
             try:
-                self._call("close", timeout_s=30)
+                # a remote host removes its own log dir (a crashed one's stays, marked)
+                self._call("close", timeout_s=30, **({"drop_log": True} if self.remote else {}))
             except errors.NetloadError:
                 pass
         self._terminate()
@@ -430,8 +463,9 @@ class Engine:
         self._group = None
         self._channel = None
         self._unanswered = 0
-        # A host that died skipped its EAL cleanup: remove its runtime files here.
-        if self.gateway_spec.startswith("popen"):
+        # A host that died skipped its EAL cleanup: remove its runtime files here (a
+        # remote one's go with remote.fetch_tail, or with the next host's sweep there).
+        if not self.remote and self.fake is None:
             remove_runtime_dir(list(self.hello.get("eal_args") or []))
 
     def _check_generation(self, generation: int, what: str) -> None:
@@ -458,12 +492,19 @@ class Engine:
             reply = self._channel.receive(timeout=timeout)
             self._unanswered -= 1
         except Exception as exc:  # noqa: BLE001 - EOFError, RemoteError, TimeoutError, IOError
-            tail = _log_tail(self.log_path)
             self._crashed = True
             self._terminate()
+            if self.remote:
+                where = remote.target(self._spec)
+                tail = remote.fetch_tail(self._spec, self.log_path, LOG_TAIL_LINES,
+                                         list(self.hello.get("eal_args") or []), crashed=True)
+                log = f"its log is {self.log_path} on {where}" if self.log_path else \
+                    f"it ended before it made its log on {where}"
+            else:
+                tail = _log_tail(self.log_path)
+                log = f"its log is {self.log_path}"
             raise errors.EngineCrashed(
-                f"engine host died or hung during {op!r} ({type(exc).__name__}: {exc}); "
-                f"its log is {self.log_path}",
+                f"engine host died or hung during {op!r} ({type(exc).__name__}: {exc}); {log}",
                 tail,
             ) from None
         if "error" in reply:
@@ -487,6 +528,7 @@ class Engine:
             self.start()
         h = self.hello
         return {"dpdk_version": h.get("dpdk_version"), "gateway": self.gateway_spec,
+                "host": h.get("hostname"),
                 "workers": h.get("workers"), "worker_cpus": h.get("worker_cpus"),
                 "tsc_hz": h.get("tsc_hz"), "abi_version": h["constants"]["abi_version"]}
 

@@ -14,7 +14,9 @@ import contextlib
 import faulthandler
 import itertools
 import os
+import shutil
 import signal
+import socket
 import threading
 import time
 import traceback
@@ -24,7 +26,7 @@ from typing import Any
 
 from .. import errors
 from . import locks
-from .leftovers import remove_runtime_dir
+from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
 from .wire import TERMINATED_NOTE, pack_array
 
@@ -49,14 +51,23 @@ class Host:
         self._ids = itertools.count(1)
         self.eal_args: list[str] = []
         self.cpu_plan: locks.CpuPlan | None = None
+        self.own_log_dir = ""  # a remote host's log dir, made here (op_hello)
 
     # ---- lifecycle ------------------------------------------------------------
 
     def op_hello(self, eal_args: list[str] | None = None, log_path: str | None = None,
                  cpu_wait_s: float = 0.0, client: dict[str, Any] | None = None,
-                 **eal_options: Any) -> dict[str, Any]:
+                 remote: bool = False, **eal_options: Any) -> dict[str, Any]:
+        """Start the EAL. A `remote` host (the client is on another machine) first sweeps
+        what dead hosts left here, then makes its own log dir when `log_path` is None."""
         f = self.facade
         self.client = dict(client or {})
+        if remote:
+            sweep_runtime_dirs()
+            sweep_engine_logs()
+            if not log_path:
+                self.own_log_dir = new_log_dir()
+                log_path = os.path.join(self.own_log_dir, f"engine-{os.getpid()}-1.log")
         if log_path:
             # A segfault in C then leaves the Python stack in the engine log.
             self._fault_log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
@@ -102,9 +113,13 @@ class Host:
                 "main_cpu": cpus[0], "worker_cpus": cpus[1:],
                 "tsc_hz": f.tsc_hz(), "hist_lower_ns": f.hist_lower_bounds_ns().tolist(),
                 "pid": os.getpid(), "dpdk_version": f.dpdk_version(),
-                "cpu_note": plan.note(), "busy_cpus": sorted(plan.skipped)}
+                "cpu_note": plan.note(), "busy_cpus": sorted(plan.skipped),
+                "hostname": socket.gethostname(), "log_path": log_path or ""}
 
-    def op_close(self) -> None:
+    def op_close(self, drop_log: bool = False) -> None:
+        """Free everything; with `drop_log`, also the log dir this host made (remote)."""
+        if drop_log and self.own_log_dir:
+            shutil.rmtree(self.own_log_dir, ignore_errors=True)
         self.nd_ports.clear()
         try:
             for run_id in list(self.runs):

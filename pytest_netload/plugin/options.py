@@ -154,7 +154,7 @@ def _memory(value: str) -> int:
 
 
 ENGINE_KINDS = ("ssh", "socket", "vagrant_ssh")
-ENGINE_KEYS = ("python", "chdir", "nice", "id", "dont_write_bytecode", "execmodel")
+ENGINE_KEYS = ("python", "chdir", "nice", "id", "dont_write_bytecode", "execmodel", "ssh_config")
 
 
 def _engine(value: str) -> str:
