@@ -10,12 +10,15 @@
 # past a frame's end aborts. Any sanitizer report fails the script and is printed.
 #
 # Needs what scripts/setup.sh installs (gcc's libasan and libubsan come with
-# build-essential) and root (the fuzz test starts DPDK). Used by .ci/run.
+# build-essential) and root (the fuzz test starts DPDK). Used by .ci/run. It runs with
+# scripts/setup.sh's .venv/bin/python when there is one (PYTHON=... chooses another).
 # NETLOAD_SANITIZE_KEEP=1 keeps the copy (its path is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-PYTHON=${PYTHON:-python3}
+if [[ -z ${PYTHON:-} ]]; then
+  if [[ -x $ROOT/.venv/bin/python ]]; then PYTHON=$ROOT/.venv/bin/python; else PYTHON=python3; fi
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/netload-sanitize.XXXXXX")
 if [[ ${NETLOAD_SANITIZE_KEEP:-0} == 1 ]]; then
   echo "sanitize: the copy stays in $WORK"
@@ -24,8 +27,8 @@ else
 fi
 started=$SECONDS
 
-# The tree without VCS data, builds, results and the normal extension.
-tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude='*.so' --exclude='__pycache__' \
+# The tree without VCS data, the venv, builds, results and the normal extension.
+tar -C "$ROOT" --exclude=./.git --exclude=./.venv --exclude=./build --exclude='*.so' --exclude='__pycache__' \
   --exclude=./netload-results --exclude='*.egg-info' -cf - . | tar -C "$WORK" -xf -
 
 echo "sanitize: building the native core with ASan and UBSan in $WORK"

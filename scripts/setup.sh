@@ -1,31 +1,77 @@
 #!/usr/bin/env bash
 # Install everything pytest-netload needs on a fresh Debian 12 machine, as root.
+#
+# The package goes into a virtual environment under the checkout, .venv (made with
+# --system-site-packages, so what the base Python already has is not downloaded again),
+# installed editable with its test dependencies: Debian's own python3 is externally
+# managed (PEP 668) and refuses `pip install`. Run everything afterwards with
+# .venv/bin/python (or `. .venv/bin/activate`; .venv/bin/netload is the console script).
 # Idempotent: a second run installs nothing new. Used by README and by .ci/run.
+#
+#   bash scripts/setup.sh                  engine host: DPDK, compiler, the native extension
+#   bash scripts/setup.sh --client-only    a CI runner that drives a remote engine: no DPDK,
+#                                          no compiler, no extension (NETLOAD_CLIENT_ONLY=1)
+#   PYTHON=/usr/bin/python3 bash scripts/setup.sh   the Python the venv is made from
+#                                                    (default: the first python3 on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(
-  build-essential pkg-config python3-dev
-  libasan8 libubsan1                 # gcc 12's ASan/UBSan runtimes: scripts/sanitize.sh
-  dpdk dpdk-dev libdpdk-dev          # DPDK 22.11 LTS: EAL, PMDs, dpdk-testpmd
-  libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
-  iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection
-  chromium                           # the HTML report's browser test (headless)
-)
+CLIENT_ONLY=${NETLOAD_CLIENT_ONLY:-0}
+[[ $CLIENT_ONLY == 0 ]] || CLIENT_ONLY=1
+for arg in "$@"; do
+  case $arg in
+    --client-only) CLIENT_ONLY=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | cut -c3-; exit 0 ;;
+    *) echo "setup: unknown argument '$arg' (the one option is --client-only)" >&2; exit 2 ;;
+  esac
+done
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+
+APT_PACKAGES=(python3 python3-venv)  # Debian's python3 makes venvs only with python3-venv
+if ((!CLIENT_ONLY)); then
+  APT_PACKAGES+=(
+    build-essential pkg-config python3-dev
+    libasan8 libubsan1                 # gcc 12's ASan/UBSan runtimes: scripts/sanitize.sh
+    dpdk dpdk-dev libdpdk-dev          # DPDK 22.11 LTS: EAL, PMDs, dpdk-testpmd
+    libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
+    iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection
+    chromium                           # the HTML report's browser test (headless)
+  )
+fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
+  if ((EUID != 0)); then
+    echo "setup: these Debian packages are missing: ${missing[*]}; run this script as root" >&2
+    exit 1
+  fi
   echo "setup: apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-PYTHON=${PYTHON:-python3}
-# The package itself, built in place (the cffi extension links the system DPDK),
-# with its test dependencies (the reports' jinja2, matplotlib and jsonschema among them).
-"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test]"
-echo "setup: done ($("$PYTHON" -c 'import pytest_netload.engine._netload_native as m; print(m.__file__)'))"
+# The venv is made again only when it is missing, broken, or from another base Python.
+base=$("$PYTHON" -c 'import sys; print(sys.base_prefix, *sys.version_info[:3])')
+if [[ $("$VENV/bin/python" -c 'import sys; print(sys.base_prefix, *sys.version_info[:3])' \
+        2>/dev/null || true) != "$base" ]]; then
+  echo "setup: python -m venv --system-site-packages $VENV (from $PYTHON: $base)"
+  "$PYTHON" -m venv --clear --system-site-packages "$VENV"
+fi
+
+# The package itself, built in place (the cffi extension links the system DPDK; none on a
+# client-only install), with its test dependencies (the reports' jinja2, matplotlib and
+# jsonschema among them). pip's cache makes a second run quick.
+NETLOAD_CLIENT_ONLY=$CLIENT_ONLY "$VENV/bin/python" -m pip install -q \
+  --disable-pip-version-check -e ".[test]"
+if ((CLIENT_ONLY)); then
+  "$VENV/bin/python" -c 'import pytest_netload.plugin, pytest_netload.engine.client'
+  echo "setup: done, client only ($VENV/bin/python; no native extension: engines run elsewhere)"
+else
+  echo "setup: done ($VENV/bin/python; $("$VENV/bin/python" -c \
+    'import pytest_netload.engine._netload_native as m; print(m.__file__)'))"
+fi

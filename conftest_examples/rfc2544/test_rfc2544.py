@@ -1,6 +1,6 @@
 """An RFC 2544 §26 run against the DUT, short enough for a demo (about two minutes).
 
-`python3 -m pytest conftest_examples/rfc2544` runs it on the built-in
+`.venv/bin/python -m pytest conftest_examples/rfc2544` runs it on the built-in
 netns-router (root needed) and writes netload-results/results.json. For an
 acceptance run drop `trial_duration` and the shortened repetitions: the
 procedures' defaults are the RFC's (60 s trials, 20 latency trials of 120 s,

@@ -4,7 +4,7 @@ Nothing is shortened: 60 s trials (§24), the default binary search (zero loss,
 resolution 0.5 % of the figure, at most 20 trials), a 2 s drain, learning frames,
 one frame size. Run it on a DUT whose answer is known (about 12 minutes):
 
-    python3 -m pytest conftest_examples/rfc2544_defaults \
+    .venv/bin/python -m pytest conftest_examples/rfc2544_defaults \
         --netload-topology=netns-shaped:rate_bps=20Mbit/s
 
 On netns-shaped the throughput must lie within 1 % of the shaper's capacity; on any

@@ -5,7 +5,7 @@ family the topology's ports have.
 Nothing on the router is static: the generator answers its ARP requests (IPv6:
 neighbour solicitations) and resolves its MACs when the session opens the ports.
 
-- `sudo python3 -m pytest conftest_examples/router` builds netns-router over IPv4;
+- `sudo .venv/bin/python -m pytest conftest_examples/router` builds netns-router over IPv4;
 - `... --netload-topology=netns-router:family=ipv6` runs the same tests over IPv6;
 - `... --netload-topology=lab.toml` runs them on real NICs (docs/real-dut.md).
 

@@ -29,8 +29,9 @@ def _pkg_config(*args: str) -> list[str]:
         ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SystemExit(
-            "pytest-netload needs DPDK 22.11's development files: "
-            "run scripts/setup.sh (apt-get install libdpdk-dev pkg-config)"
+            "pytest-netload's native engine needs DPDK 22.11's development files: "
+            "run scripts/setup.sh (apt-get install libdpdk-dev pkg-config), or set "
+            "NETLOAD_CLIENT_ONLY=1 for a client-only install (no engine on this host)"
         ) from exc
     return shlex.split(out)
 

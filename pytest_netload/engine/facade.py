@@ -11,6 +11,8 @@ from __future__ import annotations
 import glob
 import os
 import secrets
+import socket
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +20,20 @@ from typing import Any
 import numpy as np
 
 from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
-from ._netload_native import ffi, lib  # type: ignore[import-not-found]
 from .leftovers import remove_runtime_dir, runtime_dir_exists
+
+try:
+    from ._netload_native import ffi, lib  # type: ignore[import-not-found]
+except ImportError as exc:  # a client-only install, a failed build, DPDK's libraries gone
+    raise NetloadEnvironmentError(
+        f"the engine host {socket.gethostname()} ({sys.executable}) has no native engine: "
+        f"pytest_netload.engine._netload_native does not load ({exc}). This install is "
+        "client-only (NETLOAD_CLIENT_ONLY=1, scripts/setup.sh --client-only) or its build "
+        "failed: on the host that runs the engine, run scripts/setup.sh, or pip install "
+        "pytest-netload with libdpdk-dev, pkg-config and build-essential present and "
+        "NETLOAD_CLIENT_ONLY unset; or drive an engine on another host "
+        "(--netload-engine ssh=...)"
+    ) from exc
 
 FIELD_OPS = {
     "set": lib.NETLOAD_FIELD_SET,
