@@ -5,7 +5,8 @@
   layer, loss) in the manner of Linux pktgen.
 - `netload methods`: TX pps and Mbit/s for each DPDK backend usable on a
   veth pair (or on one interface), with the RX side counted.
-- `netload ports DEVICE...`: open DPDK devices and print what they can do.
+- `netload ports DEVICE...`: open DPDK devices (vdevs, or NICs by PCI address) and print
+  what they can do.
 - `netload report results.json -o report.html`: rebuild the HTML acceptance report
   from a saved results file (docs/reports.md).
 """
@@ -143,10 +144,23 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 def cmd_ports(args: argparse.Namespace) -> int:
     from .engine.client import Engine
+    from .engine.pci import check_pci_device, looks_like_pci, probe_hint
+    from .errors import NetloadEnvironmentError
 
-    with Engine() as engine:
+    # PCI devices are checked here first (absent, or bound to the kernel: the EAL is never
+    # started), then given to the EAL (-a ADDRESS), which probes only those
+    pci = [d.split(",", 1)[0] for d in args.devices if looks_like_pci(d.split(",", 1)[0])]
+    for address in pci:
+        check_pci_device(address)
+    with Engine(pci=pci) as engine:
         for device in args.devices:
-            port = engine.port(device)
+            try:
+                port = engine.port(device)
+            except NetloadEnvironmentError as exc:
+                address = device.split(",", 1)[0]
+                if address not in pci:
+                    raise
+                raise NetloadEnvironmentError(f"{exc}; {probe_hint(address)}") from exc
             print(json.dumps({"device": device, **port.info}, indent=2))
     return 0
 
@@ -217,7 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Backends to try. Default: %(default)s")
     m.set_defaults(func=cmd_methods)
     ports = sub.add_parser("ports", help="Open DPDK devices and print their capabilities")
-    ports.add_argument("devices", nargs="+", help="Device strings, e.g. net_null0 or 0000:01:00.0")
+    ports.add_argument("devices", nargs="+",
+                       help="Device strings, e.g. net_null0, or a NIC's PCI address such as "
+                            "0000:01:00.0 (bound to vfio-pci)")
     ports.set_defaults(func=cmd_ports)
     r = sub.add_parser("report",
                        help="Rebuild the HTML acceptance report from a saved results file")

@@ -6,9 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from pytest_netload.engine.pci import PCI_ADDRESS
 
 pytestmark = [
     pytest.mark.integration,
@@ -63,3 +66,42 @@ def test_unknown_device_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "netload ports: error:" in out.stderr and "net_bogus0" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_ports_names_an_absent_pci_device_without_starting_the_eal(tmp_path: Path) -> None:
+    address = "ffff:ff:1f.7"  # domain ffff: no such device on any host we run on
+    assert not Path("/sys/bus/pci/devices", address).exists()
+    started = time.monotonic()
+    out = netload("ports", address, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.strip() == (f"netload ports: error: no PCI device {address} on this host: "
+                                  "`lspci -D` lists its devices (is the NIC in this machine, or "
+                                  "passed through to this VM?)")
+    assert time.monotonic() - started < 30
+
+
+def test_ports_names_a_malformed_pci_address(tmp_path: Path) -> None:
+    out = netload("ports", "0000:01:00", cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "netload ports: error: '0000:01:00' is not a PCI address: write domain:bus:" \
+           "device.function in hex, such as 0000:01:00.0" in out.stderr
+
+
+def test_ports_refuses_a_kernel_bound_nic_before_the_eal_touches_it(tmp_path: Path) -> None:
+    """This host's own NIC (the VM's virtio one here) by PCI address: refused, naming its
+    driver and interface and vfio-pci, before any engine starts."""
+    pci = {}
+    for iface in os.listdir("/sys/class/net"):
+        # the PCI device at or above the interface's device (virtio: .../0000:00:03.0/virtio0)
+        path = Path(f"/sys/class/net/{iface}/device").resolve()
+        while path.parent != path and not PCI_ADDRESS.fullmatch(path.name):
+            path = path.parent
+        if PCI_ADDRESS.fullmatch(path.name):
+            pci[path.name] = iface
+    if not pci:
+        pytest.skip("this host has no kernel network interface on a PCI device")
+    address, iface = sorted(pci.items())[0]
+    out = netload("ports", address, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"PCI device {address}" in out.stderr and "is bound to the kernel driver" in out.stderr
+    assert f"(interface {iface}" in out.stderr and "dpdk-devbind.py -b vfio-pci" in out.stderr
