@@ -20,6 +20,7 @@ from ..measure.latency import LatencyResult
 from ..measure.recording import record_measurement
 from ..measure.results import RunResult, StreamResult
 from ..topology.model import Flow, Topology
+from ..topology.ssh import check_command
 from ..traffic.streams import L4Spec
 from ..units import as_duration
 from . import progress
@@ -112,35 +113,49 @@ class WiredPorts:
 
 
 class ExternalDut:
-    """The DUT of a topology file: its metadata, and its namespace if it has one here."""
+    """The DUT of a topology file: its metadata, and commands run on it where the file
+    says how: in its network namespace here (`[topology] namespace`) or over ssh
+    (`[dut] ssh`)."""
 
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
         self.info = dict(topology.dut)
         self.namespace = topology.namespace
+        self.ssh = topology.dut_ssh
 
     def __repr__(self) -> str:
         return f"ExternalDut({self.info.get('name', self.topology.name)!r})"
 
-    def run(self, cmd: Sequence[str], *, check: bool = True,
+    def run(self, cmd: Sequence[str], *, input: str | None = None, check: bool = True,
             timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
-        """Run `cmd` in the DUT's namespace (topology files with `namespace` only)."""
+        """Run `cmd` (a list of arguments, never a shell line) on the DUT, at most
+        `timeout_s` seconds; text output captured. With `check` (the default) a non-zero
+        exit raises NetloadEnvironmentError with the command's stderr."""
+        if self.ssh is not None:
+            return self.ssh.run(cmd, input=input, check=check, timeout_s=timeout_s)
         if self.namespace is None:
             raise NetloadConfigError(
                 f"the DUT of topology {self.topology.name!r} is not on this machine, so "
-                "commands cannot run on it; set [topology] namespace = '...' in the file "
-                "when the DUT is a network namespace here")
-        if isinstance(cmd, str) or not cmd:
-            raise NetloadConfigError(f"cmd = {cmd!r}: give a non-empty list of arguments")
+                "commands cannot run on it; set [dut] ssh = 'user@host' in the file to run "
+                "them over ssh, or [topology] namespace = '...' when the DUT is a network "
+                "namespace here (docs/topology-files.md)")
+        args = check_command(cmd, f"command for the DUT in namespace {self.namespace}")
         ip = shutil.which("ip")
         if ip is None:
             raise NetloadEnvironmentError("`ip` (iproute2) is not installed: apt-get install "
                                           "iproute2")
-        proc = subprocess.run([ip, "netns", "exec", self.namespace, *cmd], capture_output=True,
-                              text=True, timeout=timeout_s, check=False)
+        try:
+            proc = subprocess.run([ip, "netns", "exec", self.namespace, *args], input=input,
+                                  capture_output=True, text=True, timeout=timeout_s,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise NetloadEnvironmentError(
+                f"{args} in DUT namespace {self.namespace} did not finish within "
+                f"{timeout_s:g} s; pass a larger timeout_s if it is expected to take longer"
+            ) from exc
         if check and proc.returncode != 0:
             raise NetloadEnvironmentError(
-                f"{list(cmd)} in DUT namespace {self.namespace} failed with exit status "
+                f"{args} in DUT namespace {self.namespace} failed with exit status "
                 f"{proc.returncode}: {proc.stderr.strip() or proc.stdout.strip()}")
         return proc
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pytest_netload.topology.model import Flow, PortSpec, Topology, Wire
+from pytest_netload.topology.ssh import DutSsh
 from pytest_netload.topology.toml import load_topology, parse_topology
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ __all__ = [
     "BUILTIN",
     "BuiltTopology",
     "Dut",
+    "DutSsh",
     "Flow",
     "NftDropRule",
     "PortSpec",

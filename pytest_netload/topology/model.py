@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.topology.ssh import DutSsh
 
 __all__ = ["MAX_VLAN", "MIN_VLAN", "Flow", "PortSpec", "Topology", "Wire", "check_device",
            "check_ifname", "check_netns_name", "normalize_mac", "split_interface"]
@@ -328,8 +329,9 @@ class Topology:
     ``line_rate_bps`` is ``None`` where the medium has none (veth): rates are
     then given in pps or bit/s only. ``namespace`` is the network namespace of
     the DUT where it runs on this machine (a built-in one or a local netns),
-    ``None`` for external devices. ``source`` is the file the topology was
-    loaded from, for messages; it takes no part in equality.
+    ``None`` for external devices. ``dut_ssh`` is how to run commands on an
+    external DUT over ssh (``[dut] ssh``), ``None`` without. ``source`` is the
+    file the topology was loaded from, for messages; it takes no part in equality.
     """
 
     name: str
@@ -339,6 +341,7 @@ class Topology:
     dut: Mapping[str, str] = field(default_factory=dict, hash=False)
     namespace: str | None = None
     source: str | None = field(default=None, compare=False)
+    dut_ssh: DutSsh | None = None
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "topology name")
@@ -412,6 +415,15 @@ class Topology:
         if namespace is not None:
             check_netns_name(namespace, f"{where}: namespace")
         _optional_str(self.source, f"{where}: source")
+        if self.dut_ssh is not None:
+            if not isinstance(self.dut_ssh, DutSsh):
+                raise NetloadConfigError(
+                    f"{where}: dut_ssh = {self.dut_ssh!r} must be a DutSsh('admin@dut') or None")
+            if namespace is not None:
+                raise NetloadConfigError(
+                    f"{where}: the DUT has both a namespace here ({namespace!r}) and ssh "
+                    f"({self.dut_ssh.destination!r}); keep the one that reaches it: namespace "
+                    "for a DUT on this machine, [dut] ssh for a remote one")
         object.__setattr__(self, "ports", ports)
         object.__setattr__(self, "wires", wires)
         object.__setattr__(self, "dut", MappingProxyType(dict(self.dut)))

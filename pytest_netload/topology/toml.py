@@ -31,6 +31,7 @@ from pytest_netload.topology.model import (
     normalize_mac,
     split_interface,
 )
+from pytest_netload.topology.ssh import DutSsh
 from pytest_netload.units import as_rate
 
 __all__ = ["load_topology", "parse_topology"]
@@ -134,6 +135,7 @@ def parse_topology(data: Mapping[str, object], source: str) -> Topology:
                 f"be a string, so {fix}"
             )
         dut[key] = value
+    dut_ssh = _dut_ssh(dut, source)
 
     ports = tuple(
         _port(entry, f"ports[{i}]", source)
@@ -168,12 +170,33 @@ def parse_topology(data: Mapping[str, object], source: str) -> Topology:
             dut=dut,
             namespace=namespace,
             source=source,
+            dut_ssh=dut_ssh,
         )
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"{source}: {exc}") from exc
 
 
 # ---- entries ------------------------------------------------------------------------------
+
+
+def _dut_ssh(dut: dict[str, str], source: str) -> DutSsh | None:
+    """`[dut] ssh` (kept in the metadata: the reports show it) and `ssh_config` (taken
+    out: a path on this machine is no fact about the DUT), as the DUT's ssh access.
+    A relative ssh_config starts at the topology file's directory."""
+    config = dut.pop("ssh_config", None)
+    destination = dut.get("ssh")
+    if destination is None:
+        if config is not None:
+            raise NetloadConfigError(
+                f"{source}: dut.ssh_config = {config!r} without dut.ssh; add ssh = "
+                "\"user@host\" (or a Host alias of that file) to [dut], or remove ssh_config")
+        return None
+    if config is not None and config:
+        config = os.path.join(os.path.dirname(source), os.path.expanduser(config))
+    try:
+        return DutSsh(destination, config)
+    except NetloadConfigError as exc:
+        raise NetloadConfigError(f"{source}: {exc}") from exc
 
 
 def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
