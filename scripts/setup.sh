@@ -37,6 +37,7 @@ if ((!CLIENT_ONLY)); then
     libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
     iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection
     chromium                           # the HTML report's browser test (headless)
+    openssh-client openssh-server      # the remote-engine tests' second host (their own sshd)
   )
 fi
 
@@ -52,7 +53,19 @@ if ((${#missing[@]})); then
   echo "setup: apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # No service starts from these packages (openssh-server would start a system sshd; the
+  # tests run their own in a namespace): a policy-rc.d of our own for the install only.
+  policy=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ " ${missing[*]} " == *" openssh-server "* ]] && command -v systemctl >/dev/null; then
+    systemctl disable ssh.service >/dev/null 2>&1 || true  # installed for the tests only
+  fi
+  if [[ -n $policy ]]; then rm -f "$policy"; fi
 fi
 
 # The venv is made again only when it is missing, broken, or from another base Python.

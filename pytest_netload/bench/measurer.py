@@ -219,12 +219,13 @@ class Calibration:
     and recorded before the first DUT verdict that relies on them."""
 
     def __init__(self) -> None:
-        self.max_pps: dict[tuple[int | tuple[int, ...], FrameSize], float] = {}
-        """By (port id, or the lanes' port ids, and frame size)."""
+        self.max_pps: dict[tuple[int, int | tuple[int, ...], FrameSize], float] = {}
+        """By (the engine, its port id or the lanes' port ids, and frame size): port ids
+        are per engine, and a topology may have several (--netload-engines)."""
 
     def generator_max_pps(self, measurer: EngineMeasurer) -> float:
         ports = tuple(lane.stream.port.port_id for lane in measurer.lanes)
-        key = (ports[0] if len(ports) == 1 else ports, measurer.frame_size)
+        key = (id(measurer.engine), ports[0] if len(ports) == 1 else ports, measurer.frame_size)
         if key not in self.max_pps:
             pps = measurer.calibrate()
             self.max_pps[key] = pps

@@ -268,6 +268,7 @@ class Engine:
         cpu_wait_s: float = CPU_WAIT_S,
         port_wait_s: float = 0.0,
         fake: Any = None,
+        auto_main: bool = False,
     ) -> None:
         """`fake` boots the fake engine host (engine/fake.py) instead of the DPDK one: a
         `FakeDut`, its parameters as a mapping, or a spec such as
@@ -288,8 +289,11 @@ class Engine:
         self.gateway_spec = gateway
         self.python = python or sys.executable
         self._pci = list(pci)
+        # `auto_main`: `lcores` are the workers' CPUs only; the host adds a main lcore
+        # from its own CPUs (a remote host's, which this machine does not know)
         self._eal_options = {"memory_mb": memory_mb, "lcores": lcores,
-                             "hugepages": hugepages, "pci": list(pci)}
+                             "hugepages": hugepages, "pci": list(pci),
+                             "auto_main": True if auto_main else None}
         self._eal_args = list(eal_args) if eal_args else None
         self._log_dir = log_dir
         self.call_timeout_s = call_timeout_s

@@ -78,6 +78,12 @@ class Host:
         holder = locks.holder_info("worker CPU", **{f"for_{k}": v for k, v in
                                                     (client or {}).items()})
         plan = None
+        if eal_options.pop("auto_main", False) and eal_options.get("lcores"):
+            # the client (on another machine) named the workers' CPUs: the main lcore,
+            # which only waits, goes on one of this machine's other CPUs
+            workers = list(eal_options["lcores"])
+            others = sorted(os.sched_getaffinity(0) - set(workers))
+            eal_options["lcores"] = [others[0] if others else workers[0], *workers]
         if not eal_args:
             lcores = eal_options.get("lcores")
             plan = locks.claim_worker_cpus(

@@ -63,12 +63,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
         try:
             topology = config.stash[keys.TOPOLOGY_KEY] = load_topology(settings.topology)
-            if settings.engine.startswith("popen"):  # the engine runs here: CPUs it may use
-                from ..engine.client import check_cpus
+            specs = dict(settings.engines)
+            for i, port in enumerate(topology.ports):
+                if port.engine is not None and port.engine not in specs:
+                    raise NetloadConfigError(
+                        f"{settings.topology}: ports[{i}] ({port.name}) runs on engine "
+                        f"{port.engine!r}, which --netload-engines (ini netload_engines) does "
+                        f"not name ({', '.join(specs) or 'it names none'}); add "
+                        f"{port.engine}=SPEC there, e.g. {port.engine}=ssh=ci@{port.engine}"
+                        "//python=/opt/netload/.venv/bin/python")
+                spec = specs[port.engine] if port.engine else settings.engine
+                if port.lcores and spec.startswith("popen"):  # here: CPUs it may use
+                    from ..engine.client import check_cpus
 
-                for i, port in enumerate(topology.ports):
-                    if port.lcores:
-                        check_cpus(port.lcores, f"{settings.topology}: ports[{i}].lcores")
+                    check_cpus(port.lcores, f"{settings.topology}: ports[{i}].lcores")
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"--netload-topology: {exc}") from None
     if not config.pluginmanager.has_plugin("netload-fixtures"):

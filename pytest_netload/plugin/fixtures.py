@@ -41,20 +41,26 @@ def report_dir(config: pytest.Config) -> Path:
     return path if path.is_absolute() else config.rootpath / path
 
 
-def engine_resources(topology: Topology | None) -> dict[str, Any]:
-    """What a topology file asks of the engine: its PCI ports (the EAL probes only
-    those) and the CPUs its ports' workers may use, after a main lcore that only waits."""
+def engine_resources(topology: Topology | None, engine: str | None = None, *,
+                     local: bool = True) -> dict[str, Any]:
+    """What a topology file asks of one of its engines (`engine`: a name of
+    --netload-engines, None: the session's): the PCI ports it opens (the EAL probes only
+    those) and the CPUs their workers may use, after a main lcore that only waits; on a
+    remote engine (not `local`) that host picks the main lcore among its own CPUs."""
     if topology is None:
         return {}
     from ..engine.client import PCI_ADDRESS
 
+    ports = [p for p in topology.ports if p.engine == engine]
     out: dict[str, Any] = {}
-    pci = [p.device.split(",", 1)[0] for p in topology.ports
+    pci = [p.device.split(",", 1)[0] for p in ports
            if p.device and PCI_ADDRESS.fullmatch(p.device.split(",", 1)[0])]
     if pci:
         out["pci"] = pci
-    workers = sorted({c for p in topology.ports for c in p.lcores})
-    if workers:
+    workers = sorted({c for p in ports for c in p.lcores})
+    if workers and not local:
+        out.update(lcores=workers, auto_main=True)
+    elif workers:
         free = sorted(os.sched_getaffinity(0) - set(workers))
         out["lcores"] = [free[0] if free else workers[0], *workers]
     return out
@@ -70,7 +76,7 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
     settings = _settings(pytestconfig)
     topology = pytestconfig.stash.get(TOPOLOGY_KEY, None)
     dut = settings.fake_dut
-    resources = engine_resources(topology)
+    resources = engine_resources(topology, local=settings.gateway.startswith("popen"))
     if dut is not None:  # the fake engine host has no CPUs to claim
         resources.pop("lcores", None)
     engine = Engine(settings.gateway, memory_mb=settings.engine_memory_mb, fake=dut,
@@ -88,6 +94,39 @@ def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
         yield engine
     finally:
         engine.close()
+
+
+@pytest.fixture(scope="session")
+def netload_engines(pytestconfig: pytest.Config,
+                    netload_engine: Engine) -> Iterator[dict[str | None, Engine]]:
+    """Every engine of the session by name: None is the session's (--netload-engine);
+    the others are those of --netload-engines that the topology file's ports name
+    (`engine = "gen-a"`), each started with its own ports' PCI devices and CPUs."""
+    settings = _settings(pytestconfig)
+    topology = pytestconfig.stash.get(TOPOLOGY_KEY, None)
+    used = {p.engine for p in topology.ports if p.engine} if topology is not None else set()
+    engines: dict[str | None, Engine] = {None: netload_engine}
+    try:
+        for name, spec in settings.engines:
+            if name not in used:
+                continue
+            engine = engines[name] = Engine(
+                spec, memory_mb=settings.engine_memory_mb, port_wait_s=settings.port_wait_s,
+                **engine_resources(topology, name, local=spec.startswith("popen")))
+            try:
+                engine.start()
+            except (NetloadEnvironmentError, NetloadConfigError) as exc:
+                _harness_failure(f"engine {name!r} did not start", exc)
+            engine.capture_default = CAPTURE_FRAMES
+            engine.observers.append(note_run)
+        env = pytestconfig.stash.get(ENVIRONMENT_KEY, None)
+        if env is not None and len(engines) > 1:
+            env["engines"] = {name: e.environment() for name, e in engines.items() if name}
+        yield engines
+    finally:
+        for name, engine in engines.items():
+            if name is not None:
+                engine.close()
 
 
 @pytest.fixture(scope="session")
@@ -163,18 +202,20 @@ def _link_policy(config: pytest.Config, topology: Topology) -> LinkPolicy:
     return LinkPolicy(settings.link_timeout_s, settings.link_strict, topology.line_rate_bps)
 
 
-def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
-                wired: WiredPorts) -> None:
-    """Open every port of the topology into `wired.ports` (as far as it gets: the caller
-    closes what is there), bring up their addresses (ARP/ND answered, peer MACs
-    resolved: `wired.topology` gets them) and note them for the results' environment."""
+def _open_ports(config: pytest.Config, engines: dict[str | None, Engine],
+                topology: Topology, wired: WiredPorts) -> None:
+    """Open every port of the topology on its engine (`engines`, by the port's `engine`
+    name) into `wired.ports` (as far as it gets: the caller closes what is there), bring
+    up their addresses (ARP/ND answered, peer MACs resolved: `wired.topology` gets
+    them) and note them for the results' environment."""
     from ..engine.neighbours import bring_up
 
     opened = wired.ports
+    engine = engines[None]
     backend = _settings(config).backend
     for spec in topology.ports:
         try:
-            opened[spec.name] = _open_port(engine, spec, backend,
+            opened[spec.name] = _open_port(engines.get(spec.engine, engine), spec, backend,
                                            _link_policy(config, topology))
         except (NetloadEnvironmentError, NetloadConfigError) as exc:
             _harness_failure(f"opening port {spec.name!r} of topology {topology.name!r}", exc)
@@ -192,21 +233,23 @@ def _open_ports(config: pytest.Config, engine: Engine, topology: Topology,
                          "link_speed_mbps": p.info.get("link_speed_mbps"),
                          "hw_timestamps": p.info.get("hw_timestamps"),
                          "link_speed_note": p.info.get("link_speed_note"),
+                         **({"engine": topology.port(name).engine}
+                            if topology.port(name).engine else {}),
                          **({f"{k}": v for k, v in by_name[name].items() if k != "name"}
                             if name in by_name else {})}
                         for name, p in opened.items()]
 
 
 @pytest.fixture(scope="session")
-def netload_ports(pytestconfig: pytest.Config, netload_engine: Engine,
+def netload_ports(pytestconfig: pytest.Config, netload_engines: dict[str | None, Engine],
                   netload_topology: Topology) -> Iterator[WiredPorts]:
-    """The topology's ports opened on the engine; unpacks as the first wire's (tx, rx).
+    """The topology's ports opened on their engines; unpacks as the first wire's (tx, rx).
     After an engine crash the next test gets them opened again on a fresh engine host."""
     wired = WiredPorts(netload_topology, {}, reopen=lambda into: _open_ports(
-        pytestconfig, netload_engine, netload_topology, wired))
+        pytestconfig, netload_engines, netload_topology, wired))
     try:
         try:
-            _open_ports(pytestconfig, netload_engine, netload_topology, wired)
+            _open_ports(pytestconfig, netload_engines, netload_topology, wired)
         except EngineCrashed as exc:
             # Raising here would make pytest cache the error for the whole session; the
             # test being set up gets it (ERROR), later ones a fresh host (see refresh).
@@ -278,7 +321,7 @@ def rate_controller(request: pytest.FixtureRequest, netload_engine: Engine,
     def make(tx: Port | None = None, *, rate: Any = None, pattern: Any = None,
              hardware: bool = False) -> BoundController:
         port = tx if tx is not None else netload_ports.wire(mark.wire)[0]
-        return BoundController(netload_engine, netload_ports, port, rate=rate, pattern=pattern,
+        return BoundController(port.engine, netload_ports, port, rate=rate, pattern=pattern,
                                mark=mark, duration_override_s=settings.trial_duration_s,
                                hardware=hardware, test=request.node.name)
 
@@ -295,9 +338,18 @@ def latency_meter(netload_engine: Engine, netload_ports: WiredPorts) -> Callable
                  if f.rx.name == netload_ports.name_of(rx)]
         if not flows:
             raise NetloadConfigError(f"port {rx.device!r} receives no wire of the topology")
-        return LatencyMeter(netload_engine, rx, stream_name(stream, flows[0]))
+        return LatencyMeter(rx.engine, rx, stream_name(stream, flows[0]))
 
     return make
+
+
+def _engine_of_wire(ports: WiredPorts, wire: int, default: Engine) -> Engine:
+    """The engine whose ports the topology's wire `wire` joins (a wire never joins two
+    engines: topology.model refuses it); `default` before the ports are open."""
+    try:
+        return ports.wire(wire)[0].engine
+    except (KeyError, NetloadConfigError):
+        return default
 
 
 @pytest.fixture(scope="session")
@@ -311,7 +363,9 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
     """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology."""
     params = getattr(request.node, "callspec", None)
     size = params.params.get("frame_size") if params is not None else None
-    return Rfc2544Runner(netload_engine, netload_ports, _rfc2544_mark(request),
+    mark = _rfc2544_mark(request)
+    return Rfc2544Runner(_engine_of_wire(netload_ports, mark.wire, netload_engine),
+                         netload_ports, mark,
                          duration_override_s=_settings(request.config).trial_duration_s,
                          frame_size=size, test=request.node.name,
                          calibration=_netload_calibration)

@@ -33,6 +33,10 @@ ENGINE_DESC = ("Where the engine host runs: 'popen' (local, default) or an execn
                "such as 'ssh=gen-host//python=python3'; or 'fake' for the fake engine, a "
                "modelled DUT without DPDK or root (parameters as fake:capacity_pps=50000,"
                "loss_ratio=0,delay_s=100us,buffer_frames=1000)")
+ENGINES_DESC = ("Named engines for topology files whose ports say `engine = \"NAME\"`: "
+                "NAME=SPEC entries separated by ';' or new lines, each SPEC as for "
+                "--netload-engine (e.g. 'gen-a=ssh=ci@gen-a//python=/opt/netload/.venv/bin/"
+                "python'). Default: none (every port on --netload-engine)")
 ENGINE_MEMORY_DESC = "Memory for the engine's EAL, in MiB. Default: 1024"
 REPORT_DIR_DESC = "Directory the result files are written to. Default: netload-results"
 TRIAL_DURATION_DESC = ("Override every trial's duration (e.g. '1s' for a quick run); "
@@ -181,6 +185,34 @@ def _engine(value: str) -> str:
     return value
 
 
+def _engines(value: str) -> tuple[tuple[str, str], ...]:
+    """'gen-a=ssh=...; gen-b=popen' as ((name, spec), ...), each spec checked."""
+    from ..topology.model import _check_name
+
+    out: dict[str, str] = {}
+    for entry in value.replace("\n", ";").split(";"):
+        if not entry.strip():
+            continue
+        name, eq, spec = entry.partition("=")
+        name = name.strip()
+        if not eq or not spec.strip():
+            raise NetloadConfigError(
+                f"{entry.strip()!r} names no engine spec; write NAME=SPEC, e.g. "
+                "gen-a=ssh=ci@gen-a//python=/opt/netload/.venv/bin/python")
+        _check_name(name, "engine name")
+        if name in out:
+            raise NetloadConfigError(f"engine {name!r} is named twice; name each engine once")
+        try:
+            out[name] = _engine(spec.strip())
+        except NetloadConfigError as exc:
+            raise NetloadConfigError(f"engine {name!r}: {exc}") from None
+        if out[name].partition(":")[0].strip() == "fake":
+            raise NetloadConfigError(
+                f"engine {name!r}: the fake engine models one DUT of its own and cannot be "
+                "one of several engines; give popen or an ssh= spec")
+    return tuple(out.items())
+
+
 def _report_dir(value: str) -> str:
     if not value.strip():
         raise NetloadConfigError(f"{value!r} is empty; give a directory for the result files, "
@@ -239,6 +271,7 @@ SETTINGS = (
     Setting("netload_topology", TOPOLOGY_DESC, "netns-router", _topology),
     Setting("netload_backend", BACKEND_DESC, "af_packet", _backend),
     Setting("netload_engine", ENGINE_DESC, "popen", _engine),
+    Setting("netload_engines", ENGINES_DESC, "", _engines),
     Setting("netload_engine_memory", ENGINE_MEMORY_DESC, "1024", _memory),
     Setting("netload_report_dir", REPORT_DIR_DESC, "netload-results", _report_dir),
     Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
@@ -276,6 +309,8 @@ class Settings:
     link_strict: bool = False
     resolve_timeout_s: float = 5.0
     port_wait_s: float = 0.0
+    engines: tuple[tuple[str, str], ...] = ()
+    """Named engines (--netload-engines): (name, execnet spec) pairs."""
 
     @property
     def fake_dut(self) -> FakeDut | None:
@@ -310,6 +345,8 @@ class Settings:
             parts.append(f"link timeout {fmt.time_s_exact(self.link_timeout_s)}")
         if self.link_strict:
             parts.append("link speed strict")
+        if self.engines:
+            parts.append("engines " + ", ".join(f"{n}={s}" for n, s in self.engines))
         if self.port_wait_s:
             parts.append(f"port wait {fmt.time_s_exact(self.port_wait_s)}")
         if self.resolve_timeout_s != 5.0:
@@ -359,4 +396,5 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_report_dir"], values["netload_trial_duration"],
                     values["netload_save_baseline"], values["netload_baseline"],
                     values["netload_link_timeout"], values["netload_link_strict"],
-                    values["netload_resolve_timeout"], values["netload_port_wait"])
+                    values["netload_resolve_timeout"], values["netload_port_wait"],
+                    values["netload_engines"])

@@ -186,9 +186,14 @@ def environment_of(env: dict[str, Any]) -> dict[str, Any]:
                    "link_speed_bps": (p.get("link_speed_mbps") or 0) * 1_000_000 or None,
                    # addressing: where frames went, and whether ARP/ND found the peer's MAC
                    **{k: p[k] for k in ("ip", "vlan", "peer_ip", "peer_mac", "resolved",
-                                        "link_speed_note") if p.get(k) is not None}}
+                                        "link_speed_note", "engine") if p.get(k) is not None}}
                   for p in ports],
     }
+    if env.get("engines"):  # a topology on several engines (--netload-engines): each named
+        out["engines"] = {name: {"gateway": e.get("gateway"), "host": e.get("host"),
+                                 "dpdk_version": e.get("dpdk_version"),
+                                 "worker_cpus": e.get("worker_cpus"), "tsc_hz": e.get("tsc_hz")}
+                          for name, e in env["engines"].items()}
     return out
 
 

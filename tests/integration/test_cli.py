@@ -100,7 +100,7 @@ def test_ports_refuses_a_kernel_bound_nic_before_the_eal_touches_it(tmp_path: Pa
             pci[path.name] = iface
     if not pci:
         pytest.skip("this host has no kernel network interface on a PCI device")
-    address, iface = sorted(pci.items())[0]
+    address, iface = min(pci.items())
     out = netload("ports", address, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert f"PCI device {address}" in out.stderr and "is bound to the kernel driver" in out.stderr

@@ -189,3 +189,68 @@ def test_a_host_without_the_native_engine_is_refused(host: SshHost, tmp_path: Pa
     python = f"env PYTHONPATH={copy} {sys.executable}"
     _refused(host.spec(python), f"engine host on ssh {host.alias}: pytest-netload is "
              "installed there", "without its native engine", "not the client-only one")
+
+
+TWO_ENGINES = """
+import pytest
+from pytest_netload import assert_loss, assert_throughput
+
+
+@pytest.mark.rfc2544(frame_sizes=[128], trial_duration="500ms", drain="100ms", max_trials=3,
+                     resolution=0.5, max_rate="20kpps", wire={wire})
+def test_throughput_on_wire_{wire}(rfc2544, netload_ports):
+    tx, rx = netload_ports.wire({wire})
+    assert tx.engine is rx.engine
+    assert_throughput(rfc2544.throughput(), at_least="10kpps")
+"""
+
+
+def test_a_topology_spans_a_local_and_an_ssh_engine(pytester: pytest.Pytester,
+                                                    host: SshHost) -> None:
+    """p0 -> p1 on the session's engine (here), p2 -> p3 on engine gen-b (through ssh,
+    whose veth lives in the ssh host's namespace): each wire runs on its own engine."""
+    import secrets
+
+    from test_port_locks import sh
+
+    tag = secrets.token_hex(2)
+    pairs = [(f"nlme{tag}a{i}", f"nlme{tag}b{i}") for i in range(2)]
+    try:
+        for a, b in pairs:
+            sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+        for a, b in pairs[:1]:
+            for end in (a, b):
+                sh("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1", check=False)
+                sh("ip", "link", "set", end, "arp", "off", "up")
+        for end in pairs[1]:
+            host.move_in(end)
+        lines = ["[topology]", 'name = "two-generators"', ""]
+        for i, iface in enumerate([pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]]):
+            lines += ["[[ports]]", f'name = "p{i}"', f'iface = "{iface}"',
+                      f'mac = "02:00:00:00:0{i // 2}:0{i % 2 + 1}"',
+                      f'peer_mac = "02:00:00:00:0{i // 2}:0{(i + 1) % 2 + 1}"']
+            lines += ['engine = "gen-b"', ""] if i >= 2 else [""]
+        lines += ["[[wires]]", 'tx = "p0"', 'rx = "p1"', "", "[[wires]]", 'tx = "p2"',
+                  'rx = "p3"', ""]
+        path = pytester.path / "two.toml"
+        path.write_text("\n".join(lines))
+        pytester.makepyfile(test_wire0=TWO_ENGINES.format(wire=0),
+                            test_wire1=TWO_ENGINES.format(wire=1))
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-rA", f"--netload-topology={path}",
+            f"--netload-engines=gen-b={host.spec()}", timeout=300)
+        from calm import judged_unless_the_machine_was_busy
+
+        with judged_unless_the_machine_was_busy(result):
+            result.assert_outcomes(passed=2)
+        from pytest_netload.reports.load import load
+
+        doc = load(pytester.path / "netload-results" / "results.json")
+        env = doc["environment"]
+        assert env["engines"]["gen-b"]["gateway"] == host.spec()
+        assert [p.get("engine") for p in env["ports"]] == [None, None, "gen-b", "gen-b"]
+    finally:
+        for a, _ in pairs[:1]:
+            sh("ip", "link", "del", a, check=False)
+        host.run("ip", "link", "del", pairs[1][0])
+    assert _gone(host)
