@@ -192,6 +192,9 @@ class PortSpec:
     network: str | None = None
     """The port's subnet, from an ``ip`` given with its prefix length ('198.18.0.2/24'):
     ``peer_ip`` must lie in it."""
+    engine: str | None = None
+    """The engine that opens this port: a name of the ini's ``netload_engines`` (a
+    generator host); ``None``: the session's engine (--netload-engine)."""
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "port name")
@@ -253,6 +256,8 @@ class PortSpec:
                 f"{_MAX_QUEUES} (the RX and TX queues the engine opens on the port)"
             )
         object.__setattr__(self, "lcores", _check_lcores(self.lcores, where))
+        if self.engine is not None:
+            _check_name(self.engine, f"{where}: engine")
         vlan = self.vlan
         if vlan is not None and (isinstance(vlan, bool) or not isinstance(vlan, int)
                                  or not MIN_VLAN <= vlan <= MAX_VLAN):
@@ -386,6 +391,15 @@ class Topology:
                     "remove the duplicate"
                 )
             pairs.add((wire.tx, wire.rx))
+            tx_engine, rx_engine = seen[wire.tx].engine, seen[wire.rx].engine
+            if tx_engine != rx_engine:
+                raise NetloadConfigError(
+                    f"{where}: wire {wire.tx}->{wire.rx} joins port {wire.tx!r} on engine "
+                    f"{tx_engine or '(the session engine)'} to port {wire.rx!r} on engine "
+                    f"{rx_engine or '(the session engine)'}; a receiving engine counts loss, "
+                    "order and latency against the sending engine's stream signatures and "
+                    "its clock, which another engine (another host) does not share: wire "
+                    "both ends of a DUT path to ports of one engine")
             tx_ip, rx_ip = seen[wire.tx].ip, seen[wire.rx].ip
             tx_ver = None if tx_ip is None else ipaddress.ip_address(tx_ip).version
             rx_ver = None if rx_ip is None else ipaddress.ip_address(rx_ip).version

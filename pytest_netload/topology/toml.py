@@ -39,9 +39,10 @@ __all__ = ["load_topology", "parse_topology"]
 _TABLES = ("topology", "dut", "ports", "wires")
 _TOPOLOGY_KEYS = ("name", "line_rate", "namespace")
 _PORT_KEYS = (
-    "name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip", "queues", "lcores", "vlan"
+    "name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip", "queues", "lcores", "vlan",
+    "engine",
 )
-_PORT_STRINGS = ("name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip")
+_PORT_STRINGS = ("name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip", "engine")
 _WIRE_KEYS = ("tx", "rx")
 MAX_FILE_BYTES = MIB
 """The largest topology file read (a topology of hundreds of ports is a few kB)."""
@@ -265,6 +266,7 @@ def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
             queues=queues,
             lcores=tuple(lcores),
             vlan=vlan,
+            engine=text["engine"],
         )
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"{source}: {where}: {exc}") from exc
