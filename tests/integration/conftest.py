@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import calm
+from netutil import sh, veth_pair
 
 if TYPE_CHECKING:
     from pytest_netload.engine.client import Engine, Port
@@ -102,3 +103,11 @@ def empty_pcap(tmp_path: Path) -> Path:
     path = tmp_path / "empty.pcap"
     wrpcap(str(path), [])
     return path
+
+
+@pytest.fixture
+def veth() -> Iterator[tuple[str, str]]:
+    """A veth pair, both ends here and up, IPv6 and ARP off (netutil.veth_pair)."""
+    with veth_pair() as pair:
+        yield pair
+    assert pair[0] not in sh("ip", "-o", "link", "show")

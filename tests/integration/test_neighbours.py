@@ -28,15 +28,13 @@ from pytest_netload.topology.model import PortSpec, Topology, Wire
 from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import flow_stream
 from pytest_netload.units import Rate
+from netutil import sh
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(os.geteuid() != 0, reason="veths, namespaces and DPDK need root"),
 ]
 
-
-def sh(*args: str, check: bool = True) -> str:
-    return subprocess.run(args, capture_output=True, text=True, check=check).stdout
 
 
 @dataclass
@@ -217,22 +215,6 @@ def test_a_dut_on_another_subnet_is_named_in_the_error(port: Port, peer: Peer) -
         thread.join()
     assert "a request from 10.9.0.1 for 10.9.0.2 (untagged): is the DUT's interface on " \
            "this port's subnet and VLAN?" in str(err.value)
-
-
-@pytest.fixture
-def veth() -> Iterator[tuple[str, str]]:
-    """A veth pair, both ends here (for a second engine on the far end)."""
-    tag = f"ndv{secrets.token_hex(3)}"
-    a, b = f"{tag}a", f"{tag}b"
-    sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-    try:
-        for end in (a, b):
-            sh("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1", check=False)
-            sh("ip", "link", "set", end, "arp", "off", "up")
-        yield a, b
-    finally:
-        sh("ip", "link", "del", a, check=False)
-    assert a not in sh("ip", "-o", "link", "show")
 
 
 def test_vlan_tagged_resolution_and_a_vlan_mismatch(engine: Engine,

@@ -22,6 +22,7 @@ import pytest
 
 from pytest_netload.engine.client import Engine
 from pytest_netload.errors import ResourceBusy
+from netutil import sh
 
 pytest_plugins = ["pytester"]
 
@@ -29,24 +30,6 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(os.geteuid() != 0, reason="veths and DPDK need root"),
 ]
-
-
-def sh(*args: str, check: bool = True) -> str:
-    return subprocess.run(args, capture_output=True, text=True, check=check).stdout
-
-
-@pytest.fixture
-def veth() -> Iterator[tuple[str, str]]:
-    tag = f"plk{secrets.token_hex(3)}"
-    a, b = f"{tag}a", f"{tag}b"
-    sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-    try:
-        for end in (a, b):
-            sh("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1", check=False)
-            sh("ip", "link", "set", end, "arp", "off", "up")
-        yield a, b
-    finally:
-        sh("ip", "link", "del", a, check=False)
 
 
 def vdev(iface: str) -> str:

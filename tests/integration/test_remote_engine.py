@@ -22,6 +22,7 @@ import pytest
 from pytest_netload import errors
 from pytest_netload.engine import remote
 from pytest_netload.engine.client import Engine
+from netutil import veth_pair
 from sshhost import SshHost, ssh_host
 
 pytest_plugins = ["pytester"]
@@ -209,48 +210,39 @@ def test_a_topology_spans_a_local_and_an_ssh_engine(pytester: pytest.Pytester,
                                                     host: SshHost) -> None:
     """p0 -> p1 on the session's engine (here), p2 -> p3 on engine gen-b (through ssh,
     whose veth lives in the ssh host's namespace): each wire runs on its own engine."""
-    import secrets
-
-    from test_port_locks import sh
-
-    tag = secrets.token_hex(2)
-    pairs = [(f"nlme{tag}a{i}", f"nlme{tag}b{i}") for i in range(2)]
-    try:
-        for a, b in pairs:
-            sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-        for a, b in pairs[:1]:
-            for end in (a, b):
-                sh("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1", check=False)
-                sh("ip", "link", "set", end, "arp", "off", "up")
-        for end in pairs[1]:
-            host.move_in(end)
-        lines = ["[topology]", 'name = "two-generators"', ""]
-        for i, iface in enumerate([pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]]):
-            lines += ["[[ports]]", f'name = "p{i}"', f'iface = "{iface}"',
-                      f'mac = "02:00:00:00:0{i // 2}:0{i % 2 + 1}"',
-                      f'peer_mac = "02:00:00:00:0{i // 2}:0{(i + 1) % 2 + 1}"']
-            lines += ['engine = "gen-b"', ""] if i >= 2 else [""]
-        lines += ["[[wires]]", 'tx = "p0"', 'rx = "p1"', "", "[[wires]]", 'tx = "p2"',
-                  'rx = "p3"', ""]
-        path = pytester.path / "two.toml"
-        path.write_text("\n".join(lines))
-        pytester.makepyfile(test_wire0=TWO_ENGINES.format(wire=0),
-                            test_wire1=TWO_ENGINES.format(wire=1))
-        result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-rA", f"--netload-topology={path}",
-            f"--netload-engines=gen-b={host.spec()}", timeout=300)
-        from calm import judged_unless_the_machine_was_busy
-
-        with judged_unless_the_machine_was_busy(result):
-            result.assert_outcomes(passed=2)
-        from pytest_netload.reports.load import load
-
-        doc = load(pytester.path / "netload-results" / "results.json")
-        env = doc["environment"]
-        assert env["engines"]["gen-b"]["gateway"] == host.spec()
-        assert [p.get("engine") for p in env["ports"]] == [None, None, "gen-b", "gen-b"]
-    finally:
-        for a, _ in pairs[:1]:
-            sh("ip", "link", "del", a, check=False)
-        host.run("ip", "link", "del", pairs[1][0])
+    with veth_pair("nlme") as here, veth_pair("nlme", up=False) as there:
+        try:
+            for end in there:
+                host.move_in(end)
+            _two_engine_session(pytester, host, [*here, *there])
+        finally:
+            host.run("ip", "link", "del", there[0])  # moved there: gone with it
     assert _gone(host)
+
+
+def _two_engine_session(pytester: pytest.Pytester, host: SshHost, ifaces: list[str]) -> None:
+    lines = ["[topology]", 'name = "two-generators"', ""]
+    for i, iface in enumerate(ifaces):
+        lines += ["[[ports]]", f'name = "p{i}"', f'iface = "{iface}"',
+                  f'mac = "02:00:00:00:0{i // 2}:0{i % 2 + 1}"',
+                  f'peer_mac = "02:00:00:00:0{i // 2}:0{(i + 1) % 2 + 1}"']
+        lines += ['engine = "gen-b"', ""] if i >= 2 else [""]
+    lines += ["[[wires]]", 'tx = "p0"', 'rx = "p1"', "", "[[wires]]", 'tx = "p2"',
+              'rx = "p3"', ""]
+    path = pytester.path / "two.toml"
+    path.write_text("\n".join(lines))
+    pytester.makepyfile(test_wire0=TWO_ENGINES.format(wire=0),
+                        test_wire1=TWO_ENGINES.format(wire=1))
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-rA", f"--netload-topology={path}",
+        f"--netload-engines=gen-b={host.spec()}", timeout=300)
+    from calm import judged_unless_the_machine_was_busy
+
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=2)
+    from pytest_netload.reports.load import load
+
+    doc = load(pytester.path / "netload-results" / "results.json")
+    env = doc["environment"]
+    assert env["engines"]["gen-b"]["gateway"] == host.spec()
+    assert [p.get("engine") for p in env["ports"]] == [None, None, "gen-b", "gen-b"]

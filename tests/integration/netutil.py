@@ -1,0 +1,32 @@
+"""Small helpers of the integration tests that make kernel interfaces: a command's
+output, and a veth pair with both ends here that goes however the test ends."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import subprocess
+from collections.abc import Iterator
+
+
+def sh(*args: str, check: bool = True) -> str:
+    """Run a command (no shell); its stdout. `check`: a non-zero exit raises."""
+    return subprocess.run(args, capture_output=True, text=True, check=check).stdout
+
+
+@contextlib.contextmanager
+def veth_pair(prefix: str = "nlv", *, up: bool = True) -> Iterator[tuple[str, str]]:
+    """A veth pair named `<prefix><random>a/b`, both ends here; with `up`, up with IPv6
+    and ARP off, so the kernel sends nothing on them. Deleted at the end (deleting one
+    end deletes both, wherever the other end went)."""
+    tag = f"{prefix}{secrets.token_hex(3)}"
+    a, b = f"{tag}a", f"{tag}b"
+    sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+    try:
+        if up:
+            for end in (a, b):
+                sh("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1", check=False)
+                sh("ip", "link", "set", end, "arp", "off", "up")
+        yield a, b
+    finally:
+        sh("ip", "link", "del", a, check=False)
