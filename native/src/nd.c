@@ -217,7 +217,7 @@ static void
 arp_input(struct netload_nd *nd, const uint8_t *f, uint32_t off, uint32_t len, uint16_t vlan)
 {
 	const uint8_t *a = f + off, *sha, *spa, *tpa;
-	struct rte_mbuf *reply = NULL;
+	int answer = 0;  /* decided under the lock, built after it */
 	uint16_t op;
 
 	if (len < off + 28 || be16(a) != 1 || be16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4)
@@ -238,7 +238,7 @@ arp_input(struct netload_nd *nd, const uint8_t *f, uint32_t off, uint32_t len, u
 		nd->stats.arp_requests++;
 		if (take_token(nd)) {
 			nd->stats.arp_replies++;
-			reply = (struct rte_mbuf *)1;
+			answer = 1;
 		} else {
 			nd->stats.rate_limited++;
 		}
@@ -246,7 +246,7 @@ arp_input(struct netload_nd *nd, const uint8_t *f, uint32_t off, uint32_t len, u
 		note_other(nd, 4, spa, tpa, vlan);
 	}
 	rte_spinlock_unlock(&nd->lock);
-	if (reply != NULL)
+	if (answer)
 		queue_reply(nd, arp_frame(nd, sha, ARP_REPLY, sha, spa));
 }
 
@@ -266,7 +266,7 @@ static void
 nd6_input(struct netload_nd *nd, const uint8_t *f, uint32_t off, uint32_t len, uint16_t vlan)
 {
 	const uint8_t *ip = f + off, *icmp, *src, *target, *end, *ll;
-	struct rte_mbuf *reply = NULL;
+	int answer = 0;  /* decided under the lock, built after it */
 	uint8_t eth_dst[6], ip_dst[16], flags = 0;
 	uint32_t plen;
 
@@ -305,12 +305,12 @@ nd6_input(struct netload_nd *nd, const uint8_t *f, uint32_t off, uint32_t len, u
 	nd->stats.ns_received++;
 	if (take_token(nd)) {
 		nd->stats.na_sent++;
-		reply = (struct rte_mbuf *)1;
+		answer = 1;
 	} else {
 		nd->stats.rate_limited++;
 	}
 	rte_spinlock_unlock(&nd->lock);
-	if (reply == NULL)
+	if (!answer)
 		return;
 	if (memcmp(src, ZERO, 16) == 0) {
 		/* duplicate address detection: tell all nodes */
