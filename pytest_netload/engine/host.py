@@ -395,7 +395,8 @@ def serve(channel: Any, make_host: Callable[[], Any] = Host) -> None:
                     channel.send(reply)
                 return
             channel.send(reply)
-            busy = bool(getattr(hosts[0], "nd_ports", None))
+            # (no host when making it failed: the error went back, the next op tries again)
+            busy = bool(hosts) and bool(getattr(hosts[0], "nd_ports", None))
     finally:
         if hosts:
             remove_runtime_dir(hosts[0].eal_args)

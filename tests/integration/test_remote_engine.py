@@ -246,3 +246,42 @@ def _two_engine_session(pytester: pytest.Pytester, host: SshHost, ifaces: list[s
     env = doc["environment"]
     assert env["engines"]["gen-b"]["gateway"] == host.spec()
     assert [p.get("engine") for p in env["ports"]] == [None, None, "gen-b", "gen-b"]
+
+
+def test_a_client_only_install_drives_a_remote_engine(host: SshHost, tmp_path: Path) -> None:
+    """The CI runner's side without the native extension (as NETLOAD_CLIENT_ONLY=1 builds
+    it) starts the engine through ssh, runs traffic there and counts it."""
+    import shutil
+
+    import pytest_netload
+
+    copy = tmp_path / "client-only"
+    shutil.copytree(Path(pytest_netload.__file__).parent, copy / "pytest_netload",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    script = tmp_path / "client.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        import pytest_netload
+        assert pytest_netload.__file__.startswith({str(copy)!r}), pytest_netload.__file__
+        try:
+            import pytest_netload.engine._netload_native
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("the client copy has the native extension")
+        from pytest_netload.engine.client import Engine
+        from pytest_netload.traffic.packets import UDP, Eth, IPv4
+        from pytest_netload.traffic.streams import Stream
+        with Engine({host.spec()!r}) as engine:
+            port = engine.port("net_ring_cl0")  # loops its TX back to its RX
+            template = (Eth() / IPv4() / UDP()).build()
+            stream = engine.load(port, Stream(template, size=128, name="client-only"))
+            (result,) = engine.run([stream], [port], count=10_000).streams
+            print("sent", result.tx_packets, "received", result.rx_packets)
+        assert "pytest_netload.engine._netload_native" not in sys.modules
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(copy)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "sent 10000 received 10000" in proc.stdout
+    assert _gone(host)
