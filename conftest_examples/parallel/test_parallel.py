@@ -5,7 +5,7 @@ the `netload_topology` marker). Under pytest-xdist the tests of one DUT run in o
 worker, one after another, and the two DUTs run at the same time, each worker's engine
 on a CPU of its own: the session takes about half its serial time (`-n 0`), and
 results.json, report.html and the JUnit file hold every test of both workers.
-Time here is trial time: each test offers a steady load for 10 s.
+Time here is trial time: each test offers a steady load for 20 s.
 """
 
 import pytest
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.netload_topology(
     "netns-shaped:rate_bps=20Mbit/s", "netns-shaped:rate_bps=40Mbit/s", ids=["20M", "40M"])
 
 
-@pytest.mark.netload(rate="2kpps", duration="10s")
+@pytest.mark.netload(rate="2kpps", duration="20s")
 @pytest.mark.parametrize("size", [128, 512])
 def test_below_the_shaper(rate_controller, traffic, size):
     # 2 kpps of 512 B is 8.2 Mbit/s: below both shapers, so nothing is lost
