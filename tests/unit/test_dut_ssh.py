@@ -3,7 +3,7 @@ of arguments for the remote shell, and each failure's message.
 
 ssh is replaced by a script on PATH that does what the DUT's login shell does with the
 one string ssh hands it (`sh -c`), or fails as ssh does; the real ssh is used by
-tests/integration/test_dut_ssh.py.
+tests/integration/test_dut_ssh_live.py.
 """
 
 from __future__ import annotations
