@@ -33,15 +33,24 @@ def lcores() -> str:
     return ",".join(str(c) for c in cpus[:2])
 
 
+FIRST_SAMPLE_TIMEOUT_S = 60.0  # testpmd's EAL start and first stats line take this at most
+
+
 def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
                 extra: tuple[str, ...] = (), warmup_samples: int = 1) -> tuple[float, str]:
     """Best of testpmd's per-second Tx-pps (txonly) or Rx-pps (rxonly).
 
-    testpmd runs `seconds` plus 3 s of start-up; samples before its first
-    non-zero one, and `warmup_samples` after it, are left out. The best
-    sample is taken, as for our side (see `best_of`): on a shared VM noise
-    only ever slows a run down, so the fastest sample is the least disturbed.
+    testpmd runs until it has printed its first non-zero sample (at most
+    FIRST_SAMPLE_TIMEOUT_S: its start on a loaded VM varies by seconds, and a
+    fixed sleep once ended before it), then `warmup_samples` more that are left
+    out, then one sample per second of `seconds`. The best sample is taken, as
+    for our side (see `best_of`): on a shared VM noise only ever slows a run
+    down, so the fastest sample is the least disturbed.
     """
+    import queue
+    import threading
+
+    key = "Tx-pps" if mode == "txonly" else "Rx-pps"
     prefix = f"nlbench-{secrets.token_hex(3)}"
     cmd = [TESTPMD, "-l", lcores(), "--no-huge", "-m", "1024", "--no-pci",
            "--file-prefix", prefix, "--no-telemetry"]
@@ -51,22 +60,52 @@ def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
             "--total-num-mbufs=16384", *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    out: list[str] = []
+    samples: list[int] = []
+    wanted = warmup_samples + max(1, round(seconds))
+    started = time.monotonic()
+    why = ""
     try:
-        time.sleep(seconds + 3)
+        while len(samples) < wanted:
+            deadline = started + FIRST_SAMPLE_TIMEOUT_S if not samples else \
+                time.monotonic() + 5.0  # one a second once it runs
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                why = (f"no non-zero {key} sample in {FIRST_SAMPLE_TIMEOUT_S:.0f} s of "
+                       "testpmd's start" if not samples else
+                       f"testpmd stopped printing {key} after {len(samples)} samples")
+                break
+            if line is None:
+                why = f"testpmd exited (status {proc.wait()}) after {len(samples)} samples"
+                break
+            out.append(line)
+            found = re.search(rf"{key}:\s+(\d+)", line)
+            if found and (samples or int(found.group(1)) > 0):
+                samples.append(int(found.group(1)))
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            out, _ = proc.communicate(timeout=20)
+            proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, _ = proc.communicate()
+            proc.wait()
         shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
-    key = "Tx-pps" if mode == "txonly" else "Rx-pps"
-    samples = [int(v) for v in re.findall(rf"{key}:\s+(\d+)", out)]
-    samples = [v for v in samples if v > 0][warmup_samples:]
-    if not samples:
-        raise SystemExit(f"testpmd gave no {key} samples:\n{out[-3000:]}")
-    return float(max(samples)), out
+    text = "".join(out)
+    kept = [v for v in samples[warmup_samples:] if v > 0]
+    if why or not kept:
+        raise SystemExit(f"testpmd ({' '.join(cmd)}): {why or 'only zero samples'}:\n"
+                         f"{text[-3000:]}")
+    return float(max(kept)), text
 
 
 def best_of(runs: int, measure: Callable[[], float]) -> float:
