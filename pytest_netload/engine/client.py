@@ -501,7 +501,7 @@ class Engine:
             if self.remote:
                 where = remote.target(self._spec)
                 tail = remote.fetch_tail(self._spec, self.log_path, LOG_TAIL_LINES,
-                                         list(self.hello.get("eal_args") or []), crashed=True)
+                                         list(self.hello.get("eal_args") or []))
                 log = f"its log is {self.log_path} on {where}" if self.log_path else \
                     f"it ended before it made its log on {where}"
             else:

@@ -56,23 +56,13 @@ channel.send(out)
 
 _TAIL = """
 import os
-path, lines, eal_args, crashed = channel.receive()
-try:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        tail = "".join(f.readlines()[-lines:])
-except OSError as exc:
-    tail = f"(its log could not be read there: {exc})"
-try:
-    from pytest_netload.engine.leftovers import mark_crashed, remove_runtime_dir
-    remove_runtime_dir(eal_args)
-    if crashed:
-        mark_crashed(os.path.dirname(path))
-    else:
-        import shutil
-        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
-except ImportError:
-    pass
-channel.send(tail)
+from pytest_netload.engine.client import _log_tail
+from pytest_netload.engine.leftovers import mark_crashed, remove_runtime_dir
+path, lines, eal_args = channel.receive()
+remove_runtime_dir(eal_args)
+if path:  # empty: the host died before it made its log
+    mark_crashed(os.path.dirname(path))
+channel.send(_log_tail(path, lines) if path else "")
 """
 
 
@@ -160,10 +150,11 @@ def probe(gateway: Any, spec: str, timeout_s: float = 60.0) -> dict[str, Any]:
 
 
 def fetch_tail(spec: str, log_path: str, lines: int, eal_args: list[str], *,
-               crashed: bool, timeout_s: float = TAIL_TIMEOUT_S) -> str:
-    """The last `lines` of a remote host's log, through a fresh gateway to the same
-    host; that gateway also removes the host's runtime dir, and its log dir unless it
-    `crashed`. Bounded by `timeout_s`; on failure a line that says why."""
+               timeout_s: float = TAIL_TIMEOUT_S) -> str:
+    """The last `lines` of a crashed remote host's log (client._log_tail, run there),
+    through a fresh gateway to the same host; that gateway also removes the host's
+    runtime dir and marks its log dir as a crash's. Bounded by `timeout_s`; on failure
+    a line that says why."""
     import execnet
 
     answer: list[str] = []
@@ -173,7 +164,7 @@ def fetch_tail(spec: str, log_path: str, lines: int, eal_args: list[str], *,
     def fetch() -> None:
         try:
             channel = group.makegateway(spec).remote_exec(_TAIL)
-            channel.send((log_path, lines, eal_args, crashed))
+            channel.send((log_path, lines, eal_args))
             answer.append(str(channel.receive(timeout=timeout_s)))
         except Exception as exc:  # noqa: BLE001 - anything: the tail is best effort
             failure.append(f"{type(exc).__name__}: {exc}")
