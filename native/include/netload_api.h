@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 12,
+	NETLOAD_ABI_VERSION = 13,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -402,6 +402,9 @@ struct netload_rx_stream_stats {
 	uint64_t by_tx_end;       /* packets (duplicates included) that arrived before TX
 	                           * ended: the rest arrived in the drain, after the last
 	                           * frame left (frames in flight, and the DUT's backlog) */
+	uint64_t hist_unrecorded; /* histogram additions lost (latency, IPDV, gaps): the run's
+	                           * page arena ran out, past thousands of streams; its
+	                           * histograms then miss values that min/max/mean keep */
 };
 
 struct netload_rx_queue_stats {

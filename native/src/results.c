@@ -58,7 +58,7 @@ static int
 merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
 		uint32_t n, const char *what)
 {
-	uint32_t q, k, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
+	uint32_t q, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
 		run->lat_buckets : NETLOAD_HIST_BUCKETS;
 	int ret = check_done(run, what);
 
@@ -69,11 +69,10 @@ merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *co
 				what, i, run->n_tx, n);
 	memset(counts, 0, sizeof(*counts) * n);
 	for (q = 0; q < run->n_rx; q++) {
-		const uint64_t *h = *(uint64_t *const *)((const char *)&run->rx[q].streams[i] +
+		uint64_t *const *table = *(uint64_t **const *)((const char *)&run->rx[q].streams[i] +
 				field);
 
-		for (k = 0; k < n; k++)
-			counts[k] += h[k];
+		netload_rx_hist_add_into(table, counts, n);
 	}
 	return 0;
 }
@@ -205,6 +204,7 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 		out->latency_sum_ns += st->lat_sum;
 		out->latency_samples += st->lat_samples;
 		out->hw_stamp_missing += st->hw_missing;
+		out->hist_unrecorded += st->hist_unrecorded;
 		out->gap_events += st->gap_events;
 		if (st->last_gap_tx != 0) {
 			uint64_t at = st->hw_clock ? st->last_gap_tx -

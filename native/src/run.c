@@ -183,6 +183,7 @@ netload_run_free(struct netload_run *run)
 	}
 	for (i = 0; run->rx != NULL && i < run->n_rx; i++)
 		netload_rx_task_free(run, &run->rx[i]);
+	netload_rx_arena_free(run);
 	for (i = 0; i < run->n_fwd; i++) {
 		if (run->fwd[i].slots != NULL)
 			netload_fwd_release_all(&run->fwd[i]);
@@ -326,6 +327,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		netload_stream_reset(t->stream);
 		t->stream->in_run = 1;
 	}
+	ret = netload_rx_arena_init(run, c);
+	if (ret < 0)
+		goto fail;
 	for (i = 0; i < c->n_rx; i++) {
 		ret = netload_rx_task_init(run, &run->rx[i], &c->rx[i], c);
 		if (ret < 0)

@@ -55,14 +55,28 @@ struct tx_task {
 	uint64_t preemptions;
 } __rte_cache_aligned;
 
+/*
+ * Histograms are paged: a table of page pointers per histogram, and pages of
+ * NETLOAD_HIST_PAGE buckets taken on first use from the run's arena, shared by
+ * every RX queue. A stream's values cluster in a few octaves, so 10,000
+ * streams fit where dense histograms (~100 KB a stream and queue) did not.
+ */
+#define NETLOAD_HIST_PAGE_SHIFT 6
+#define NETLOAD_HIST_PAGE (1u << NETLOAD_HIST_PAGE_SHIFT)
+#define NETLOAD_HIST_PAGES(buckets) \
+	(((buckets) + NETLOAD_HIST_PAGE - 1) >> NETLOAD_HIST_PAGE_SHIFT)
+
+/*
+ * One stream as one RX queue sees it. The first two cache lines hold what
+ * every in-order frame touches; the rest is for gaps, reordering and the
+ * slower timing modes.
+ */
 struct rx_stream_state {
+	/* hot: every frame */
+	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t by_tx_end;       /* packets that arrived before TX ended */
-	uint64_t duplicates;
-	uint64_t reordered;
-	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */
-	uint64_t first_tsc;
 	uint64_t last_tsc;
 	uint64_t lat_min;         /* ns */
 	uint64_t lat_max;
@@ -72,16 +86,21 @@ struct rx_stream_state {
 	uint64_t prev_transit;    /* ns; 0: none yet */
 	uint64_t prev_seq;        /* wire sequence number (32 bits) of prev_transit */
 	uint64_t ipdv_pairs;
+	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
+	uint64_t **lat_hist;      /* page tables: run->lat_buckets latency counts, ns */
+	uint64_t **gap_hist;      /* NETLOAD_HIST_BUCKETS inter-arrival counts, in ns */
+	/* warm: latency variation, and frames out of order */
+	uint64_t **ipdv_pos;      /* |IPDV| of increases, ns */
+	uint64_t **ipdv_neg;      /* |IPDV| of decreases */
+	uint64_t first_tsc;
+	uint64_t duplicates;
+	uint64_t reordered;
 	uint64_t gap_events;      /* arrivals that skipped sequence numbers */
 	uint64_t last_gap_tx;     /* TX stamp of the latest such arrival; 0: none */
-	uint64_t *lat_hist;       /* NETLOAD_HIST_BUCKETS latency counts, ns */
-	uint64_t *ipdv_pos;       /* |IPDV| of increases, ns */
-	uint64_t *ipdv_neg;       /* |IPDV| of decreases */
-	uint64_t *seen;           /* bitmap of NETLOAD_SEQ_WINDOW sequence numbers */
-	uint64_t *gap_hist;       /* NETLOAD_HIST_BUCKETS inter-arrival counts, in ns */
+	uint64_t hist_unrecorded; /* histogram additions lost: the page arena ran out */
 	uint32_t hw_clock;        /* latency on NIC clocks: stamps and arrivals in ns */
-	uint64_t hw_missing;      /* stamped arrivals without an RX hardware timestamp */
 	uint32_t n_samples;
+	uint64_t hw_missing;      /* stamped arrivals without an RX hardware timestamp */
 	uint64_t *sample_tx;      /* TX and RX times of the first timing_samples arrivals:
 	                           * TSC cycles, or ns on NIC clocks (hw_clock) */
 	uint64_t *sample_rx;
@@ -101,6 +120,8 @@ struct rx_task {
 	uint64_t captured;        /* frames written to the ring (the newest is captured - 1) */
 	uint64_t off_cpu_ns;      /* its worker's, over the run (netload_rx_queue_stats) */
 	uint64_t preemptions;
+	uint64_t *seen_block;     /* every stream's sequence window, in one allocation */
+	uint64_t **tables;        /* every stream's histogram page tables */
 } __rte_cache_aligned;
 
 /* A delay line (the reference DUT): a FIFO of frames and their release times. */
@@ -156,6 +177,9 @@ struct netload_run {
 	uint32_t lat_buckets;
 	uint64_t hz;
 	uint64_t ns_mult;         /* ns = cycles * ns_mult >> 32 */
+	uint64_t *hist_arena;     /* histogram pages, zeroed, shared by the RX queues */
+	uint64_t hist_pages;      /* pages in the arena */
+	uint64_t hist_used;       /* pages handed out: atomic (RX workers take them) */
 	uint64_t start_tsc;
 	uint64_t end_tsc;         /* 0: no duration bound */
 	/* Shared between the control thread and the workers: accessed only through
@@ -199,6 +223,9 @@ int netload_tx_end_reason(const struct netload_run *run, const struct tx_task *t
 #define SHARED_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* rx.c: an RX queue's task for a run, and its receive step. */
+int netload_rx_arena_init(struct netload_run *run, const struct netload_run_conf *c);
+void netload_rx_arena_free(struct netload_run *run);
+void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n);
 int netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 		const struct netload_rx_conf *q, const struct netload_run_conf *c);
 void netload_rx_task_free(const struct netload_run *run, struct rx_task *t);

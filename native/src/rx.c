@@ -118,10 +118,38 @@ track(struct rx_stream_state *st, uint32_t seq32, uint64_t tx_stamp)
 	st->reordered++;
 }
 
-static inline void
-hist_add(uint64_t *hist, uint64_t ns)
+/* A page of a histogram, taken from the run's arena on first use (rare: a
+ * stream's values fill a few pages); NULL when the arena has run out. */
+static __rte_noinline uint64_t *
+hist_page(struct netload_run *run, uint64_t **table, uint32_t page)
 {
-	hist[netload_hist_index_inline(ns)]++;
+	uint64_t k = __atomic_fetch_add(&run->hist_used, 1, __ATOMIC_RELAXED);
+
+	if (k >= run->hist_pages)
+		return NULL;
+	table[page] = run->hist_arena + k * NETLOAD_HIST_PAGE;
+	return table[page];
+}
+
+/* Add n to bucket idx of a paged histogram. */
+static inline void
+hist_add_n(struct netload_run *run, struct rx_stream_state *st, uint64_t **table,
+		uint32_t idx, uint64_t n)
+{
+	uint64_t *p = table[idx >> NETLOAD_HIST_PAGE_SHIFT];
+
+	if (unlikely(p == NULL) &&
+			(p = hist_page(run, table, idx >> NETLOAD_HIST_PAGE_SHIFT)) == NULL) {
+		st->hist_unrecorded += n;
+		return;
+	}
+	p[idx & (NETLOAD_HIST_PAGE - 1)] += n;
+}
+
+static inline void
+hist_add(struct netload_run *run, struct rx_stream_state *st, uint64_t **table, uint64_t ns)
+{
+	hist_add_n(run, st, table, netload_hist_index_inline(ns), 1);
 }
 
 /*
@@ -138,60 +166,121 @@ hw_arrival_ns(uint16_t port_id, const struct rte_mbuf *m)
 }
 
 /*
- * One timestamped arrival: latency (histogram, min/max/sum), RFC 3550
- * interarrival jitter over arrival order, and RFC 5481 IPDV between
+ * A histogram's additions of one burst: runs of equal buckets become one
+ * addition (a burst's latencies mostly share a bucket).
+ */
+struct hist_batch {
+	uint32_t idx;
+	uint32_t n;
+};
+
+static inline void
+batch_flush(struct netload_run *run, struct rx_stream_state *st, uint64_t **table,
+		struct hist_batch *b)
+{
+	if (b->n != 0)
+		hist_add_n(run, st, table, b->idx, b->n);
+	b->n = 0;
+}
+
+static inline void
+batch_add(struct netload_run *run, struct rx_stream_state *st, uint64_t **table,
+		struct hist_batch *b, uint32_t idx)
+{
+	if (likely(b->idx == idx && b->n != 0)) {
+		b->n++;
+		return;
+	}
+	batch_flush(run, st, table, b);
+	b->idx = idx;
+	b->n = 1;
+}
+
+/*
+ * A stream's latency state, copied into locals for a run of its frames so that
+ * the per-frame chain stays in registers (histogram stores could alias it).
+ */
+struct lat_acc {
+	uint64_t min, max, sum, samples, jitter16, prev_transit, prev_seq, ipdv_pairs;
+	struct hist_batch lat, pos, neg;
+};
+
+static inline void
+lat_load(struct lat_acc *a, const struct rx_stream_state *st)
+{
+	a->min = st->lat_min;
+	a->max = st->lat_max;
+	a->sum = st->lat_sum;
+	a->samples = st->lat_samples;
+	a->jitter16 = st->jitter16;
+	a->prev_transit = st->prev_transit;
+	a->prev_seq = st->prev_seq;
+	a->ipdv_pairs = st->ipdv_pairs;
+	a->lat.n = a->pos.n = a->neg.n = 0;
+	a->lat.idx = a->pos.idx = a->neg.idx = 0;
+}
+
+static inline void
+lat_store(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a)
+{
+	st->lat_min = a->min;
+	st->lat_max = a->max;
+	st->lat_sum = a->sum;
+	st->lat_samples = a->samples;
+	st->jitter16 = a->jitter16;
+	st->prev_transit = a->prev_transit;
+	st->prev_seq = a->prev_seq;
+	st->ipdv_pairs = a->ipdv_pairs;
+	batch_flush(run, st, st->lat_hist, &a->lat);
+	batch_flush(run, st, st->ipdv_pos, &a->pos);
+	batch_flush(run, st, st->ipdv_neg, &a->neg);
+}
+
+/*
+ * One timestamped arrival: latency (min/max/sum and its histogram bucket),
+ * RFC 3550 interarrival jitter over arrival order, and RFC 5481 IPDV between
  * consecutive sequence numbers.
  */
 static inline void
-latency(const struct netload_run *run, struct rx_stream_state *st,
-		const netload_sig_t *sig, uint64_t ns)
+latency(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a,
+		uint32_t seq, uint64_t ns)
 {
-
-	if (ns < st->lat_min)
-		st->lat_min = ns;
-	if (ns > st->lat_max)
-		st->lat_max = ns;
-	st->lat_sum += ns;
-	st->lat_samples++;
-	st->lat_hist[netload_hist_index_bits(ns, run->lat_bits, run->lat_buckets)]++;
-	if (st->prev_transit != 0) {
-		uint64_t d = ns > st->prev_transit ? ns - st->prev_transit :
-			st->prev_transit - ns;
+	a->min = RTE_MIN(a->min, ns);
+	a->max = RTE_MAX(a->max, ns);
+	a->sum += ns;
+	a->samples++;
+	batch_add(run, st, st->lat_hist, &a->lat,
+			netload_hist_index_bits(ns, run->lat_bits, run->lat_buckets));
+	if (a->prev_transit != 0) {
+		uint64_t d = ns > a->prev_transit ? ns - a->prev_transit : a->prev_transit - ns;
 
 		/* J += (|D| - J) / 16, with J kept scaled by 16 (RFC 3550 A.8). */
-		st->jitter16 += d - ((st->jitter16 + 8) >> 4);
-		if (sig->seq == (uint32_t)(st->prev_seq + 1)) {
-			hist_add(ns >= st->prev_transit ? st->ipdv_pos : st->ipdv_neg, d);
-			st->ipdv_pairs++;
+		a->jitter16 += d - ((a->jitter16 + 8) >> 4);
+		if (seq == (uint32_t)(a->prev_seq + 1)) {
+			if (ns >= a->prev_transit)
+				batch_add(run, st, st->ipdv_pos, &a->pos, netload_hist_index_inline(d));
+			else
+				batch_add(run, st, st->ipdv_neg, &a->neg, netload_hist_index_inline(d));
+			a->ipdv_pairs++;
 		}
 	}
-	st->prev_transit = ns ? ns : 1;
-	st->prev_seq = sig->seq;
-}
-
-static inline const netload_sig_t *
-trailer(struct rte_mbuf *m, struct netload_signature *copy)
-{
-	uint32_t len = m->pkt_len;
-
-	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14))
-		return NULL;
-	return rte_pktmbuf_read(m, len - NETLOAD_SIGNATURE_BYTES,
-			NETLOAD_SIGNATURE_BYTES, copy);
+	a->prev_transit = ns ? ns : 1;
+	a->prev_seq = seq;
 }
 
 /* Inter-arrival gap histogram: frames of one burst share its time (gap 0). */
 static inline void
-gap(const struct netload_run *run, struct rx_stream_state *st, uint64_t now)
+gap(struct netload_run *run, struct rx_stream_state *st, uint64_t now, uint64_t frames)
 {
 	if (unlikely(st->first_tsc == 0)) {
 		st->first_tsc = now;
 	} else {
 		uint64_t g = now - st->last_tsc;
 
-		st->gap_hist[g == 0 ? 0 :
-			netload_hist_index_inline(netload_ticks_ns(g, run->ns_mult))]++;
+		hist_add(run, st, st->gap_hist, g == 0 ? 0 : netload_ticks_ns(g, run->ns_mult));
 	}
+	if (frames > 1)
+		hist_add_n(run, st, st->gap_hist, 0, frames - 1);
 	st->last_tsc = now;
 }
 
@@ -204,47 +293,109 @@ sample(const struct netload_run *run, struct rx_stream_state *st, uint64_t tx, u
 	}
 }
 
-/*
- * One frame of a stream of this run arrived: the one path every signed frame takes.
- * `now` is the burst's TSC. Latency is on the TSC, or for a stream timed on NIC
- * clocks the NIC's RX timestamp minus the TX port's clock reading (both on the run's
- * timeline). Gaps and first/last arrival stay on the TSC for every stream. With
- * timing samples, each frame reads its own TSC (pattern checks want each arrival).
- */
-static inline void
-arrival(const struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
-		struct rte_mbuf *m, const netload_sig_t *sig, uint64_t by_end, uint64_t now)
-{
-	int stamped = sig->tx_tsc != 0;
-	uint64_t lat_ns = 0;
+/* What the classifier keeps of a signed frame for the accounting pass. */
+struct rx_frame {
+	uint64_t tx_tsc;
+	uint32_t seq;
+	uint16_t slot;            /* NETLOAD_NO_SLOT: no stream of this run */
+	uint16_t len;
+};
 
-	if (unlikely(st->hw_clock)) {
+/*
+ * One frame of a stream in the slow timing modes: latency on NIC clocks (the
+ * NIC's RX timestamp minus the TX port's clock reading, both on the run's
+ * timeline), or timing samples (each frame reads its own TSC: pattern checks
+ * want each arrival). Gaps and first/last arrival stay on the TSC.
+ */
+static void
+arrival_timed(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		struct rte_mbuf *m, const struct rx_frame *f, uint64_t by_end)
+{
+	struct lat_acc a;
+	int stamped = f->tx_tsc != 0;
+	uint64_t lat_ns = 0, now = rte_rdtsc();
+
+	if (st->hw_clock) {
 		uint64_t rx_ns = hw_arrival_ns(t->port_id, m);
 
-		now = rte_rdtsc();
 		if (stamped && rx_ns == 0) {
 			st->hw_missing++;
 			stamped = 0;
 		} else if (stamped) {
-			sample(run, st, sig->tx_tsc, rx_ns);
-			lat_ns = rx_ns > sig->tx_tsc ? rx_ns - sig->tx_tsc : 0;
+			sample(run, st, f->tx_tsc, rx_ns);
+			lat_ns = rx_ns > f->tx_tsc ? rx_ns - f->tx_tsc : 0;
 		}
 	} else {
-		if (unlikely(run->timing_samples != 0)) {
-			now = rte_rdtsc();
-			sample(run, st, sig->tx_tsc, now);
-		}
-		if (likely(stamped))
-			lat_ns = netload_ticks_ns(now > sig->tx_tsc ? now - sig->tx_tsc : 0,
+		sample(run, st, f->tx_tsc, now);
+		if (stamped)
+			lat_ns = netload_ticks_ns(now > f->tx_tsc ? now - f->tx_tsc : 0,
 					run->ns_mult);
 	}
 	st->packets++;
 	st->by_tx_end += by_end;
-	st->bytes += m->pkt_len;
-	gap(run, st, now);
-	if (stamped)
-		latency(run, st, sig, lat_ns);
-	track(st, sig->seq, sig->tx_tsc);
+	st->bytes += f->len;
+	gap(run, st, now, 1);
+	if (stamped) {
+		lat_load(&a, st);
+		latency(run, st, &a, f->seq, lat_ns);
+		lat_store(run, st, &a);
+	}
+	track(st, f->seq, f->tx_tsc);
+}
+
+/* Mark k sequence numbers from `first` seen in the window (k <= NETLOAD_MAX_BURST). */
+static inline void
+seen_range(uint64_t *bits, uint64_t first, uint32_t k)
+{
+	while (k != 0) {
+		uint64_t i = first & WINDOW_MASK;
+		uint32_t bit = (uint32_t)(i & 63), take = RTE_MIN(k, 64 - bit);
+		uint64_t mask = take == 64 ? UINT64_MAX : ((UINT64_C(1) << take) - 1) << bit;
+
+		bits[i >> 6] |= mask;
+		first += take;
+		k -= take;
+	}
+}
+
+/*
+ * The frames f[0..k) of one stream, consecutive in a burst that arrived at
+ * `now`: counted, their gaps (the first one's to the stream's previous burst,
+ * then 0), their latencies on the TSC, and their sequence numbers, in one
+ * step when they continue the stream in order (the common case).
+ */
+static inline void
+arrivals(struct netload_run *run, struct rx_stream_state *st, const struct rx_frame *f,
+		uint32_t k, uint64_t by_end, uint64_t now)
+{
+	const uint64_t ns_mult = run->ns_mult;
+	const uint32_t next = (uint32_t)st->next;
+	struct lat_acc a;
+	uint64_t bytes = 0;
+	uint32_t i, in_order = 1;
+
+	lat_load(&a, st);
+	for (i = 0; i < k; i++) {
+		uint64_t tx = f[i].tx_tsc;
+
+		bytes += f[i].len;
+		in_order &= f[i].seq == next + i;
+		if (likely(tx != 0))
+			latency(run, st, &a, f[i].seq,
+					netload_ticks_ns(now > tx ? now - tx : 0, ns_mult));
+	}
+	lat_store(run, st, &a);
+	st->packets += k;
+	st->bytes += bytes;
+	st->by_tx_end += by_end * k;
+	gap(run, st, now, k);
+	if (likely(in_order)) {
+		seen_range(st->seen, st->next, k);
+		st->next += k;
+		return;
+	}
+	for (i = 0; i < k; i++)
+		track(st, f[i].seq, f[i].tx_tsc);
 }
 
 /* Keep a copy of the frame's first bytes in the queue's ring (failure captures). */
@@ -263,11 +414,58 @@ capture(const struct netload_run *run, struct rx_task *t, const struct rte_mbuf 
 	t->captured++;
 }
 
+/* Frames ahead whose trailer the classifier prefetches. */
+#define RX_PREFETCH 4
+
+/*
+ * Classify frame m on its trailer into *f: its stream's slot, sequence number
+ * and TX stamp; f->slot is NETLOAD_NO_SLOT for a frame of no stream of this
+ * run, which may be ARP/ND for the port (signed frames never take that branch,
+ * so they pay nothing for it).
+ */
+static inline void
+classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct rx_frame *f)
+{
+	struct netload_signature copy;
+	const netload_sig_t *sig;
+	uint32_t len = m->pkt_len;
+	uint16_t slot;
+
+	f->slot = NETLOAD_NO_SLOT;
+	f->len = (uint16_t)len;
+	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14))
+		goto foreign;
+	sig = rte_pktmbuf_read(m, len - NETLOAD_SIGNATURE_BYTES, NETLOAD_SIGNATURE_BYTES,
+			&copy);
+	if (unlikely(sig == NULL || sig->magic != NETLOAD_SIGNATURE_MAGIC ||
+			sig->stream_id >= NETLOAD_MAX_STREAMS))
+		goto foreign;
+	slot = run->slot_of[sig->stream_id];
+	if (unlikely(slot == NETLOAD_NO_SLOT))
+		goto foreign;
+	f->slot = slot;
+	f->seq = sig->seq;
+	f->tx_tsc = sig->tx_tsc;
+	rte_prefetch0(&t->streams[slot]);
+	return;
+foreign:
+	t->foreign++;
+	if (netload_nd_ports[t->port_id] != NULL)
+		netload_nd_input(t->port_id, m);
+}
+
+/*
+ * One burst: classify every frame (prefetching trailers ahead, and each
+ * frame's stream state), then account the frames stream by stream, a run of
+ * consecutive frames of one stream at a time. Every frame is counted and
+ * sequence-checked, and latency is taken on every stamped frame.
+ */
 void
 netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
-	uint16_t n, i;
+	struct rx_frame f[NETLOAD_MAX_BURST];
+	uint16_t n, i, j;
 	uint64_t now, bytes = 0, tx_end, by_end;
 
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
@@ -287,32 +485,37 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	tx_end = SHARED_LOAD(&run->tx_end_tsc);
 	by_end = tx_end == 0 || now < tx_end;
 	t->bursts++;
+	for (i = 0; i < n && i < RX_PREFETCH; i++)
+		rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i], char *,
+				bufs[i]->pkt_len - NETLOAD_SIGNATURE_BYTES));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = bufs[i];
-		struct netload_signature copy;
-		const netload_sig_t *sig;
-		struct rx_stream_state *st;
-		uint16_t slot;
 
-		if (i + 4 < n)
-			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + 4], char *,
-					bufs[i + 4]->pkt_len - NETLOAD_SIGNATURE_BYTES));
+		if (i + RX_PREFETCH < n)
+			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + RX_PREFETCH], char *,
+					bufs[i + RX_PREFETCH]->pkt_len - NETLOAD_SIGNATURE_BYTES));
 		bytes += m->pkt_len;
 		if (unlikely(t->capture != NULL))
 			capture(run, t, m, now);
-		sig = trailer(m, &copy);
-		if (unlikely(sig == NULL || sig->magic != NETLOAD_SIGNATURE_MAGIC ||
-				sig->stream_id >= NETLOAD_MAX_STREAMS ||
-				(slot = run->slot_of[sig->stream_id]) == NETLOAD_NO_SLOT)) {
-			/* No stream's frame: perhaps ARP/ND for the port (signed frames
-			 * never take this branch, so they pay nothing for it). */
-			t->foreign++;
-			if (netload_nd_ports[t->port_id] != NULL)
-				netload_nd_input(t->port_id, m);
+		classify(run, t, m, &f[i]);
+	}
+	for (i = 0; i < n; i = j) {
+		uint16_t slot = f[i].slot;
+		struct rx_stream_state *st;
+
+		for (j = i + 1; j < n && f[j].slot == slot; j++)
+			;
+		if (slot == NETLOAD_NO_SLOT)
 			continue;
-		}
 		st = &t->streams[slot];
-		arrival(run, t, st, m, sig, by_end, now);
+		if (unlikely(st->hw_clock || run->timing_samples != 0)) {
+			uint16_t k;
+
+			for (k = i; k < j; k++)
+				arrival_timed(run, t, st, bufs[k], &f[k], by_end);
+		} else {
+			arrivals(run, st, &f[i], j - i, by_end, now);
+		}
 	}
 	SHARED_STORE(&t->packets, t->packets + n);
 	t->bytes += bytes;
@@ -320,15 +523,68 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	rte_pktmbuf_free_bulk(bufs, n);
 }
 
+/* Histogram pages of one stream's four histograms on one queue, all dense. */
+static uint64_t
+pages_per_stream(const struct netload_run *run)
+{
+	return NETLOAD_HIST_PAGES(run->lat_buckets) + 3 * NETLOAD_HIST_PAGES(NETLOAD_HIST_BUCKETS);
+}
+
+/*
+ * The run's histogram arena. When every page of every stream on every queue
+ * fits in RX_ARENA_DENSE_BYTES or in half the engine's largest free block, it
+ * holds them all and cannot run out. Past that (thousands of streams) it takes
+ * half that block, and at least RX_ARENA_PAGES_PER_STREAM pages a stream, more
+ * than a stream's values, clustered in a few octaves, take; a page that cannot
+ * be had is counted per stream (hist_unrecorded), never written wild.
+ */
+#define RX_ARENA_DENSE_BYTES (UINT64_C(64) << 20)
+#define RX_ARENA_PAGES_PER_STREAM 24
+
+int
+netload_rx_arena_init(struct netload_run *run, const struct netload_run_conf *c)
+{
+	const uint64_t page_bytes = sizeof(uint64_t) * NETLOAD_HIST_PAGE;
+	uint64_t dense = (uint64_t)c->n_tx * c->n_rx * pages_per_stream(run);
+	uint64_t pages = dense, spare;
+	struct rte_malloc_socket_stats heap;
+
+	if (rte_malloc_get_socket_stats(rte_socket_id(), &heap) < 0)
+		heap.greatest_free_size = 0;
+	spare = RTE_MAX(RX_ARENA_DENSE_BYTES, heap.greatest_free_size / 2) / page_bytes;
+	if (dense > spare)
+		pages = RTE_MAX(spare, (uint64_t)c->n_tx * RX_ARENA_PAGES_PER_STREAM);
+	run->hist_pages = pages;
+	run->hist_used = 0;
+	if (pages == 0)
+		return 0;
+	run->hist_arena = rte_zmalloc("netload_hist", pages * page_bytes, RTE_CACHE_LINE_SIZE);
+	if (run->hist_arena == NULL)
+		return netload_fail(NETLOAD_ENOMEM,
+				"run: %" PRIu64 " MiB of histogram pages for %u streams on %u RX "
+				"queues; give the engine more memory (memory_mb) or run fewer "
+				"streams", pages * page_bytes >> 20, c->n_tx, c->n_rx);
+	return 0;
+}
+
+void
+netload_rx_arena_free(struct netload_run *run)
+{
+	rte_free(run->hist_arena);
+	run->hist_arena = NULL;
+}
+
 /*
  * An RX queue's task for a run being set up: its capture ring and, per TX entry
- * of the run, the stream state with its sequence window, histograms and timing
- * samples. netload_rx_task_free releases what it got, also half-way.
+ * of the run, the stream state with its sequence window, histogram page tables
+ * and timing samples. netload_rx_task_free releases what it got, also half-way.
  */
 int
 netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 		const struct netload_rx_conf *q, const struct netload_run_conf *c)
 {
+	uint64_t lat_pages = NETLOAD_HIST_PAGES(run->lat_buckets);
+	uint64_t std_pages = NETLOAD_HIST_PAGES(NETLOAD_HIST_BUCKETS);
 	uint32_t j;
 
 	t->port_id = q->port_id;
@@ -347,34 +603,38 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 	t->streams = rte_zmalloc("netload_rxs",
 			sizeof(struct rx_stream_state) * (c->n_tx + 1),
 			RTE_CACHE_LINE_SIZE);
-	if (t->streams == NULL)
-		return netload_fail(NETLOAD_ENOMEM, "run: RX stream table");
+	t->seen_block = rte_zmalloc("netload_seen",
+			(size_t)c->n_tx * (NETLOAD_SEQ_WINDOW / 8), RTE_CACHE_LINE_SIZE);
+	t->tables = rte_zmalloc("netload_hist_tables",
+			sizeof(uint64_t *) * c->n_tx * pages_per_stream(run), RTE_CACHE_LINE_SIZE);
+	if (t->streams == NULL || (c->n_tx && (t->seen_block == NULL || t->tables == NULL)))
+		return netload_fail(NETLOAD_ENOMEM,
+				"run: %zu MiB of sequence windows and tables for %u streams on RX "
+				"queue %u of port %u; give the engine more memory (memory_mb) or run "
+				"fewer streams", (size_t)c->n_tx * (NETLOAD_SEQ_WINDOW / 8 +
+				sizeof(uint64_t *) * pages_per_stream(run)) >> 20, c->n_tx,
+				q->queue, q->port_id);
 	for (j = 0; j < c->n_tx; j++) {
 		struct rx_stream_state *st = &t->streams[j];
+		uint64_t **tab = t->tables + (size_t)j * pages_per_stream(run);
 
 		st->lat_min = UINT64_MAX;
 		st->hw_clock = (uint32_t)run->tx[j].hw_clock;
-		st->seen = rte_zmalloc("netload_seen", NETLOAD_SEQ_WINDOW / 8,
-				RTE_CACHE_LINE_SIZE);
-		st->gap_hist = rte_zmalloc("netload_gaps",
-				sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-		st->lat_hist = rte_zmalloc("netload_lat",
-				sizeof(uint64_t) * run->lat_buckets, RTE_CACHE_LINE_SIZE);
-		st->ipdv_pos = rte_zmalloc("netload_ipdv",
-				sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
-		st->ipdv_neg = rte_zmalloc("netload_ipdv",
-				sizeof(uint64_t) * NETLOAD_HIST_BUCKETS, RTE_CACHE_LINE_SIZE);
+		st->seen = t->seen_block + (size_t)j * (NETLOAD_SEQ_WINDOW / 64);
+		st->lat_hist = tab;
+		st->gap_hist = tab + lat_pages;
+		st->ipdv_pos = tab + lat_pages + std_pages;
+		st->ipdv_neg = tab + lat_pages + 2 * std_pages;
 		if (c->timing_samples) {
 			st->sample_tx = rte_malloc("netload_samples",
 					sizeof(uint64_t) * c->timing_samples, 0);
 			st->sample_rx = rte_malloc("netload_samples",
 					sizeof(uint64_t) * c->timing_samples, 0);
+			if (st->sample_tx == NULL || st->sample_rx == NULL)
+				return netload_fail(NETLOAD_ENOMEM,
+						"run: %u timing samples for %u streams",
+						c->timing_samples, c->n_tx);
 		}
-		if (st->seen == NULL || st->gap_hist == NULL || st->lat_hist == NULL ||
-				st->ipdv_pos == NULL || st->ipdv_neg == NULL || (c->timing_samples &&
-				(st->sample_tx == NULL || st->sample_rx == NULL)))
-			return netload_fail(NETLOAD_ENOMEM,
-					"run: sequence window for %u streams", c->n_tx);
 	}
 	return 0;
 }
@@ -387,16 +647,30 @@ netload_rx_task_free(const struct netload_run *run, struct rx_task *t)
 	rte_free(t->capture);
 	rte_free(t->capture_len);
 	rte_free(t->capture_tsc);
+	rte_free(t->seen_block);
+	rte_free(t->tables);
 	if (t->streams == NULL)
 		return;
 	for (j = 0; j < run->n_tx; j++) {
-		rte_free(t->streams[j].seen);
-		rte_free(t->streams[j].gap_hist);
-		rte_free(t->streams[j].lat_hist);
-		rte_free(t->streams[j].ipdv_pos);
-		rte_free(t->streams[j].ipdv_neg);
 		rte_free(t->streams[j].sample_tx);
 		rte_free(t->streams[j].sample_rx);
 	}
 	rte_free(t->streams);
+}
+
+/*
+ * Counts of one of a stream's paged histograms on one queue added into
+ * counts[0..n): pages never taken hold zeros.
+ */
+void
+netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n)
+{
+	uint32_t k;
+
+	for (k = 0; k < n; k++) {
+		const uint64_t *p = table[k >> NETLOAD_HIST_PAGE_SHIFT];
+
+		if (p != NULL)
+			counts[k] += p[k & (NETLOAD_HIST_PAGE - 1)];
+	}
 }

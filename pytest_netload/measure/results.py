@@ -77,6 +77,7 @@ class StreamResult:
     tx_off_cpu_ns: int = 0        # its worker was runnable but off its CPU this long in the run
     tx_preemptions: int = 0       # times the kernel took the worker's CPU during the run
     rx_by_tx_end: int = 0         # arrivals (duplicates included) before TX ended
+    hist_unrecorded: int = 0      # histogram additions the run's page arena had no room for
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
@@ -143,6 +144,12 @@ class StreamResult:
         """
         if self.latency is None:
             raise NetloadConfigError(f"stream {self.name!r} has no latency histogram")
+        if self.hist_unrecorded:
+            raise NetloadConfigError(
+                f"stream {self.name!r}: {self.hist_unrecorded} values missed its histograms "
+                "(the run's histogram pages ran out), so percentiles would be biased; "
+                "latency_min_ns/max/mean are still exact. Give the engine more memory "
+                "(Engine(memory_mb=...), ini netload_engine_memory) or run fewer streams at once")
         delays = None
         if self.sample_tx_ns is not None and self.sample_rx_ns is not None:
             delays = (self.sample_rx_ns.astype(np.int64)
@@ -435,6 +442,8 @@ def build_run_result(
             tx_off_cpu_ns=int(tx["off_cpu_ns"][i]) if "off_cpu_ns" in names_of(tx) else 0,
             tx_preemptions=int(tx["preemptions"][i]) if "preemptions" in names_of(tx) else 0,
             rx_by_tx_end=int(rx["by_tx_end"][i]) if "by_tx_end" in names_of(rx) else 0,
+            hist_unrecorded=int(rx["hist_unrecorded"][i])
+            if "hist_unrecorded" in names_of(rx) else 0,
             rx_gaps=hist("rx_gap_hist", i),
             latency=hist("rx_latency_hist", i),
             ipdv_increase=hist("rx_ipdv_pos_hist", i),
