@@ -134,14 +134,16 @@ def alternate(rounds: int, peer: Callable[[], float],
     return statistics.median(peers), statistics.median(mine), ratios
 
 
-def udp_stream(size: int = 64, fields: int = 2, name: str = "bench") -> Stream:
-    """64-byte UDP frames with `fields` modified fields (IPv4 src, UDP sport)."""
+def udp_stream(size: int = 64, fields: int = 2, name: str = "bench",
+               stamp_every: int = 1) -> Stream:
+    """64-byte UDP frames with `fields` modified fields (IPv4 src, UDP sport), a TX
+    timestamp in every `stamp_every`-th."""
     tmpl = (Eth() / IPv4(src="198.18.0.1", dst="198.19.0.1") / UDP(sport=1024, dport=9)).build()
     from pytest_netload.traffic.packets import field
 
     mods = [field(tmpl, "ip.src", "inc", min="198.18.0.1", max="198.18.0.254"),
             field(tmpl, "udp.sport", "random", min=1024, max=65535)][:fields]
-    return Stream(tmpl, size=size, fields=mods, name=name)
+    return Stream(tmpl, size=size, fields=mods, name=name, stamp_every=stamp_every)
 
 
 def print_table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:

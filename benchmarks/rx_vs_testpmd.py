@@ -14,7 +14,8 @@ figure is the duplicate path's. The in-order path is measured on a `net_ring`
 port that loops our own TX back to our RX: signed frames with increasing
 sequence numbers that never repeat, every one stamped, TX and RX on the same
 worker. That rate bounds RX alone from below (the worker also sends every
-frame); its ratio to testpmd rxonly is the second figure of the last line.
+frame); its ratio to testpmd rxonly is the second figure of the last line, and the
+same loop with latency on every 16th frame (stamp_every=16) the third.
 Usage: python benchmarks/rx_vs_testpmd.py [seconds per round]
 """
 
@@ -72,10 +73,10 @@ def main() -> None:
                 rates.append(int(q["packets"].sum()) / (seconds / 3))
             return max(rates)
 
-    def in_order() -> float:
+    def in_order(stamp_every: int = 1) -> float:
         with Engine() as engine:
             port = engine.port("net_ring_inorder0")  # TX loops back to RX
-            stream = engine.load(port, udp_stream(64, fields=2))
+            stream = engine.load(port, udp_stream(64, fields=2, stamp_every=stamp_every))
             rates = []
             for _ in range(3):
                 (s,) = engine.run([stream], [port], duration_s=seconds / 3,
@@ -90,18 +91,24 @@ def main() -> None:
 
     peer_pps, our_pps, ratios = alternate(3, peer, ours)
     _, inorder_pps, inorder_ratios = alternate(3, peer, in_order)
+    _, sparse_pps, sparse_ratios = alternate(3, peer, lambda: in_order(16))
     print_table(
         [("dpdk-testpmd rxonly (pcap replay)", f"{peer_pps / 1e6:.2f}"),
          ("pytest-netload, duplicate path (pcap replay: classify + seq window + latency "
           "+ gap histogram)", f"{our_pps / 1e6:.2f}"),
          ("pytest-netload, in-order path (net_ring loop, TX + RX on one worker: a lower "
-          "bound)", f"{inorder_pps / 1e6:.2f}")],
+          "bound)", f"{inorder_pps / 1e6:.2f}"),
+         ("pytest-netload, in-order path, latency on every 16th frame (stamp_every=16)",
+          f"{sparse_pps / 1e6:.2f}")],
         ("tool (64 B, 1 worker)", "Mpps"),
     )
     print("per-round ratios, duplicate path:", " ".join(f"{r:.2f}" for r in ratios))
     print("per-round ratios, in-order loop:", " ".join(f"{r:.2f}" for r in inorder_ratios))
+    print("per-round ratios, in-order loop, stamp_every=16:",
+          " ".join(f"{r:.2f}" for r in sparse_ratios))
     print(f"rx_vs_testpmd: {statistics.median(ratios):.3f} "
-          f"rx_inorder_loop_vs_testpmd: {statistics.median(inorder_ratios):.3f}")
+          f"rx_inorder_loop_vs_testpmd: {statistics.median(inorder_ratios):.3f} "
+          f"rx_inorder_loop_stamp16_vs_testpmd: {statistics.median(sparse_ratios):.3f}")
 
 
 if __name__ == "__main__":
