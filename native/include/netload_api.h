@@ -350,6 +350,8 @@ struct netload_run_conf {
 	uint32_t latency_sub_bits; /* latency histogram precision; 0: NETLOAD_LATENCY_SUB_BITS */
 	uint32_t capture_frames;  /* per RX queue, keep the last N frames seen (any frame); 0: none */
 	uint32_t capture_snaplen; /* bytes kept of each (0: 128) */
+	uint64_t hist_pages;      /* histogram pages of 64 buckets for the run, all streams and
+	                           * RX queues; 0: as many as fit (see rx.c) */
 };
 
 struct netload_run_status {

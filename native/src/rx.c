@@ -536,7 +536,8 @@ pages_per_stream(const struct netload_run *run)
  * holds them all and cannot run out. Past that (thousands of streams) it takes
  * half that block, and at least RX_ARENA_PAGES_PER_STREAM pages a stream, more
  * than a stream's values, clustered in a few octaves, take; a page that cannot
- * be had is counted per stream (hist_unrecorded), never written wild.
+ * be had is counted per stream (hist_unrecorded), never written wild. A run
+ * may give the number of pages itself (tests of that limit, tuning).
  */
 #define RX_ARENA_DENSE_BYTES (UINT64_C(64) << 20)
 #define RX_ARENA_PAGES_PER_STREAM 24
@@ -552,7 +553,9 @@ netload_rx_arena_init(struct netload_run *run, const struct netload_run_conf *c)
 	if (rte_malloc_get_socket_stats(rte_socket_id(), &heap) < 0)
 		heap.greatest_free_size = 0;
 	spare = RTE_MAX(RX_ARENA_DENSE_BYTES, heap.greatest_free_size / 2) / page_bytes;
-	if (dense > spare)
+	if (c->hist_pages != 0)
+		pages = c->hist_pages;
+	else if (dense > spare)
 		pages = RTE_MAX(spare, (uint64_t)c->n_tx * RX_ARENA_PAGES_PER_STREAM);
 	run->hist_pages = pages;
 	run->hist_used = 0;

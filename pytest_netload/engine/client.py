@@ -249,6 +249,13 @@ def check_abi(reported: Any, where: str = "") -> None:
             f"{ABI_VERSION}: install the same pytest-netload on both (scripts/setup.sh "
             "rebuilds it)")
 
+
+def _hist_pages(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise errors.NetloadConfigError(
+            f"hist_pages={value!r}: give a number of histogram pages >= 0 (0: as many as fit)")
+    return value
+
 class Engine:
     """A traffic engine host. Use as a context manager, or call close()."""
 
@@ -607,6 +614,7 @@ class Engine:
         progress: Callable[[dict[str, Any]], None] | None = None,
         capture: int | None = None,
         capture_snaplen: int = 128,
+        hist_pages: int = 0,
     ) -> RunResult:
         """Send until every stream sent `count` packets or `duration_s` passed.
 
@@ -618,7 +626,8 @@ class Engine:
         reference DUT, see `reference.ReferenceDut`). `timing_samples` keeps the TX and RX times of the first N frames of
         each stream (`StreamResult.sample_tx_ns`, `sample_rx_ns`). `expect` streams are not sent but counted
         on RX (another generator sends them). RX ports are polled until
-        `drain_s` after the last frame left. Ctrl-C (or SIGTERM, or an error raised by
+        `drain_s` after the last frame left. `hist_pages` sets the run's histogram pages of 64
+        buckets (0, the default: as many as fit; see docs/latency.md). Ctrl-C (or SIGTERM, or an error raised by
         `progress`) stops TX, keeps what was measured (as `engine.last_result`, marked
         interrupted) and re-raises.
         """
@@ -663,6 +672,7 @@ class Engine:
             latency_sub_bits=latency_sub_bits(latency_digits),
             capture_frames=int(self.capture_default if capture is None else capture),
             capture_snaplen=int(capture_snaplen),
+            hist_pages=_hist_pages(hist_pages),
         )
         stopped_by: BaseException | None = None
         started_at = time.time()

@@ -547,6 +547,7 @@ class Run:
         latency_sub_bits: int = 0,
         capture_frames: int = 0,
         capture_snaplen: int = 0,
+        hist_pages: int = 0,
     ) -> None:
         self.tx = list(tx)
         self.capture_frames = int(capture_frames)
@@ -614,6 +615,7 @@ class Run:
                 "latency_sub_bits": self.latency_sub_bits,
                 "capture_frames": self.capture_frames,
                 "capture_snaplen": self.capture_snaplen,
+                "hist_pages": int(hist_pages),
             },
         )
         out = ffi.new("struct netload_run **")
