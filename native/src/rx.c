@@ -471,8 +471,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
 	if (n == 0)
 		return;
-	if (unlikely(!count)) {
-		/* before the start deadline: no stream counts yet, but ARP/ND is answered */
+	/* Polled before the start deadline: no stream counts yet, but ARP/ND is answered.
+	 * The caller checked the deadline before this poll: a worker preempted in
+	 * between polls after it, when another worker's TX may be on, so look again. */
+	if (unlikely(!count) && rte_rdtsc() < run->start_tsc) {
 		if (netload_nd_ports[t->port_id] != NULL)
 			for (i = 0; i < n; i++)
 				netload_nd_input(t->port_id, bufs[i]);
