@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 12,
+	NETLOAD_ABI_VERSION = 13,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 4096,
@@ -402,6 +402,11 @@ struct netload_rx_stream_stats {
 	uint64_t by_tx_end;       /* packets (duplicates included) that arrived before TX
 	                           * ended: the rest arrived in the drain, after the last
 	                           * frame left (frames in flight, and the DUT's backlog) */
+	uint64_t rx_queues;       /* RX queues (of every RX port of the run) it arrived on.
+	                           * Sequence tracking is per queue: above 1 (RSS spread the
+	                           * stream), duplicates and reordered count within each queue,
+	                           * and gap_events / last_gap_tx_ns are the queues' sum / max,
+	                           * where a gap may be frames another queue received */
 };
 
 struct netload_rx_queue_stats {
