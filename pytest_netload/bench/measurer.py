@@ -164,7 +164,7 @@ class EngineMeasurer:
         scheduled = overload_pps * overload_s + relief_pps * relief_s
         require_loss_timing(run.streams[:len(self.lanes)], "system recovery (RFC 2544 §26.5)")
         parts = [RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
-                               s.tx_packets, s.lost, s.last_gap_tx_ns)
+                               s.tx_packets, s.lost, s.last_gap_tx_ns or 0)
                  for s in run.streams[:len(self.lanes)]]
         trial = recovery_of(parts, self.lanes, self.directions)
         reason = self._lane_failure(run, scheduled, scheduled / (overload_s + relief_s),

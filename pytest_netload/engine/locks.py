@@ -316,12 +316,16 @@ def claim_worker_cpus(cpus: Sequence[int], holder: Mapping[str, Any], *, explici
         chosen = [int(main), *(c for c in chosen if c != main)]
     explicit = explicit or main_shares
     deadline = time.monotonic() + max(wait_s, 0.0)
+
+    def take(cpu: int) -> HostLock | None:
+        return try_claim(cpu_lock_path(cpu, directory), {**holder, "what": f"worker CPU {cpu}"})
+
+    def who(cpu: int) -> str:
+        return describe(read_holder(cpu_lock_path(cpu, directory)))
+
     while True:
-        take = lambda c: try_claim(cpu_lock_path(c, directory),  # noqa: E731
-                                   {**holder, "what": f"worker CPU {c}"})
-        who = lambda c: describe(read_holder(cpu_lock_path(c, directory)))  # noqa: E731
-        result = (_plan_shared(workers, int(main), take, who)  # type: ignore[arg-type]
-                  if main_shares else _plan(chosen, explicit, take, who))
+        result = (_plan_shared(workers, chosen[0], take, who) if main_shares
+                  else _plan(chosen, explicit, take, who))
         if isinstance(result, CpuPlan):
             shared = result.skipped and result.workers == [result.main] and len(chosen) > 1
             if not shared or time.monotonic() >= deadline:
