@@ -407,6 +407,11 @@ struct netload_rx_stream_stats {
 	uint64_t hist_unrecorded; /* histogram additions lost (latency, IPDV, gaps): the run's
 	                           * page arena ran out, past thousands of streams; its
 	                           * histograms then miss values that min/max/mean keep */
+	uint64_t rx_queues;       /* RX queues (of every RX port of the run) it arrived on.
+	                           * Sequence tracking is per queue: above 1 (RSS spread the
+	                           * stream), duplicates and reordered count within each queue,
+	                           * and gap_events / last_gap_tx_ns are the queues' sum / max,
+	                           * where a gap may be frames another queue received */
 };
 
 struct netload_rx_queue_stats {

@@ -195,6 +195,7 @@ netload_run_rx_stream_stats(const struct netload_run *run, uint32_t i,
 
 		if (st->packets == 0)
 			continue;
+		out->rx_queues++;
 		out->packets += st->packets;
 		out->bytes += st->bytes;
 		out->by_tx_end += st->by_tx_end;

@@ -31,7 +31,7 @@ from .harness import WiredPorts
 from .settings import both_ways_problem
 
 __all__ = ["Lane", "Plan", "load_lanes", "longest_gap_ns", "plan_wires", "recovery_of",
-           "reset_of", "trial_counts"]
+           "require_loss_timing", "reset_of", "trial_counts"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,15 @@ def recovery_of(parts: Sequence[RecoveryTrial], lanes: Sequence[Lane],
                          sum(p.tx_packets for p in parts), sum(p.lost for p in parts),
                          last.last_loss_tx_ns if lossy else 0,
                          directions=per if len(directions) > 1 else ())
+
+
+def require_loss_timing(streams: Sequence[Any], what: str) -> None:
+    """Refuse `what` (a procedure that times losses or silences) when a stream arrived on
+    several RX queues: its gaps are tracked per queue (`StreamResult.loss_timing_unavailable`)."""
+    for s in streams:
+        reason = s.loss_timing_unavailable
+        if reason is not None:
+            raise NetloadConfigError(f"{what}: {reason}")
 
 
 def longest_gap_ns(s: Any) -> float:

@@ -23,7 +23,8 @@ from ..rfc2544 import FrameSize, TrialResult
 from ..rfc2544.recovery import RecoveryTrial, ResetTrial
 from ..traffic.patterns import CBR, MaxRate, Phase
 from ..units import Rate
-from .lanes import Lane, longest_gap_ns, recovery_of, reset_of, trial_counts
+from .lanes import (Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of,
+                    trial_counts)
 from .link import recover_links
 from .validity import TX_TOLERANCE, generator_failure
 
@@ -161,8 +162,9 @@ class EngineMeasurer:
         run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
                               self.rx, drain_s=self.drain_s)
         scheduled = overload_pps * overload_s + relief_pps * relief_s
+        require_loss_timing(run.streams[:len(self.lanes)], "system recovery (RFC 2544 §26.5)")
         parts = [RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
-                               s.tx_packets, s.lost, s.last_gap_tx_ns)
+                               s.tx_packets, s.lost, s.last_gap_tx_ns or 0)
                  for s in run.streams[:len(self.lanes)]]
         trial = recovery_of(parts, self.lanes, self.directions)
         reason = self._lane_failure(run, scheduled, scheduled / (overload_s + relief_s),
@@ -185,6 +187,7 @@ class EngineMeasurer:
 
         run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
                               drain_s=self.drain_s, progress=poll)
+        require_loss_timing(run.streams[:len(self.lanes)], "reset (RFC 2544 §26.6)")
         longest = [longest_gap_ns(s) for s in run.streams[:len(self.lanes)]]
         reason = self._lane_failure(run, load_pps * duration_s, load_pps,
                                     timed=lambda i: longest[i])

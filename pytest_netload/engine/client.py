@@ -139,6 +139,11 @@ class Port:
     def driver(self) -> str:
         return str(self.info["driver"])
 
+    @property
+    def rx_queues(self) -> int:
+        """The RX queues it was opened with: a run that receives on it polls each one."""
+        return int(self.info.get("rx_queues", 1))
+
     def stats(self) -> dict[str, int]:
         return dict(self.engine._call("port_stats", port_id=self._id()))
 
@@ -276,11 +281,19 @@ class Engine:
         port_wait_s: float = 0.0,
         fake: Any = None,
         auto_main: bool = False,
+        main_cpu: int | None = None,
     ) -> None:
         """`fake` boots the fake engine host (engine/fake.py) instead of the DPDK one: a
         `FakeDut`, its parameters as a mapping, or a spec such as
         "capacity_pps=50000,delay_s=100us". Everything else works as with the real host
-        (the EAL options are ignored); see docs/architecture.md, "The fake engine"."""
+        (the EAL options are ignored); see docs/architecture.md, "The fake engine".
+
+        `lcores` names the CPUs: the lowest runs the main lcore (it only waits), each
+        other one a worker. `main_cpu` instead puts a worker on every CPU of `lcores`
+        (default: every CPU this process may use) and the main lcore on `main_cpu`, even
+        where that CPU runs a worker: on a 2-CPU machine `Engine(lcores=[0, 1],
+        main_cpu=0)` runs two workers. The main lcore sleeps between short polls, but its
+        control work (run start, results) then takes a little of that worker's CPU."""
         if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or \
                 not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
             raise errors.NetloadConfigError(
@@ -288,6 +301,8 @@ class Engine:
                 f"from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
         if lcores is not None:
             lcores = check_cpus(lcores, "lcores", local=gateway.startswith("popen"))
+        if main_cpu is not None:
+            (main_cpu,) = check_cpus([main_cpu], "main_cpu", local=gateway.startswith("popen"))
         self.fake = None
         if fake is not None:
             from .fake import as_fake_dut
@@ -300,7 +315,7 @@ class Engine:
         # from its own CPUs (a remote host's, which this machine does not know)
         self._eal_options = {"memory_mb": memory_mb, "lcores": lcores,
                              "hugepages": hugepages, "pci": list(pci),
-                             "auto_main": True if auto_main else None}
+                             "auto_main": True if auto_main else None, "main_cpu": main_cpu}
         self._eal_args = list(eal_args) if eal_args else None
         self._log_dir = log_dir
         self.call_timeout_s = call_timeout_s
@@ -662,7 +677,7 @@ class Engine:
             tx=[dict(e.spec(), hw_clock=h) for e, h in zip(entries, hw)]
             + [{"handle": s.handle, "queue": 0, "count": 0, "expect_only": True,
                 "hw_clock": h} for s, h in zip(expected, hw[len(entries):])],
-            rx=[(p.port_id, 0) for p in rx_ports],
+            rx=[(p.port_id, q) for p in rx_ports for q in range(p.rx_queues)],
             duration_ns=int(duration_s * 1e9),
             drain_ns=int(drain_s * 1e9),
             start_delay_ns=int(start_delay_s * 1e9),

@@ -168,16 +168,21 @@ def default_eal_args(
     hugepages: bool | None = None,
     pci: Sequence[str] = (),
     file_prefix: str | None = None,
+    main_cpu: int | None = None,
 ) -> list[str]:
     """EAL arguments that work on a laptop or a CI VM.
 
     Lcores come from the process's CPU affinity (the first one is the main
-    lcore, which only waits); on a single CPU two lcores share it.
+    lcore, which only waits); on a single CPU two lcores share it. With
+    `main_cpu`, every CPU of `lcores` runs a worker lcore and the main lcore
+    runs on `main_cpu`, which may be one of them (`--lcores=0@0,1@0,2@1`).
     """
     cpus = sorted(lcores if lcores is not None else os.sched_getaffinity(0))
     if not cpus:
         raise NetloadConfigError("lcores: the list is empty; give at least one CPU")
-    if len(cpus) == 1:
+    if main_cpu is not None:
+        args = ["--lcores=" + ",".join(f"{i}@{c}" for i, c in enumerate([main_cpu, *cpus]))]
+    elif len(cpus) == 1:
         args = [f"--lcores=0@{cpus[0]},1@{cpus[0]}"]
     else:
         args = ["-l", ",".join(str(c) for c in cpus)]
@@ -245,8 +250,9 @@ def keep_off_workers(main_cpu: int, worker_cpus: Sequence[int]) -> None:
     """Pin every thread of this process but the lcore workers to the main
     lcore's CPU, so no Python or EAL control thread preempts a busy-polling
     worker (that costs pacing its precision)."""
-    if main_cpu in worker_cpus:
+    if set(worker_cpus) <= {main_cpu}:
         return  # one CPU for all: nothing to move
+    # (a worker that shares the main lcore's CPU, `main_cpu`, shares it with these too)
     for tid in os.listdir("/proc/self/task"):
         try:
             with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as f:

@@ -629,7 +629,8 @@ class _Model:
             received[i] = r_i
             by_end = min(round(float((acc * np.array(left_end)).sum())) if pieces else 0, r_i)
             row_rx: dict[str, int] = {"packets": r_i, "bytes": round(
-                r_i * (stream.mean_frame_size - FCS_BYTES)), "by_tx_end": by_end}
+                r_i * (stream.mean_frame_size - FCS_BYTES)), "by_tx_end": by_end,
+                "rx_queues": 1 if r_i else 0}  # the fake DUT keeps a stream on one queue
             if r_i:
                 row_rx.update(self._arrivals(i, s, pieces, got, left_rx, mu, delay, jitter,
                                              r_i, int(tx[i]), int(lost_random[i]), dropped,

@@ -42,6 +42,7 @@ class Host:
 
         self.facade = facade
         self.ports: dict[int, str] = {}
+        self.port_queues: dict[int, dict[str, int]] = {}  # the RX and TX queues it opened
         self.nd_ports: set[int] = set()  # ports with an address: ARP/ND answered when idle
         self.port_locks: dict[int, locks.HostLock] = {}  # held while the port is open
         self.client: dict[str, Any] = {}  # the process this host works for (pid, cmdline)
@@ -78,13 +79,23 @@ class Host:
         holder = locks.holder_info("worker CPU", **{f"for_{k}": v for k, v in
                                                     (client or {}).items()})
         plan = None
-        if eal_options.pop("auto_main", False) and eal_options.get("lcores"):
+        main_cpu = eal_options.pop("main_cpu", None)
+        if main_cpu is not None and not eal_args:
+            # asked for: a worker on every CPU of `lcores` (default: every CPU this process
+            # may use), the main lcore on `main_cpu`, which may be one of them
+            eal_options.pop("auto_main", None)
+            lcores = eal_options.get("lcores")
+            plan = locks.claim_worker_cpus(
+                lcores if lcores is not None else sorted(os.sched_getaffinity(0)), holder,
+                explicit=True, wait_s=cpu_wait_s, main=int(main_cpu), main_shares=True)
+            eal_options.update(lcores=plan.workers, main_cpu=plan.main)
+        elif eal_options.pop("auto_main", False) and eal_options.get("lcores"):
             # the client (on another machine) named the workers' CPUs: the main lcore,
             # which only waits, goes on one of this machine's other CPUs
             workers = list(eal_options["lcores"])
             others = sorted(os.sched_getaffinity(0) - set(workers))
             eal_options["lcores"] = [others[0] if others else workers[0], *workers]
-        if not eal_args:
+        if not eal_args and plan is None:
             lcores = eal_options.get("lcores")
             plan = locks.claim_worker_cpus(
                 lcores if lcores is not None else sorted(os.sched_getaffinity(0)), holder,
@@ -136,6 +147,7 @@ class Host:
             for port_id in list(self.ports):
                 self.facade.port_close(port_id)
             self.ports.clear()
+            self.port_queues.clear()
             for lock in self.port_locks.values():
                 lock.release()
             self.port_locks.clear()
@@ -169,13 +181,15 @@ class Host:
                 lock.release()
             raise
         self.ports[port_id] = device
+        self.port_queues[port_id] = {"rx_queues": int(options.get("rx_queues", 1)),
+                                     "tx_queues": int(options.get("tx_queues", 1))}
         if lock is not None:
             self.port_locks[port_id] = lock
         return self.op_port_info(port_id)
 
     def op_port_info(self, port_id: int) -> dict[str, Any]:
         """DPDK's port info, its link fields the real link's (`link_state`)."""
-        info = dict(self.facade.port_info(port_id))
+        info = {**self.facade.port_info(port_id), **self.port_queues.get(port_id, {})}
         link = self.link_state(port_id, info)
         info.update(link_up=link["up"], link_speed_mbps=link["speed_mbps"] or 0,
                     link_source=link["source"], link_speed_note=link["speed_note"])
@@ -238,6 +252,7 @@ class Host:
                 self.streams.pop(handle).free()
         self.facade.port_close(port_id)
         self.ports.pop(port_id, None)
+        self.port_queues.pop(port_id, None)
         lock = self.port_locks.pop(port_id, None)
         if lock is not None:
             lock.release()

@@ -271,9 +271,28 @@ def _plan(cpus: Sequence[int], explicit: bool, take: Callable[[int], HostLock | 
     return busy
 
 
+def _plan_shared(workers: Sequence[int], main: int, take: Callable[[int], HostLock | None],
+                 who: Callable[[int], str]) -> CpuPlan | dict[int, str]:
+    """One try of a plan whose workers run on every CPU of `workers`, the main lcore on
+    `main` (one of them, or not): every worker CPU locked, or the busy ones."""
+    locks: list[HostLock] = []
+    busy: dict[int, str] = {}
+    for cpu in workers:
+        lock = take(cpu)
+        if lock is not None:
+            locks.append(lock)
+        else:
+            busy[cpu] = who(cpu)
+    if busy:
+        for lock in locks:
+            lock.release()
+        return busy
+    return CpuPlan(main, list(workers), locks)
+
+
 def claim_worker_cpus(cpus: Sequence[int], holder: Mapping[str, Any], *, explicit: bool,
                       wait_s: float = 0.0, directory: Path | None = None,
-                      main: int | None = None) -> CpuPlan:
+                      main: int | None = None, main_shares: bool = False) -> CpuPlan:
     """Lock the worker CPUs of an engine that may run on `cpus` (the lowest, or `main`
     when given, is its main lcore's; the others are workers).
 
@@ -282,18 +301,31 @@ def claim_worker_cpus(cpus: Sequence[int], holder: Mapping[str, Any], *, explici
     waits up to `wait_s` for one to be released (an engine that just closed may still be
     exiting) and then runs on the main lcore's CPU, if no engine's worker holds that one.
     Waits up to `wait_s` for busy CPUs, then raises ResourceBusy naming each holder.
+
+    `main_shares` (with `main`; `explicit` is implied): every CPU of `cpus` is a worker's,
+    and the main lcore runs on `main` even where that is one of them. The main lcore
+    only waits (it sleeps between short polls), so on two CPUs two workers run.
     """
     chosen = sorted(set(int(c) for c in cpus))
     if not chosen:
         raise ValueError("claim_worker_cpus: no CPU given")
+    if main_shares and main is None:
+        raise ValueError("claim_worker_cpus: main_shares needs main")
+    workers = list(chosen)
     if main is not None:
         chosen = [int(main), *(c for c in chosen if c != main)]
+    explicit = explicit or main_shares
     deadline = time.monotonic() + max(wait_s, 0.0)
+
+    def take(cpu: int) -> HostLock | None:
+        return try_claim(cpu_lock_path(cpu, directory), {**holder, "what": f"worker CPU {cpu}"})
+
+    def who(cpu: int) -> str:
+        return describe(read_holder(cpu_lock_path(cpu, directory)))
+
     while True:
-        result = _plan(chosen, explicit,
-                       lambda c: try_claim(cpu_lock_path(c, directory),
-                                           {**holder, "what": f"worker CPU {c}"}),
-                       lambda c: describe(read_holder(cpu_lock_path(c, directory))))
+        result = (_plan_shared(workers, chosen[0], take, who) if main_shares
+                  else _plan(chosen, explicit, take, who))
         if isinstance(result, CpuPlan):
             shared = result.skipped and result.workers == [result.main] and len(chosen) > 1
             if not shared or time.monotonic() >= deadline:
@@ -305,7 +337,9 @@ def claim_worker_cpus(cpus: Sequence[int], holder: Mapping[str, Any], *, explici
             continue
         if time.monotonic() >= deadline:
             held = "; ".join(f"CPU {c} by {who}" for c, who in sorted(result.items()))
-            if explicit:
+            if main_shares:
+                asked = f"worker CPU(s) {', '.join(map(str, workers))} asked for"
+            elif explicit:
                 asked = f"worker CPU(s) {', '.join(map(str, chosen[1:] or chosen))} asked for"
             else:
                 asked = f"every CPU this process may use ({', '.join(map(str, chosen))})"

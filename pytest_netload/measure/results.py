@@ -70,20 +70,42 @@ class StreamResult:
     clock: str = "tsc-software"   # latency timestamps: "tsc-software" or "nic-hardware"
     clock_resolution_ns: float | None = None  # one tick of that clock
     hw_stamp_missing: int = 0     # nic-hardware: stamped frames that came without an RX timestamp
-    gap_events: int = 0           # arrivals after missing sequence numbers (loss events)
-    last_gap_tx_ns: int = 0       # TX time of the latest frame that arrived after a gap; 0: none
+    # Loss events, from the sequence numbers of one RX queue; None when the stream arrived on
+    # more than one (`rx_queues` > 1): see `loss_timing_unavailable`.
+    gap_events: int | None = 0    # arrivals after missing sequence numbers (loss events)
+    last_gap_tx_ns: int | None = 0  # TX time of the latest frame that arrived after a gap; 0: none
     tx_end_ns: int = 0            # when the stream stopped sending, after the start deadline
     tx_end_reason: str = "none"   # why: "count", "duration", "phases", "stopped" (or "none")
     tx_off_cpu_ns: int = 0        # its worker was runnable but off its CPU this long in the run
     tx_preemptions: int = 0       # times the kernel took the worker's CPU during the run
     rx_by_tx_end: int = 0         # arrivals (duplicates included) before TX ended
     hist_unrecorded: int = 0      # histogram additions the run's page arena had no room for
+    rx_queues: int = 1            # RX queues it arrived on (0: none); sequence tracking is per queue
     rx_gaps: LogHistogram | None = field(default=None, compare=False, repr=False)
     latency: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_increase: LogHistogram | None = field(default=None, compare=False, repr=False)
     ipdv_decrease: LogHistogram | None = field(default=None, compare=False, repr=False)
     sample_tx_ns: np.ndarray | None = field(default=None, compare=False, repr=False)
     sample_rx_ns: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def loss_timing_unavailable(self) -> str | None:
+        """Why `gap_events` and `last_gap_tx_ns` (and the gap histogram `rx_gaps`) do not
+        date this stream's losses, or None when they do.
+
+        Each RX queue tracks sequence numbers on its own. When RSS (or AF_PACKET fanout)
+        spreads one stream over queues, each queue sees only some of its numbers: a gap
+        on one queue is, most of the time, frames another queue received, and its
+        inter-arrival times are those of its share. Counts stay exact (`lost` is sent
+        minus received, whatever the queue); timing of loss events does not."""
+        if self.rx_queues <= 1:
+            return None
+        return (f"stream {self.name!r} arrived on {self.rx_queues} RX queues (RSS or fanout "
+                "spread it): sequence gaps and inter-arrival gaps are tracked per queue, "
+                "where a gap is mostly frames another queue received, so loss-event timing "
+                "is not available; keep the stream on one queue (an RX port with one queue, "
+                "or a stream whose addresses and ports do not vary, which RSS hashes to one "
+                "queue) to time losses, recovery or resets")
 
     @property
     def rx_unique(self) -> int:
@@ -375,6 +397,24 @@ def names_of(records: np.ndarray) -> tuple[str, ...]:
     return records.dtype.names or ()
 
 
+def rx_queues_of(rx: np.ndarray, i: int) -> int:
+    """The RX queues stream i arrived on (engines before ABI 13 did not say: 1 if any)."""
+    if "rx_queues" in names_of(rx):
+        return int(rx["rx_queues"][i])
+    return 1 if int(rx["packets"][i]) else 0
+
+
+def loss_events(rx: np.ndarray, i: int) -> dict[str, int | None]:
+    """`gap_events` and `last_gap_tx_ns` of stream i: the engine's, from the one queue the
+    stream arrived on; None for both when it arrived on several, where the engine's
+    figures are the queues' sum and latest and count the other queues' frames as gaps
+    (see `StreamResult.loss_timing_unavailable`)."""
+    if rx_queues_of(rx, i) > 1:
+        return {"gap_events": None, "last_gap_tx_ns": None}
+    return {"gap_events": int(rx["gap_events"][i]),
+            "last_gap_tx_ns": int(rx["last_gap_tx_ns"][i])}
+
+
 def build_run_result(
     names: list[str],
     stream_ids: list[int],
@@ -432,8 +472,7 @@ def build_run_result(
             tsc_resolution_ns=1e9 / tsc_hz if tsc_hz else None,
             **clock_fields(clocks[i] if clocks and i < len(clocks) else None, tsc_hz),
             hw_stamp_missing=int(rx["hw_stamp_missing"][i]),
-            gap_events=int(rx["gap_events"][i]),
-            last_gap_tx_ns=int(rx["last_gap_tx_ns"][i]),
+            **loss_events(rx, i),
             tx_max_lag_ns=int(tx["max_lag_ns"][i]),
             tx_lagged_bursts=int(tx["lagged_bursts"][i]),
             tx_end_ns=int(tx["end_ns"][i]) if "end_ns" in names_of(tx) else 0,
@@ -444,6 +483,7 @@ def build_run_result(
             rx_by_tx_end=int(rx["by_tx_end"][i]) if "by_tx_end" in names_of(rx) else 0,
             hist_unrecorded=int(rx["hist_unrecorded"][i])
             if "hist_unrecorded" in names_of(rx) else 0,
+            rx_queues=rx_queues_of(rx, i),
             rx_gaps=hist("rx_gap_hist", i),
             latency=hist("rx_latency_hist", i),
             ipdv_increase=hist("rx_ipdv_pos_hist", i),

@@ -321,3 +321,15 @@ def test_the_generated_facts_are_the_extensions() -> None:
         ffi.sizeof("struct netload_signature") == lib.NETLOAD_SIGNATURE_BYTES
     offsets = [ffi.offsetof("struct netload_signature", f) for f in _native_facts.SIGNATURE_FIELDS]
     assert offsets == [0, 2, 4, 8]
+
+
+@pytest.mark.parametrize(("options", "lcores_arg"), [
+    ({"lcores": [0, 1]}, ["-l", "0,1"]),  # main on the lowest, one worker
+    ({"lcores": [3]}, ["--lcores=0@3,1@3"]),  # one CPU: worker beside the main lcore
+    ({"lcores": [1, 0], "main_cpu": 0}, ["--lcores=0@0,1@0,2@1"]),  # 2 workers on 2 CPUs
+    ({"lcores": [2, 3], "main_cpu": 0}, ["--lcores=0@0,1@2,2@3"]),
+])
+def test_eal_lcores_put_a_worker_beside_the_main_only_when_asked(
+        options: dict[str, object], lcores_arg: list[str]) -> None:
+    args = facade.default_eal_args(hugepages=False, **options)  # type: ignore[arg-type]
+    assert args[1:1 + len(lcores_arg)] == lcores_arg

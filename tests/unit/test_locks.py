@@ -199,6 +199,25 @@ def test_a_main_cpu_given_is_kept_first(tmp_path: Path) -> None:
     plan.release()
 
 
+def test_a_main_that_shares_a_worker_cpu_leaves_every_cpu_to_a_worker(
+        tmp_path: Path, hold_cpus: HoldCpus) -> None:
+    """Engine(main_cpu=0) on CPUs 0 and 1: two workers, the main lcore beside the first."""
+    plan = locks.claim_worker_cpus([1, 0], {}, explicit=False, directory=tmp_path, main=0,
+                                   main_shares=True)
+    assert (plan.main, plan.workers) == (0, [0, 1]) and plan.note() is None
+    assert not _free(locks.cpu_lock_path(0, tmp_path))  # a worker's CPU: locked
+    plan.release()
+    assert _free(locks.cpu_lock_path(0, tmp_path))
+    hold_cpus(1)  # as asked for, or not at all: never fewer workers than CPUs named
+    with pytest.raises(ResourceBusy, match=r"worker CPU\(s\) 0, 1 asked for: .*CPU 1 by pid"):
+        locks.claim_worker_cpus([0, 1], {}, explicit=False, directory=tmp_path, main=0,
+                                main_shares=True)
+    assert _free(locks.cpu_lock_path(0, tmp_path))
+    with pytest.raises(ValueError, match="main_shares needs main"):
+        locks.claim_worker_cpus([0, 1], {}, explicit=True, directory=tmp_path,
+                                main_shares=True)
+
+
 # ---- ports ----------------------------------------------------------------------------
 
 
