@@ -49,27 +49,13 @@ def engine_for(workers: int) -> Engine:
     return Engine(lcores=cpus[:workers], main_cpu=cpus[0])  # main beside worker 0
 
 
-START_RACES: list[str] = []  # runs that lost their first burst (see exact)
-
-
 def exact(run: object) -> None:
-    """Every frame received once, in order; else SystemExit. One exception is counted
-    and reported instead: with RX on another worker than TX, an RX worker preempted
-    between its last check of the start deadline and its next poll (this VM's CPUs are
-    shared) drops the run's first burst as if it came before the deadline
-    (native/src/run.c worker_main, rx.c netload_rx_burst with count 0): at most one burst
-    lost, all of it at the start (the one gap, dated within 1 ms of the first frame)."""
+    """Every frame received once, in order; else SystemExit."""
     for s in run.streams:  # type: ignore[attr-defined]
-        if (s.lost, s.duplicates, s.reordered) == (0, 0, 0) and s.rx_packets == s.tx_packets:
-            continue
-        if 0 < s.lost <= 128 and (s.duplicates, s.reordered, s.gap_events) == (0, 0, 1) \
-                and s.last_gap_tx_ns - s.tx_first_ns < 1_000_000:
-            START_RACES.append(f"{s.name}: first {s.lost} frames dropped, RX started "
-                               f"{s.rx_first_ns / 1e6:.1f} ms after the deadline")
-            continue
-        raise SystemExit(f"in-order run not exact: {s.name}: sent {s.tx_packets}, received "
-                         f"{s.rx_packets}, lost {s.lost}, duplicates {s.duplicates}, "
-                         f"reordered {s.reordered}")
+        if (s.lost, s.duplicates, s.reordered) != (0, 0, 0) or s.rx_packets != s.tx_packets:
+            raise SystemExit(f"in-order run not exact: {s.name}: sent {s.tx_packets}, received "
+                             f"{s.rx_packets}, lost {s.lost}, duplicates {s.duplicates}, "
+                             f"reordered {s.reordered}")
 
 
 def off_cpu_ratio(run: object, seconds: float) -> float:
@@ -148,8 +134,6 @@ def main() -> None:
     print("off-CPU: the largest share of a run one of its workers was runnable but not "
           "running (median over rounds); with every CPU busy-polled, other processes of "
           "this VM (and the main lcore's thread, beside worker 0) take it from them")
-    print(f"in-order runs that lost their first burst to the RX start race: "
-          f"{len(START_RACES)} of {rounds * 2 * 2 * 3}" + "".join(f"\n  {r}" for r in START_RACES))
     for row in ROWS:
         print(f"per round {row}:", "  ".join(f"{a[row]:.2f}/{b[row]:.2f}"
                                             for a, b in zip(runs[1], runs[2])))
