@@ -132,7 +132,9 @@ netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index
 		struct tag_arg ta = { fr->data, fr->len, fr->serial };
 
 		snprintf(name, sizeof(name), "nls%u_%u", stream_id, index);
-		fr->pool = rte_pktmbuf_pool_create(name, private_mbufs, NETLOAD_POOL_CACHE, 0,
+		/* DPDK refuses a cache above 2/3 of the pool: small pools get a smaller one. */
+		fr->pool = rte_pktmbuf_pool_create(name, private_mbufs,
+				RTE_MIN((uint32_t)NETLOAD_POOL_CACHE, private_mbufs * 2 / 3), 0,
 				RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(fr->len, 64), socket);
 		if (fr->pool == NULL)
 			return netload_fail(NETLOAD_ENOMEM,
