@@ -81,7 +81,8 @@ def _capture(engine: Engine, vdev_name: Callable[[str], str], empty_pcap: Path, 
         by_id[stream_id].append(frame)
         order.append(stream_id)
     switches = sum(1 for x, y in zip(order, order[1:]) if x != y)
-    assert switches >= len(loaded) * 4 or not interleaved, "the streams did not interleave on the worker"
+    assert switches >= len(loaded) * 4 or not interleaved, \
+        "the streams did not interleave on the worker"
     return by_id, [s.stream_id for s in loaded]
 
 
