@@ -5,7 +5,7 @@ do not edit; run `python3 native/gen_facts.py` after changing the header."""
 ABI_VERSION = 13
 SIGNATURE_BYTES = 16
 SIGNATURE_MAGIC = 20044
-MAX_STREAMS = 4096
+MAX_STREAMS = 16384
 MAX_FIELDS = 16
 MAX_FRAMES = 64
 MIN_FRAME_BYTES = 60

@@ -15,7 +15,7 @@ enum netload_constants {
 	NETLOAD_ABI_VERSION = 13,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
-	NETLOAD_MAX_STREAMS = 4096,
+	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
 	NETLOAD_MAX_FIELDS = 16,
 	NETLOAD_MAX_FRAMES = 64,
 	NETLOAD_MIN_FRAME_BYTES = 60,
@@ -231,6 +231,23 @@ int netload_port_resolve(uint16_t port_id, int family, const uint8_t *peer_ip,
 int netload_port_nd_service(uint16_t port_id, uint32_t wait_us);
 int netload_port_nd_stats(uint16_t port_id, struct netload_nd_stats *stats);
 
+/* ---- memory ---------------------------------------------------------------- */
+
+/* The engine's DPDK heap (every socket; mempools and rings live in it) and the TX
+ * frame pools in it. */
+struct netload_mem_stats {
+	uint64_t heap_bytes;              /* the EAL's heap, all sockets */
+	uint64_t heap_used_bytes;         /* allocated from it */
+	uint64_t heap_largest_free_bytes; /* the largest free block of a socket */
+	uint32_t shared_pools;            /* TX pools the streams share */
+	uint32_t private_pools;           /* pre-filled pools of single frames (pool_mbufs) */
+	uint64_t shared_pool_mbufs;
+	uint64_t shared_pool_bytes;
+	uint64_t template_serials;        /* frame templates made since the EAL started */
+};
+
+int netload_mem_stats(struct netload_mem_stats *stats);
+
 /* ---- histograms (log-linear, HdrHistogram layout) ------------------------ */
 
 int netload_hist_index(uint64_t value);
@@ -265,7 +282,10 @@ struct netload_stream_conf {
 	uint8_t fix_l4_csum;
 	uint32_t n_fields;
 	const struct netload_field_conf *fields;
-	uint32_t pool_mbufs;      /* per frame template; 0: default */
+	uint32_t pool_mbufs;      /* 0: build packets in the engine's shared pools (one per
+	                           * socket and size class, the template copied in where an
+	                           * mbuf holds another); N: a private pool of N mbufs per
+	                           * frame template, pre-filled once (memory per stream) */
 	uint64_t seed;            /* for random fields */
 	uint32_t stamp_every;     /* TX timestamp in every Nth packet (0, 1: all); others carry 0 */
 };

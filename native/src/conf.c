@@ -161,6 +161,7 @@ netload_run_load_phases(struct netload_run *run, struct tx_task *t, const struct
 int
 netload_run_check_conf(const struct netload_run_conf *c)
 {
+	uint8_t seen[NETLOAD_MAX_STREAMS / 8] = {0};  /* stream ids listed so far */
 	uint32_t i, j;
 
 	if (c->n_tx == 0 && c->n_rx == 0 && c->n_fwd == 0)
@@ -174,8 +175,9 @@ netload_run_check_conf(const struct netload_run_conf *c)
 		return netload_fail(NETLOAD_EINVAL, "run: burst %u; at most %d",
 				c->burst, NETLOAD_MAX_BURST);
 	if (c->n_tx > NETLOAD_MAX_STREAMS)
-		return netload_fail(NETLOAD_EINVAL, "run: %u TX entries; at most %d",
-				c->n_tx, NETLOAD_MAX_STREAMS);
+		return netload_fail(NETLOAD_EINVAL,
+				"run: %u TX entries; at most %d streams in one run: split them "
+				"over several runs or engines", c->n_tx, NETLOAD_MAX_STREAMS);
 	if (c->duration_ns == 0)
 		for (i = 0; i < c->n_tx; i++)
 			if (c->tx[i].count == 0 && !c->tx[i].expect_only &&
@@ -192,11 +194,14 @@ netload_run_check_conf(const struct netload_run_conf *c)
 		if (!netload_port_is_open(s->port_id))
 			return netload_fail(NETLOAD_ENODEV, "run: TX entry %u: port %u is closed",
 					i, s->port_id);
-		for (j = 0; j < i; j++)
-			if (c->tx[j].stream == s)
-				return netload_fail(NETLOAD_EINVAL,
-						"run: stream %u is listed twice (entries %u and %u)",
-						s->id, j, i);
+		if (seen[s->id / 8] & (1u << (s->id % 8))) {
+			for (j = 0; j < i && c->tx[j].stream != s; j++)
+				;
+			return netload_fail(NETLOAD_EINVAL,
+					"run: stream %u is listed twice (entries %u and %u)",
+					s->id, j, i);
+		}
+		seen[s->id / 8] |= 1u << (s->id % 8);
 	}
 	for (i = 0; i < c->n_rx; i++) {
 		if (!netload_port_is_open(c->rx[i].port_id))

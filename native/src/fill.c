@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "csum.h"
 #include "internal.h"
@@ -33,10 +34,6 @@ offload_csum(const struct netload_stream *s, struct rte_mbuf *m, uint8_t *p)
 	}
 }
 
-/*
- * Write n packets into freshly allocated mbufs of this stream: lengths,
- * per-packet fields, the signature trailer, checksums. Returns n.
- */
 /* Sums here stay far below 2^32: two folding steps are enough. */
 static inline uint16_t
 fold32(uint32_t sum)
@@ -99,8 +96,9 @@ field_burst(struct netload_field_state *fs, uint64_t *rng, uint8_t *const *pkts,
 	}
 
 /*
- * Write n packets into freshly allocated mbufs of this stream: lengths,
- * per-packet fields, the signature trailer, checksums. Returns n.
+ * Write n packets into freshly allocated mbufs of this stream: the template
+ * where the mbuf does not hold it yet, lengths, per-packet fields, the
+ * signature trailer, checksums. Returns n.
  */
 uint16_t
 netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n,
@@ -121,7 +119,15 @@ netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n
 		struct netload_signature sig;
 		uint32_t sig_sum;
 
+		uint64_t *tag = netload_mbuf_tmpl(m);
+
 		pkts[i] = rte_pktmbuf_mtod(m, uint8_t *);
+		/* The mbuf last held another template (a shared pool): copy this
+		 * one. Its variable bytes are all rewritten below either way. */
+		if (unlikely(*tag != fr->serial)) {
+			rte_memcpy(pkts[i], fr->data, fr->len);
+			*tag = fr->serial;
+		}
 		m->data_len = fr->len;
 		m->pkt_len = fr->len;
 		total += fr->len;

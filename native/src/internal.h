@@ -6,6 +6,7 @@
 #include <rte_common.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
 #include "netload.h"
@@ -57,7 +58,6 @@ netload_ticks_ns(uint64_t ticks, uint64_t ns_mult)
 }
 
 #define NETLOAD_DEFAULT_BURST 32
-#define NETLOAD_DEFAULT_POOL_MBUFS 8191
 #define NETLOAD_POOL_CACHE 256
 
 /* The frame trailer (struct netload_signature, declared in netload_api.h) as it
@@ -66,10 +66,13 @@ typedef struct netload_signature netload_sig_t __attribute__((aligned(1)));
 _Static_assert(sizeof(struct netload_signature) == NETLOAD_SIGNATURE_BYTES,
 		"the signature trailer has no padding");
 
-/* One frame template of a stream: its pool holds pre-filled mbufs. */
+/* One frame template of a stream, and the pool its packets are built in
+ * (pool.c: shared by the streams, or the stream's own pre-filled one). */
 struct netload_frame {
 	struct rte_mempool *pool;
+	uint64_t serial;          /* the template's tag in mbufs that hold it (pool.c) */
 	uint16_t len;             /* bytes without FCS */
+	uint8_t private_pool;     /* pool is this frame's own, pre-filled */
 	uint16_t sig_off;
 	uint32_t l4_base;         /* L4 sum (network order) without fields and trailer */
 	uint32_t ip_base;         /* IPv4 header sum (network order) without fields */
@@ -105,6 +108,7 @@ struct netload_stream {
 	uint8_t csum_offload;     /* the port computes checksums */
 	uint16_t l4_csum_off;     /* checksum field, from the frame start */
 	uint32_t n_frames;
+	struct rte_mempool *pool; /* every frame's pool when they share one, else NULL */
 	struct netload_frame frames[NETLOAD_MAX_FRAMES];
 	uint32_t sequence_len;
 	uint16_t *sequence;
@@ -116,6 +120,25 @@ struct netload_stream {
 	uint32_t stamp_every;     /* 1: every packet */
 	uint32_t stamp_left;      /* packets until the next stamped one */
 };
+
+/*
+ * pool.c: TX frame pools. The dynamic field netload_tmpl_offset of an mbuf
+ * holds the serial of the frame template its data holds (0: none).
+ */
+extern int netload_tmpl_offset;
+
+static inline uint64_t *
+netload_mbuf_tmpl(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, netload_tmpl_offset, uint64_t *);
+}
+
+/* Give fr (len and data set) a pool: its own pre-filled one of private_mbufs,
+ * or (0) the shared one of its socket and size class; and a new serial. */
+int netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index,
+		int socket, uint32_t private_mbufs);
+void netload_pool_detach(struct netload_frame *fr);
+uint32_t netload_pool_shared_mbufs(uint16_t len);
 
 /* Streams by id, for the RX classifier's sanity and for id allocation. */
 struct netload_stream *netload_stream_by_id(uint16_t id);

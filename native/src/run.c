@@ -78,7 +78,7 @@ worker_main(void *arg)
 {
 	struct netload_run *run = arg;
 	struct worker *w = NULL;
-	uint32_t i, sending, turns = 0;
+	uint32_t i, sending, stepped, turns = 0;
 	uint64_t now;
 	struct cpu_mark mark;
 
@@ -108,11 +108,19 @@ worker_main(void *arg)
 			now = rte_rdtsc();
 			over = SHARED_LOAD(&run->stop) || (run->end_tsc && now >= run->end_tsc);
 
-			for (i = 0; i < w->n_tx; i++) {
+			for (i = 0, stepped = 0; i < w->n_tx; i++) {
 				struct tx_task *t = &run->tx[w->tx[i]];
+				uint32_t k;
 
 				if (t->done)
 					continue;
+				/* RX queues of this worker get a poll per TX burst, however many
+				 * streams it sends: one turn over 10,000 streams would otherwise
+				 * leave them one burst of RX per 10,000 of TX (a looped port fills
+				 * and TX stalls). One stream's turn is as before: TX, then RX. */
+				if (stepped++ && !over)
+					for (k = 0; k < w->n_rx; k++)
+						netload_rx_burst(run, &run->rx[w->rx[k]], 1);
 				/* Each stream checks the end on its own clock reading, so a
 				 * stall in the middle of a turn ends every stream alike. */
 				if (!over && t->n_phases && run->end_tsc && rte_rdtsc() >= run->end_tsc)

@@ -1,5 +1,5 @@
 /*
- * stream.c — the stream registry and packet templates in pre-filled mempools:
+ * stream.c — the stream registry and packet templates (their pools: pool.c):
  * a stream's configuration checked, its frames built with their checksum bases,
  * its fields reset. The per-packet writer is fill.c.
  *
@@ -249,22 +249,6 @@ ip_base(const struct netload_stream *s, const struct netload_stream_conf *c,
 	return sum_at(hdr, 0, ihl);
 }
 
-struct fill_arg {
-	const uint8_t *tmpl;
-	uint16_t len;
-};
-
-static void
-prefill(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
-{
-	const struct fill_arg *fa = opaque;
-	struct rte_mbuf *m = obj;
-
-	RTE_SET_USED(mp);
-	RTE_SET_USED(idx);
-	memcpy((uint8_t *)m->buf_addr + m->data_off, fa->tmpl, fa->len);
-}
-
 void
 netload_stream_free(struct netload_stream *s)
 {
@@ -273,7 +257,7 @@ netload_stream_free(struct netload_stream *s)
 	if (s == NULL)
 		return;
 	for (i = 0; i < s->n_frames; i++) {
-		rte_mempool_free(s->frames[i].pool);
+		netload_pool_detach(&s->frames[i]);
 		rte_free(s->frames[i].data);
 	}
 	rte_free(s->sequence);
@@ -297,7 +281,9 @@ alloc_id(uint16_t *id)
 			return 0;
 		}
 	}
-	return netload_fail(NETLOAD_ENOMEM, "all %d stream ids are in use; free streams",
+	return netload_fail(NETLOAD_EINVAL,
+			"stream: %d streams are loaded, the most one engine holds; free the "
+			"streams no run sends any more, or spread them over several engines",
 			NETLOAD_MAX_STREAMS);
 }
 
@@ -329,7 +315,7 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 {
 	struct netload_stream *s;
 	uint64_t port_csum;
-	uint32_t i, mbufs;
+	uint32_t i;
 	int ret, socket;
 
 	if (c == NULL || out == NULL)
@@ -409,11 +395,8 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 	socket = rte_eth_dev_socket_id(c->port_id);
 	if (socket < 0)
 		socket = (int)rte_socket_id();
-	mbufs = c->pool_mbufs ? c->pool_mbufs : NETLOAD_DEFAULT_POOL_MBUFS;
 	for (i = 0; i < c->n_frames; i++) {
 		struct netload_frame *fr = &s->frames[i];
-		char name[RTE_MEMPOOL_NAMESIZE];
-		struct fill_arg fa;
 		uint16_t len = c->frame_bytes[i];
 
 		fr->len = len;
@@ -435,20 +418,14 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 			fr->ip_base = ip_base(s, c, fr->data);
 		fr->sig_odd = fr->sig_off & 1;
 		fr->sig_const = NETLOAD_SIGNATURE_MAGIC + s->id;
-		snprintf(name, sizeof(name), "nls%u_%u", s->id, i);
-		fr->pool = rte_pktmbuf_pool_create(name, mbufs, NETLOAD_POOL_CACHE, 0,
-				RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(len, 64), socket);
-		if (fr->pool == NULL) {
-			ret = netload_fail(NETLOAD_ENOMEM,
-					"stream: pool of %u mbufs for the %u-byte frame: %s; "
-					"give the engine more memory or use fewer sizes",
-					mbufs, len, rte_strerror(rte_errno));
+		ret = netload_pool_attach(fr, s->id, i, socket, c->pool_mbufs);
+		if (ret < 0)
 			goto fail;
-		}
-		fa.tmpl = fr->data;
-		fa.len = len;
-		rte_mempool_obj_iter(fr->pool, prefill, &fa);
 	}
+	s->pool = s->frames[0].pool;
+	for (i = 1; i < s->n_frames; i++)
+		if (s->frames[i].pool != s->pool)
+			s->pool = NULL;
 	netload_stream_reset(s);
 	*out = s;
 	return 0;

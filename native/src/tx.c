@@ -97,8 +97,8 @@ netload_tx_step(struct netload_run *run, struct tx_task *t)
 	}
 	if (old)
 		memcpy(bufs, t->pending, sizeof(bufs[0]) * old);
-	if (want && s->n_frames == 1) {
-		if (unlikely(rte_pktmbuf_alloc_bulk(s->frames[0].pool, bufs + old, want) != 0)) {
+	if (want && s->pool != NULL) {
+		if (unlikely(rte_pktmbuf_alloc_bulk(s->pool, bufs + old, want) != 0)) {
 			t->alloc_failures++;
 			want = 0;
 		}

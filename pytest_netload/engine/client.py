@@ -736,6 +736,13 @@ class Engine:
             raise stopped_by
         return result
 
+    def memory(self) -> dict[str, int]:
+        """The engine's memory: its DPDK heap (`heap_bytes`, `heap_used_bytes`,
+        `heap_largest_free_bytes`, every socket; `memory_mb` sets it) and the TX frame
+        pools in it (`shared_pools`, `shared_pool_mbufs`, `shared_pool_bytes`,
+        `private_pools`)."""
+        return {k: int(v) for k, v in self._call("mem_stats").items()}
+
     def histogram_record_cycles(self, n: int) -> int:
         """TSC cycles the native histogram takes to record n values (benchmarks)."""
         return int(self._call("hist_bench", n=int(n)))

@@ -357,6 +357,13 @@ def port_stats(port_id: int) -> dict[str, int]:
     return {name: int(getattr(st, name)) for name, _ in ffi.typeof(st[0]).fields}
 
 
+def mem_stats() -> dict[str, int]:
+    """The engine's DPDK heap (bytes, all sockets) and the TX frame pools in it."""
+    st = ffi.new("struct netload_mem_stats *")
+    _check(lib.netload_mem_stats(st), "memory stats")
+    return {name: int(getattr(st, name)) for name, _ in ffi.typeof(st[0]).fields}
+
+
 def port_stats_reset(port_id: int) -> None:
     _check(lib.netload_port_stats_reset(port_id), f"port {port_id} stats reset")
 
@@ -447,7 +454,8 @@ def hist_lower_bounds_ns(sub_bits: int = 0) -> np.ndarray:
 
 @dataclass
 class NativeStream:
-    """A compiled stream: its templates live in pre-filled pools on its port."""
+    """A compiled stream: its templates, built into the engine's shared pools on its
+    port's socket (or pre-filled private ones when loaded with pool_mbufs)."""
 
     ptr: Any
     port_id: int

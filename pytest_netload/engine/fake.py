@@ -856,6 +856,13 @@ class FakeHost:
         self.streams.clear()
         self.ports.clear()
 
+    def op_mem_stats(self) -> dict[str, int]:
+        """The real engine's memory report, modelled: no heap, and no pools (the fake
+        builds no frames), but the same keys."""
+        return {"heap_bytes": 0, "heap_used_bytes": 0, "heap_largest_free_bytes": 0,
+                "shared_pools": 0, "private_pools": 0, "shared_pool_mbufs": 0,
+                "shared_pool_bytes": 0, "template_serials": 0}
+
     def op_hist_bench(self, n: int) -> int:
         raise errors.NetloadEnvironmentError(
             "the fake engine has no native histogram to benchmark; run the benchmark on "
@@ -974,6 +981,11 @@ class FakeHost:
                 raise errors.NetloadConfigError(
                     f"{where}: stream: frame {i} is {len(f)} bytes without FCS; give "
                     f"{CONSTANTS['min_frame_bytes']} to {CONSTANTS['max_frame_bytes']}")
+        if len(self.streams) >= MAX_STREAMS:
+            raise errors.NetloadConfigError(
+                f"{where}: stream: {MAX_STREAMS} streams are loaded, the most one engine "
+                "holds; free the streams no run sends any more, or spread them over "
+                "several engines")
         self._stream_ids += 1
         handle = self._next()
         self.streams[handle] = FakeStream(self._stream_ids, port_id, str(name or ""), frames,

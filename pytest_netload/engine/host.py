@@ -158,6 +158,9 @@ class Host:
                 if self.cpu_plan is not None:  # the workers stopped: their CPUs are free
                     self.cpu_plan.release()
 
+    def op_mem_stats(self) -> dict[str, int]:
+        return self.facade.mem_stats()
+
     def op_hist_bench(self, n: int) -> int:
         return self.facade.hist_bench_cycles(n)
 

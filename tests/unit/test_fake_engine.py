@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_netload.bench.harness import LatencyMeter
 from pytest_netload.bench.ratecontrol import RateController
@@ -433,6 +435,25 @@ def test_the_fake_refuses_what_it_does_not_model(shaper: Wired) -> None:
         host.op_stream_load(port, {"name": "tiny", "frames": [b"x" * 10], "sequence": [0]})
     with pytest.raises(NetloadConfigError, match="stream handle 99 is not loaded"):
         host.op_run_start([{"handle": 99, "count": 1}], [])
+
+
+@given(freed=st.integers(0, 3))
+@settings(max_examples=4, deadline=None)
+def test_the_stream_limit_is_the_native_one_with_its_fix(freed: int) -> None:
+    """As the engine: NETLOAD_MAX_STREAMS streams load, one more is refused with the count
+    and the fix, and each stream freed makes room for one."""
+    host = FakeHost(FakeDut())
+    port = host.op_port_open("net_fake0")["port_id"]
+    spec = udp(size=64).for_flow(FLOW).compile(16)
+    handles = [host.op_stream_load(port, spec)["handle"] for _ in range(fake.MAX_STREAMS)]
+    with pytest.raises(NetloadConfigError,
+                       match=rf"{fake.MAX_STREAMS} streams are loaded.*free the streams"):
+        host.op_stream_load(port, spec)
+    for h in handles[:freed]:
+        host.op_stream_free(h)
+    for _ in range(freed):
+        host.op_stream_load(port, spec)
+    assert len(host.streams) == fake.MAX_STREAMS
 
 
 def test_a_crash_of_the_fake_host_is_an_engine_crash() -> None:
