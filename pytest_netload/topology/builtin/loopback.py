@@ -30,6 +30,7 @@ from pytest_netload.topology.builtin.netns import (
     _disable_offloads,
     _quiet_generator_side,
     _set_up,
+    _wait_running,
 )
 from pytest_netload.topology.facts import LINE_RATE_BPS, WIRES
 from pytest_netload.topology.model import PortSpec, Topology, Wire
@@ -47,6 +48,7 @@ def _build_loopback(res: _Resources, backend: str) -> BuiltTopology:
         _quiet_generator_side(ipr, (g0, g1))
         _disable_offloads((g0, g1))
         _set_up(ipr, (g0, g1))
+        _wait_running(ipr, (g0, g1))
     ports = (
         PortSpec("p0", vdev_string(backend, f"{tag}p0", g0), g0, mac0, peer_mac=mac1),
         PortSpec("p1", vdev_string(backend, f"{tag}p1", g1), g1, mac1, peer_mac=mac0),

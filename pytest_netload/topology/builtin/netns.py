@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -122,6 +123,34 @@ def _set_up(ipr: Any, names: Sequence[str]) -> None:
         ipr.link("set", index=index, state="up")
 
 
+# How long a veth end may take from "set up" to a running carrier. The kernel's linkwatch
+# work turns carrier and operstate on (and swaps the drop-everything noop qdisc for the real
+# one) after the fact, later on a busy machine: a frame sent before then is silently dropped.
+OPERSTATE_TIMEOUT_S = 5.0
+
+
+def _wait_running(ipr: Any, names: Sequence[str], timeout_s: float = OPERSTATE_TIMEOUT_S) -> None:
+    """Return once every interface in ``names`` reports operstate UP (carrier on)."""
+    deadline = time.monotonic() + timeout_s
+    pending = list(names)
+    while pending:
+        states = {}
+        for name in pending:
+            (link,) = ipr.get_links(ifname=name)
+            states[name] = link.get("IFLA_OPERSTATE")
+        pending = [name for name in pending if states[name] != "UP"]
+        if not pending:
+            return
+        if time.monotonic() >= deadline:
+            name = pending[0]
+            raise NetloadEnvironmentError(
+                f"interface {name} is set up but its operstate is still {states[name]} after "
+                f"{timeout_s:g} s (no carrier: is its veth peer down?); frames sent on it would "
+                f"be dropped, so the topology was not handed out"
+            )
+        time.sleep(0.002)
+
+
 @dataclass(frozen=True)
 class _Pair:
     """A DUT namespace joined to the caller's by two veth pairs: ``g<i>`` here, ``d<i>`` there."""
@@ -173,8 +202,12 @@ def _dut_namespace(res: _Resources, code: int, *, forward: bool) -> _Pair:
 
 
 def _generators_up(pair: _Pair) -> None:
+    """Generator ends up last (the DUT's are up by then); back once all four carry frames."""
     with IPRoute() as ipr:
         _set_up(ipr, pair.gens)
+        _wait_running(ipr, pair.gens)
+    with IPRoute(netns=pair.ns, flags=0) as nsr:
+        _wait_running(nsr, pair.duts)
 
 
 def _ports(
