@@ -2,7 +2,7 @@
 do not edit; run `python3 native/gen_facts.py` after changing the header."""
 
 # enum netload_constants
-ABI_VERSION = 13
+ABI_VERSION = 14
 SIGNATURE_BYTES = 16
 SIGNATURE_MAGIC = 20044
 MAX_STREAMS = 16384
@@ -42,10 +42,10 @@ SIGNATURE_FORMAT = '=HHIQ'
 SIGNATURE_FIELDS = ('magic', 'stream_id', 'seq', 'tx_tsc')
 
 # struct netload_tx_stats: (member, numpy dtype) in declaration order
-TX_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('unsent', 'u8'), ('alloc_failures', 'u8'), ('first_ns', 'u8'), ('last_ns', 'u8'), ('max_lag_ns', 'u8'), ('lagged_bursts', 'u8'), ('end_ns', 'u8'), ('end_reason', 'i4'), ('off_cpu_ns', 'u8'), ('preemptions', 'u8'))
+TX_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('unsent', 'u8'), ('alloc_failures', 'u8'), ('first_ns', 'u8'), ('last_ns', 'u8'), ('max_lag_ns', 'u8'), ('lagged_bursts', 'u8'), ('end_ns', 'u8'), ('end_reason', 'i4'), ('off_cpu_ns', 'u8'), ('preemptions', 'u8'), ('wait_cpu_ns', 'u8'), ('sleeps', 'u8'), ('refused_bursts', 'u8'))
 
 # struct netload_rx_stream_stats: (member, numpy dtype) in declaration order
 RX_STREAM_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('duplicates', 'u8'), ('reordered', 'u8'), ('max_seq', 'u8'), ('first_ns', 'u8'), ('last_ns', 'u8'), ('latency_min_ns', 'u8'), ('latency_max_ns', 'u8'), ('latency_sum_ns', 'u8'), ('latency_samples', 'u8'), ('jitter_ns', 'u8'), ('ipdv_pairs', 'u8'), ('hw_stamp_missing', 'u8'), ('gap_events', 'u8'), ('last_gap_tx_ns', 'u8'), ('by_tx_end', 'u8'), ('hist_unrecorded', 'u8'), ('rx_queues', 'u8'))
 
 # struct netload_rx_queue_stats: (member, numpy dtype) in declaration order
-RX_QUEUE_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('foreign', 'u8'), ('bursts', 'u8'), ('off_cpu_ns', 'u8'), ('preemptions', 'u8'))
+RX_QUEUE_STATS_FIELDS = (('packets', 'u8'), ('bytes', 'u8'), ('foreign', 'u8'), ('bursts', 'u8'), ('off_cpu_ns', 'u8'), ('preemptions', 'u8'), ('wait_cpu_ns', 'u8'), ('sleeps', 'u8'))

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 13,
+	NETLOAD_ABI_VERSION = 14,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
@@ -394,12 +394,20 @@ struct netload_tx_stats {
 	uint64_t lagged_bursts;   /* paced bursts that left more than 1 us late */
 	uint64_t end_ns;          /* when it stopped sending, ns after the start deadline */
 	int end_reason;           /* enum netload_tx_end */
-	/* The worker thread that sent it, from the start deadline to its return. It
-	 * busy-polls and never sleeps, so its wall time minus its CPU time is time it
-	 * was runnable but off its CPU: the measured proof that another task (or an
-	 * interrupt) took the generator's core. */
+	/* The worker thread that sent it, from the start deadline to its return:
+	 * its wall time minus its CPU time. That is time it waited for its CPU while
+	 * another task ran there (wait_cpu_ns), plus time it slept inside a call
+	 * (a PMD that blocks, as AF_PACKET's TX does in poll() on a full ring). */
 	uint64_t off_cpu_ns;
 	uint64_t preemptions;     /* involuntary context switches of that thread */
+	uint64_t wait_cpu_ns;     /* of off_cpu_ns: runnable but waiting, another task on
+	                           * its CPU (the kernel's schedstat run_delay): the measured
+	                           * proof that the machine took the generator's core;
+	                           * equals off_cpu_ns where schedstat cannot be read */
+	uint64_t sleeps;          /* voluntary context switches: the worker blocked in a call */
+	uint64_t refused_bursts;  /* TX calls in which the PMD took fewer frames than it was
+	                           * offered (its TX ring was full: the device below it, or
+	                           * what that feeds, took frames slower; back-pressure) */
 };
 
 struct netload_rx_stream_stats {
@@ -441,6 +449,8 @@ struct netload_rx_queue_stats {
 	uint64_t bursts;
 	uint64_t off_cpu_ns;      /* the worker that polled it: as in netload_tx_stats */
 	uint64_t preemptions;
+	uint64_t wait_cpu_ns;
+	uint64_t sleeps;
 };
 
 struct netload_run;

@@ -51,6 +51,9 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	out->lagged_bursts = t->lagged_bursts;
 	out->off_cpu_ns = t->off_cpu_ns;
 	out->preemptions = t->preemptions;
+	out->wait_cpu_ns = t->wait_cpu_ns;
+	out->sleeps = t->sleeps;
+	out->refused_bursts = t->refused_bursts;
 	return 0;
 }
 
@@ -252,5 +255,7 @@ netload_run_rx_queue_stats(const struct netload_run *run, uint32_t i,
 	out->bursts = t->bursts;
 	out->off_cpu_ns = t->off_cpu_ns;
 	out->preemptions = t->preemptions;
+	out->wait_cpu_ns = t->wait_cpu_ns;
+	out->sleeps = t->sleeps;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,13 +28,36 @@
 
 static struct netload_run *active_run;
 
-/* What the kernel says about the calling thread: its CPU time and the times
- * it was preempted; with the wall clock, the time it spent off its CPU. */
+/* What the kernel says about the calling thread: its CPU time, the times it was
+ * preempted and blocked, and (schedstat) how long it waited runnable for its CPU;
+ * with the wall clock, the time it spent off its CPU. */
 struct cpu_mark {
 	uint64_t wall_ns;
 	uint64_t cpu_ns;
 	uint64_t preemptions;
+	uint64_t sleeps;
+	uint64_t wait_ns;
+	int has_wait;             /* schedstat was read */
 };
+
+/* The second field of /proc/thread-self/schedstat: ns spent runnable, waiting on a
+ * runqueue (CONFIG_SCHED_INFO). Read twice a run, never per burst. */
+static int
+read_run_delay(uint64_t *out)
+{
+	unsigned long long on_cpu, waited;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n;
+
+	if (f == NULL)
+		return -1;
+	n = fscanf(f, "%llu %llu", &on_cpu, &waited);
+	fclose(f);
+	if (n != 2)
+		return -1;
+	*out = waited;
+	return 0;
+}
 
 static void
 cpu_mark(struct cpu_mark *m)
@@ -45,31 +69,49 @@ cpu_mark(struct cpu_mark *m)
 	m->wall_ns = (uint64_t)ts.tv_sec * NETLOAD_NS_PER_S + (uint64_t)ts.tv_nsec;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	m->cpu_ns = (uint64_t)ts.tv_sec * NETLOAD_NS_PER_S + (uint64_t)ts.tv_nsec;
-	m->preemptions = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		m->preemptions = (uint64_t)ru.ru_nivcsw;
+		m->sleeps = (uint64_t)ru.ru_nvcsw;
+	} else {
+		m->preemptions = 0;
+		m->sleeps = 0;
+	}
+	m->has_wait = read_run_delay(&m->wait_ns) == 0;
 }
 
-/* A worker's off-CPU time and preemptions since `start`, on each of its TX and RX tasks. */
+/* A worker's off-CPU time, its share spent waiting for the CPU, preemptions and
+ * sleeps since `start`, on each of its TX and RX tasks. */
 static void
 cpu_account(struct netload_run *run, const struct worker *w, const struct cpu_mark *start)
 {
 	struct cpu_mark end;
-	uint64_t wall, cpu;
+	uint64_t wall, cpu, off, wait, preempted, slept;
 	uint32_t i;
 
 	cpu_mark(&end);
 	wall = end.wall_ns - start->wall_ns;
 	cpu = end.cpu_ns - start->cpu_ns;
+	off = wall > cpu ? wall - cpu : 0;
+	wait = start->has_wait && end.has_wait ? end.wait_ns - start->wait_ns : off;
+	if (wait > off)
+		wait = off;  /* two clocks: never claim more waiting than time off the CPU */
+	preempted = end.preemptions - start->preemptions;
+	slept = end.sleeps - start->sleeps;
 	for (i = 0; i < w->n_tx; i++) {
 		struct tx_task *t = &run->tx[w->tx[i]];
 
-		t->off_cpu_ns = wall > cpu ? wall - cpu : 0;
-		t->preemptions = end.preemptions - start->preemptions;
+		t->off_cpu_ns = off;
+		t->wait_cpu_ns = wait;
+		t->preemptions = preempted;
+		t->sleeps = slept;
 	}
 	for (i = 0; i < w->n_rx; i++) {
 		struct rx_task *r = &run->rx[w->rx[i]];
 
-		r->off_cpu_ns = wall > cpu ? wall - cpu : 0;
-		r->preemptions = end.preemptions - start->preemptions;
+		r->off_cpu_ns = off;
+		r->wait_cpu_ns = wait;
+		r->preemptions = preempted;
+		r->sleeps = slept;
 	}
 }
 

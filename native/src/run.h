@@ -51,8 +51,11 @@ struct tx_task {
 	uint64_t last_tsc;
 	uint64_t end_tsc;         /* when it stopped sending; 0: not yet */
 	int end_reason;           /* enum netload_tx_end */
+	uint64_t refused_bursts;  /* calls the PMD took part of (netload_tx_stats) */
 	uint64_t off_cpu_ns;      /* its worker's, over the run (netload_tx_stats) */
 	uint64_t preemptions;
+	uint64_t wait_cpu_ns;
+	uint64_t sleeps;
 } __rte_cache_aligned;
 
 /*
@@ -120,6 +123,8 @@ struct rx_task {
 	uint64_t captured;        /* frames written to the ring (the newest is captured - 1) */
 	uint64_t off_cpu_ns;      /* its worker's, over the run (netload_rx_queue_stats) */
 	uint64_t preemptions;
+	uint64_t wait_cpu_ns;
+	uint64_t sleeps;
 	uint64_t *seen_block;     /* every stream's sequence window, in one allocation */
 	uint64_t **tables;        /* every stream's histogram page tables */
 } __rte_cache_aligned;

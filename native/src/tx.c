@@ -138,8 +138,10 @@ netload_tx_step(struct netload_run *run, struct tx_task *t)
 			t->bytes += bufs[i]->pkt_len;
 	}
 	t->n_pending = old + want - sent;
-	if (t->n_pending)
+	if (t->n_pending) {
 		memcpy(t->pending, bufs + sent, sizeof(bufs[0]) * t->n_pending);
+		t->refused_bursts++;
+	}
 	SHARED_STORE(&t->packets, t->packets + sent);
 	if (sent) {
 		if (t->first_tsc == 0)

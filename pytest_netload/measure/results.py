@@ -76,8 +76,11 @@ class StreamResult:
     last_gap_tx_ns: int | None = 0  # TX time of the latest frame that arrived after a gap; 0: none
     tx_end_ns: int = 0            # when the stream stopped sending, after the start deadline
     tx_end_reason: str = "none"   # why: "count", "duration", "phases", "stopped" (or "none")
-    tx_off_cpu_ns: int = 0        # its worker was runnable but off its CPU this long in the run
+    tx_off_cpu_ns: int = 0        # its worker was off its CPU this long in the run (wall - CPU)
     tx_preemptions: int = 0       # times the kernel took the worker's CPU during the run
+    tx_wait_cpu_ns: int = 0       # of tx_off_cpu_ns: runnable, waiting while another task ran
+    tx_sleeps: int = 0            # times the worker blocked inside a call (a PMD that waits)
+    tx_refused_bursts: int = 0    # TX calls the port took only part of (its TX ring was full)
     rx_by_tx_end: int = 0         # arrivals (duplicates included) before TX ended
     hist_unrecorded: int = 0      # histogram additions the run's page arena had no room for
     rx_queues: int = 1            # RX queues it arrived on (0: none); sequence tracking is per queue
@@ -201,15 +204,41 @@ class StreamResult:
         return self.latency_sum_ns / self.latency_samples if self.latency_samples else None
 
 
+def _refusals(s: StreamResult) -> str:
+    return (f"the port took only part of {fmt.count(s.tx_refused_bursts)} TX calls (its TX "
+            "ring was full: the device below it, or what that feeds, took frames slower "
+            "than they were offered)")
+
+
 def lag_cause(s: StreamResult) -> str:
-    """What the kernel measured of the worker that sent `s`: whether another task took
-    its CPU (the proof for blaming the machine), or whether the lag is the generator's."""
-    if s.tx_preemptions:
-        return (f"its worker was off its CPU for {fmt.time_ns(s.tx_off_cpu_ns)} in "
-                f"{fmt.count(s.tx_preemptions)} preemptions (another task took the core): "
-                "run it on a quieter CPU")
-    return ("its worker kept its CPU (no preemption measured), so the generator itself is "
-            "too slow for this rate: lower the rate or add TX cores")
+    """What the engine measured of the worker that sent `s`: the time it waited for its
+    CPU while another task ran there (the proof for blaming the machine) and how much of
+    the worst lag that covers; TX calls the port took only part of (back-pressure from
+    the device); sleeps inside calls. With none of these the lag is the generator's own."""
+    causes = []
+    wait, lag = s.tx_wait_cpu_ns, s.tx_max_lag_ns
+    if s.tx_preemptions and wait:
+        text = (f"its worker waited {fmt.time_ns(wait)} for its CPU in "
+                f"{fmt.count(s.tx_preemptions)} preemptions (another task took the core")
+        if wait >= lag:
+            text += "): run it on a quieter CPU"
+        else:  # a worker that waited 0.1 s cannot have lagged 0.4 s by waiting
+            text += f"), which covers {fmt.share(wait / lag)} of the worst lag"
+        causes.append(text)
+    if s.tx_refused_bursts:
+        causes.append(_refusals(s))
+    blocked = s.tx_off_cpu_ns - wait
+    if s.tx_sleeps and blocked > 0:
+        causes.append(f"its worker slept {fmt.time_ns(blocked)} in {fmt.count(s.tx_sleeps)} "
+                      "blocking calls (the port's driver waits inside its calls)")
+    if not causes:
+        return ("its worker kept its CPU (no wait for it measured), so the generator itself "
+                "is too slow for this rate: lower the rate or add TX cores")
+    if wait < lag and not s.tx_refused_bursts and not s.tx_sleeps:
+        causes.append("the rest it spent on its CPU, in its own work: on a kernel port (veth, "
+                      "AF_PACKET) the kernel's processing of each frame runs inside the TX "
+                      "call, a DUT's on this kernel (a netns DUT) included")
+    return "; ".join(causes)
 
 
 def shortfall_cause(s: StreamResult, offered_pps: float, duration_s: float) -> str:
@@ -234,6 +263,8 @@ def shortfall_cause(s: StreamResult, offered_pps: float, duration_s: float) -> s
             f"the generator fell behind its schedule (measured: worst lag "
             f"{fmt.time_ns(s.tx_max_lag_ns)}, {fmt.count(s.tx_lagged_bursts)} bursts more "
             f"than 1us late): {lag_cause(s)}")
+    if s.tx_refused_bursts and not causes:  # no lag is measured while frames wait
+        causes.append(_refusals(s))
     if s.tx_unsent:
         causes.append(f"the port refused {fmt.count(s.tx_unsent)} frames until the run ended "
                       "(its TX ring stayed full: the link or the device below it is slower)")
@@ -333,7 +364,7 @@ class RunResult:
         On a path with no DUT, tx == rx + generator_drops; a trial with
         generator drops measured the generator, not the DUT.
         """
-        keys = ("imissed", "ierrors", "rx_nombuf", "iface_rx_dropped")
+        keys = ("imissed", "ierrors", "rx_nombuf", "iface_rx_dropped", "iface_ring_drops")
         return sum(int(c.get(k, 0)) for c in self.ports.values() for k in keys)
 
     @property
@@ -480,6 +511,10 @@ def build_run_result(
             else "none",
             tx_off_cpu_ns=int(tx["off_cpu_ns"][i]) if "off_cpu_ns" in names_of(tx) else 0,
             tx_preemptions=int(tx["preemptions"][i]) if "preemptions" in names_of(tx) else 0,
+            tx_wait_cpu_ns=int(tx["wait_cpu_ns"][i]) if "wait_cpu_ns" in names_of(tx) else 0,
+            tx_sleeps=int(tx["sleeps"][i]) if "sleeps" in names_of(tx) else 0,
+            tx_refused_bursts=int(tx["refused_bursts"][i])
+            if "refused_bursts" in names_of(tx) else 0,
             rx_by_tx_end=int(rx["by_tx_end"][i]) if "by_tx_end" in names_of(rx) else 0,
             hist_unrecorded=int(rx["hist_unrecorded"][i])
             if "hist_unrecorded" in names_of(rx) else 0,

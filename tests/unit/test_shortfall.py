@@ -55,10 +55,39 @@ def test_refused_frames_and_an_empty_pool_are_named() -> None:
 
 def test_a_lag_blames_the_machine_only_with_measured_preemptions() -> None:
     busy = shortfall_cause(stream(tx_max_lag_ns=1_000_000_000, tx_lagged_bursts=42,
-                                  tx_off_cpu_ns=1_200_000_000, tx_preemptions=310),
+                                  tx_off_cpu_ns=1_200_000_000, tx_wait_cpu_ns=1_200_000_000,
+                                  tx_preemptions=310),
                            10_000, 10)
-    assert "its worker was off its CPU for 1.20s in 310 preemptions (another task took " \
+    assert "its worker waited 1.20s for its CPU in 310 preemptions (another task took " \
         "the core): run it on a quieter CPU" in busy
     own = shortfall_cause(stream(tx_max_lag_ns=1_000_000_000, tx_lagged_bursts=42), 10_000, 10)
-    assert "its worker kept its CPU (no preemption measured)" in own
+    assert "its worker kept its CPU (no wait for it measured)" in own
     assert "quieter CPU" not in own and "lower the rate or add TX cores" in own
+
+
+def test_waiting_that_cannot_cover_the_lag_is_not_the_machines_alone() -> None:
+    """CI's shaped-DUT runs: off the CPU 138 ms in 473 preemptions, yet 395 ms behind."""
+    text = shortfall_cause(stream(tx_max_lag_ns=395_000_000, tx_lagged_bursts=2_622,
+                                  tx_off_cpu_ns=138_000_000, tx_wait_cpu_ns=138_000_000,
+                                  tx_preemptions=473), 52_083, 2)
+    assert "waited 138ms for its CPU in 473 preemptions (another task took the core), " \
+        "which covers 34.94% of the worst lag" in text
+    assert "quieter CPU" not in text
+    assert "the rest it spent on its CPU, in its own work" in text
+
+
+def test_back_pressure_and_blocking_calls_are_named() -> None:
+    text = shortfall_cause(stream(tx_max_lag_ns=400_000_000, tx_lagged_bursts=900,
+                                  tx_refused_bursts=12_345, tx_off_cpu_ns=300_000_000,
+                                  tx_wait_cpu_ns=10_000_000, tx_preemptions=3,
+                                  tx_sleeps=77), 52_083, 2)
+    assert "the port took only part of 12,345 TX calls (its TX ring was full" in text
+    assert "its worker slept 290ms in 77 blocking calls" in text
+    assert "the rest it spent" not in text and "quieter CPU" not in text
+
+
+def test_preemptions_without_waiting_time_blame_nobody() -> None:
+    """An engine whose schedstat said nothing: wait_cpu 0, so no time to blame."""
+    text = shortfall_cause(stream(tx_max_lag_ns=1_000_000_000, tx_lagged_bursts=42,
+                                  tx_preemptions=5), 10_000, 10)
+    assert "its worker kept its CPU" in text
