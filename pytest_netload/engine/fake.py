@@ -1120,7 +1120,8 @@ class FakeHost:
                 for k, v in got.items():
                     self.counters[p][k] += v
             deltas[p] = {**got, "iface_rx_dropped": 0, "iface_tx_dropped": 0,
-                         "iface_carrier_down": 0, "link_up_before": 1, "link_up_after": 1}
+                         "iface_ring_drops": 0, "iface_carrier_down": 0, "link_up_before": 1,
+                         "link_up_after": 1}
         return {"arrays": {k: pack_array(v) for k, v in o.arrays.items()}, "ports": deltas}
 
 

@@ -28,8 +28,8 @@ from .. import errors
 from . import locks
 from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
+from .ringdrops import RingDrops
 from .wire import TERMINATED_NOTE, pack_array
-
 
 IDLE_S = 0.02  # between requests, ARP/ND is answered this often
 
@@ -49,6 +49,7 @@ class Host:
         self.streams: dict[int, Any] = {}
         self.runs: dict[int, tuple[Any, list[int], dict[int, dict[str, int]]]] = {}
         self.watches: dict[int, LinkWatch] = {}  # per run: its ports' link events
+        self.ring_drops = RingDrops()  # the AF_PACKET PMD's ring drops, counted nowhere else
         self._ids = itertools.count(1)
         self.eal_args: list[str] = []
         self.cpu_plan: locks.CpuPlan | None = None
@@ -263,11 +264,16 @@ class Host:
     def stats(self, port_id: int) -> dict[str, int]:
         """DPDK's port counters, plus the kernel's drop counters of the interface
         under an AF_XDP/AF_PACKET/pcap port: frames the kernel dropped on the
-        generator's own receive path (a full XSK ring, say) show there only."""
+        generator's own receive path (a full XSK ring, say) show there only; and the
+        drops of an AF_PACKET port's packet sockets (its full RX ring), which no
+        counter of DPDK's or the interface's shows."""
         stats = self.facade.port_stats(port_id)
         iface = interface_of(self.ports[port_id])
         for what in ("rx_dropped", "tx_dropped"):
             stats[f"iface_{what}"] = read_iface_counter(iface, what) if iface else 0
+        # a full AF_PACKET RX ring: the packet socket's drops (ringdrops.py)
+        stats["iface_ring_drops"] = (self.ring_drops.total(iface) if iface and
+                                     self.ports[port_id].startswith("net_af_packet") else 0)
         # The generator's own link: its state, and how often the kernel interface under
         # the port lost its carrier (a flap between two reads shows only there).
         stats["link_up"] = int(bool(self.link_state(port_id)["up"]))

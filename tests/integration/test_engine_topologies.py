@@ -132,7 +132,8 @@ def test_loopback_loss_is_visible_in_generator_counters(engine: Engine, backend:
                        burst=128)
     counted = r.generator_drops
     assert counted == sum(r.ports[p.device][k] for p in gen.ports.values()
-                          for k in ("imissed", "ierrors", "rx_nombuf", "iface_rx_dropped"))
+                          for k in ("imissed", "ierrors", "rx_nombuf", "iface_rx_dropped",
+                                    "iface_ring_drops"))
     assert all(s.tx_packets == 50_000 for s in r.streams)
     assert (r.lost, r.duplicates, r.reordered, r.foreign) == (counted, 0, 0, 0), (
         f"{r.lost} frames lost on a loopback, {counted} counted by the generator's ports: "
