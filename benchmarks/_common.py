@@ -108,6 +108,15 @@ def testpmd_pps(vdevs: list[str], mode: str, seconds: float = 6.0,
     return float(max(kept)), text
 
 
+def proc_status_kib(pid: int, field: str = "VmRSS") -> int:
+    """A memory figure of process `pid` from /proc/PID/status (VmRSS, VmHWM: KiB)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    return 0
+
+
 def best_of(runs: int, measure: Callable[[], float]) -> float:
     """The fastest of `runs` measurements (noise only slows a run down)."""
     return max(measure() for _ in range(runs))

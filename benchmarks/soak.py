@@ -25,19 +25,13 @@ import argparse
 import time
 from typing import Any
 
+from _common import proc_status_kib
+
 from pytest_netload.engine.client import Engine
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic.streams import flow_stream
 
 WARMUP_S = 10.0   # memory is compared from here on: pools and rings are allocated by then
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def iface_counter(iface: str, name: str) -> int:
@@ -78,7 +72,7 @@ def main() -> None:
             drops = sum(c[i][k] - dut_before[i][k] for i in c
                         for k in ("rx_dropped", "tx_dropped"))
             samples.append({"t": elapsed, "tx": status["tx_packets"], "rx": status["rx_packets"],
-                            "dut_drops": drops, "rss_kib": rss_kib(pid)})
+                            "dut_drops": drops, "rss_kib": proc_status_kib(pid)})
             s = samples[-1]
             if len(samples) % 10 == 0:
                 print(f"t={s['t']:6.0f}s tx {s['tx']:>13,} rx {s['rx']:>13,} "

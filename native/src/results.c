@@ -61,7 +61,7 @@ static int
 merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
 		uint32_t n, const char *what)
 {
-	uint32_t q, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
+	uint32_t k, q, limit = field == offsetof(struct rx_stream_state, lat_hist) ?
 		run->lat_buckets : NETLOAD_HIST_BUCKETS;
 	int ret = check_done(run, what);
 
@@ -70,7 +70,13 @@ merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *co
 	if (i >= run->n_tx || counts == NULL || n > limit)
 		return netload_fail(NETLOAD_EINVAL, "%s: entry %u of %u, %u buckets",
 				what, i, run->n_tx, n);
-	memset(counts, 0, sizeof(*counts) * n);
+	/* Zero only what is not zero yet, and add only the values there are: a fresh
+	 * (calloc'd) buffer is then written where the stream has values and nowhere
+	 * else, so 10,000 streams' histograms (800 MB dense) cost memory for their
+	 * values only. Reading an untouched page costs no memory. */
+	for (k = 0; k < n; k++)
+		if (counts[k] != 0)
+			counts[k] = 0;
 	for (q = 0; q < run->n_rx; q++) {
 		uint64_t *const *table = *(uint64_t **const *)((const char *)&run->rx[q].streams[i] +
 				field);

@@ -670,12 +670,17 @@ netload_rx_task_free(const struct netload_run *run, struct rx_task *t)
 void
 netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n)
 {
-	uint32_t k;
+	uint32_t page, k;
 
-	for (k = 0; k < n; k++) {
-		const uint64_t *p = table[k >> NETLOAD_HIST_PAGE_SHIFT];
+	for (page = 0; page < NETLOAD_HIST_PAGES(n); page++) {
+		const uint64_t *p = table[page];
+		uint32_t base = page << NETLOAD_HIST_PAGE_SHIFT;
+		uint32_t end = base + NETLOAD_HIST_PAGE < n ? base + NETLOAD_HIST_PAGE : n;
 
-		if (p != NULL)
-			counts[k] += p[k & (NETLOAD_HIST_PAGE - 1)];
+		if (p == NULL)
+			continue;
+		for (k = base; k < end; k++)
+			if (p[k - base] != 0)  /* untouched buckets of counts stay unwritten */
+				counts[k] += p[k - base];
 	}
 }

@@ -3,7 +3,7 @@
 `serve(channel)` answers one request at a time. A request is
 `{"op": name, **arguments}`; the answer is `{"ok": value}` or
 `{"error": class name, "message": text}`. Results cross as plain types:
-numpy arrays travel as `{"descr", "data"}` and are rebuilt by the client
+numpy arrays travel as `wire.pack_array` packs them and are rebuilt by the client
 (both sides use `wire.py`). Only this module loads the facade, and only in
 the host process.
 """

@@ -24,6 +24,7 @@ from pytest_netload.bench.runner import IN_FLIGHT_SLACK_FRAMES, EngineMeasurer
 from pytest_netload.engine import fake
 from pytest_netload.engine.client import Engine, LoadedStream, Port, Tx
 from pytest_netload.engine.fake import FakeDut, FakeHost, parse_fake_engine
+from pytest_netload.engine.wire import unpack_array
 from pytest_netload.errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.measure.recording import recording
 from pytest_netload.rfc2544 import binary_search
@@ -204,7 +205,7 @@ def _host_results(dut: FakeDut) -> dict[str, bytes]:
                                 duration_ns=10**9, drain_ns=10**8, timing_samples=100)
         while host.op_run_poll(run)["state"] != "done":
             pass
-        out.update({f"{n}{k}": v["data"]
+        out.update({f"{n}{k}": unpack_array(v).tobytes()
                     for k, v in host.op_run_results(run)["arrays"].items()})
     return out
 
