@@ -6,15 +6,19 @@ runs in its own host process, started by `Engine`.
 
 from .bench.ratecontrol import RateController, RateResult, RateShortfallWarning
 from .engine.client import Engine, LoadedStream, Port
+from .bench.dut_trial import TrialContext
 from .errors import (
+    DutHealthFailure,
     EngineCrashed,
     InvalidTrial,
     NativeError,
     NetloadConfigError,
     NetloadEnvironmentError,
     NetloadError,
+    NetloadHookError,
     NetloadWarning,
 )
+from .measure.dut import DutCounter, DutHealth, LossAttribution
 from .measure.results import RunResult, StreamResult
 from .traffic.mix import bidirectional
 from .traffic.packets import (
@@ -40,6 +44,9 @@ __all__ = [
     "UDP",
     "Bursts",
     "Duration",
+    "DutCounter",
+    "DutHealth",
+    "DutHealthFailure",
     "Engine",
     "EngineCrashed",
     "Eth",
@@ -48,11 +55,13 @@ __all__ = [
     "IPv6",
     "InvalidTrial",
     "LoadedStream",
+    "LossAttribution",
     "MaxRate",
     "NativeError",
     "NetloadConfigError",
     "NetloadEnvironmentError",
     "NetloadError",
+    "NetloadHookError",
     "NetloadWarning",
     "Poisson",
     "Port",
@@ -67,6 +76,7 @@ __all__ = [
     "StreamResult",
     "TcpSpec",
     "Template",
+    "TrialContext",
     "UdpSpec",
     "Vlan",
     "assert_latency",

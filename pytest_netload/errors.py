@@ -48,6 +48,16 @@ class InvalidTrial(NetloadError):
     """The generator, not the DUT, failed a trial (TX short, RX drops on our side)."""
 
 
+class NetloadHookError(NetloadError):
+    """A pytest_netload_* hook implementation raised, returned the wrong type or took
+    longer than the hook timeout; the message names the hook and its plugin. The test
+    it ran in is an ERROR (the DUT was not judged)."""
+
+
+class DutHealthFailure(AssertionError):
+    """A DUT health hook failed the test (``DutHealth.failed(reason)``): a DUT verdict."""
+
+
 class NetloadWarning(UserWarning):
     """Base of pytest-netload warnings; each one says what to do."""
 

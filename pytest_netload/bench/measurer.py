@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import format as fmt
+from .dut_trial import NoDutHooks, TrialContext, TrialHooks
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
@@ -56,6 +57,14 @@ class EngineMeasurer:
     directions: tuple[str, ...] = ()
     """The wires ("tx->rx") the lanes load; with two or more, a trial's record has a
     breakdown per direction."""
+    hooks: TrialHooks | None = None
+    """The DUT's side of every trial (bench/dut_trial.py): its counters before and after,
+    its health; None: the generator's counters only."""
+    procedure: str = "trial"
+    """What the trials are for ("throughput", ...): told to the DUT hooks."""
+    test: str = ""
+    trials_run: int = 0
+    last_run: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.lanes:
@@ -132,19 +141,44 @@ class EngineMeasurer:
             self.engine.run(self._entries(load_pps), self.rx, duration_s=seconds,
                             drain_s=0.05)
 
+    def _context(self, load_pps: float, duration_s: float) -> TrialContext:
+        self.trials_run += 1
+        return TrialContext(self.test, self.procedure, self.frame_size, load_pps, duration_s,
+                            self.trials_run)
+
+    def _around(self, ctx: TrialContext, run_trial: Callable[[], tuple[Any, TrialResult]]
+                ) -> TrialResult:
+        """One trial's traffic between the DUT hooks' `before` and `after`."""
+        hooks = self.hooks or NoDutHooks()
+        hooks.before(ctx)
+        run, trial = run_trial()
+        self.last_run = run
+        return hooks.after(replace(ctx, phase="after"), trial, run)
+
     def measure(self, load_pps: float, duration_s: float) -> TrialResult:
         self.warm_up(load_pps, self.warmup_s)
-        run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
-                              drain_s=self.drain_s)
-        return self._trial(run, load_pps, duration_s, load_pps * duration_s)
+
+        def run_trial() -> tuple[Any, TrialResult]:
+            run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
+                                  drain_s=self.drain_s)
+            return run, self._trial(run, load_pps, duration_s, load_pps * duration_s)
+
+        return self._around(self._context(load_pps, duration_s), run_trial)
 
     def measure_burst(self, frames: int, rate_pps: float) -> TrialResult:
         """`frames` back to back at the port's maximum rate (§26.4), on each direction
         (split among its lanes by their shares)."""
         counts = [max(1, round(frames * lane.share)) for lane in self.lanes]
-        run = self.engine.run([Tx(lane.stream, n) for lane, n in zip(self.lanes, counts)],
-                              self.rx, drain_s=self.drain_s)
-        trial = self._trial(run, rate_pps, max(frames / rate_pps, 1e-9), frames)
+
+        def run_trial() -> tuple[Any, TrialResult]:
+            run = self.engine.run([Tx(lane.stream, n) for lane, n in zip(self.lanes, counts)],
+                                  self.rx, drain_s=self.drain_s)
+            return run, self._trial(run, rate_pps, max(frames / rate_pps, 1e-9), frames)
+
+        trial = self._around(self._context(rate_pps, max(frames / rate_pps, 1e-9)), run_trial)
+        if not trial.valid:
+            return trial
+        run = self.last_run
         whole = all(s.tx_packets == n for s, n in zip(run.streams, counts))
         if whole and trial.achieved_tx_pps < rate_pps * (1 - 0.05) and frames > 1000:
             return replace(trial, valid=False, invalid_reason=(
@@ -159,6 +193,8 @@ class EngineMeasurer:
             return (Phase(self._cbr(overload_pps * share)[0].gaps_ps, int(overload_s * 1e9)),
                     Phase(self._cbr(relief_pps * share)[0].gaps_ps, int(relief_s * 1e9)))
 
+        ctx = self._context(overload_pps, overload_s + relief_s)
+        (self.hooks or NoDutHooks()).before(ctx)
         run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
                               self.rx, drain_s=self.drain_s)
         scheduled = overload_pps * overload_s + relief_pps * relief_s
@@ -169,7 +205,16 @@ class EngineMeasurer:
         trial = recovery_of(parts, self.lanes, self.directions)
         reason = self._lane_failure(run, scheduled, scheduled / (overload_s + relief_s),
                                     timed=lambda i: parts[i].recovery_ns)
-        return replace(trial, valid=reason is None, invalid_reason=reason)
+        trial = replace(trial, valid=reason is None, invalid_reason=reason)
+        return self._health(replace(ctx, phase="after"), trial)
+
+    def _health(self, ctx: TrialContext, trial: Any) -> Any:
+        """A recovery or reset trial after the DUT's health hooks: invalid when they say
+        so (their loss is timed, not counted, so no attribution)."""
+        why = (self.hooks or NoDutHooks()).health(ctx, trial)
+        if why is None or not trial.valid:
+            return trial
+        return replace(trial, valid=False, invalid_reason=f"DUT health: {why}")
 
     def measure_reset(self, load_pps: float, duration_s: float, hook: Callable[[], Any],
                       at_s: float) -> ResetTrial:
@@ -185,6 +230,8 @@ class EngineMeasurer:
                 called.append(time.monotonic() - started)
                 called.append(started - t0)
 
+        ctx = self._context(load_pps, duration_s)
+        (self.hooks or NoDutHooks()).before(ctx)
         run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
                               drain_s=self.drain_s, progress=poll)
         require_loss_timing(run.streams[:len(self.lanes)], "reset (RFC 2544 §26.6)")
@@ -194,9 +241,10 @@ class EngineMeasurer:
         if not called:
             reason = (f"the run ended before the reset hook was due at "
                       f"{fmt.time_s_exact(at_s)}; give a longer duration")
-        return reset_of(run, self.lanes, self.directions, load_pps, longest,
-                        int(called[1] * 1e9) if called else 0, called[0] if called else 0.0,
-                        reason)
+        trial = reset_of(run, self.lanes, self.directions, load_pps, longest,
+                         int(called[1] * 1e9) if called else 0, called[0] if called else 0.0,
+                         reason)
+        return self._health(replace(ctx, phase="after"), trial)
 
     def calibrate(self, seconds: float = CALIBRATION_S) -> float:
         """The generator's maximum rate with these streams: what the port takes at full

@@ -83,8 +83,14 @@ class Rfc2544Runner:
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2544Mark, *,
                  duration_override_s: float | None = None, frame_size: FrameSize | None = None,
-                 test: str = "", calibration: Calibration | None = None) -> None:
+                 test: str = "", calibration: Calibration | None = None,
+                 hooks: Any = None, reset_hook: Callable[[], Callable[[], Any]] | None = None
+                 ) -> None:
         self.engine = engine
+        self.hooks = hooks
+        """The DUT's side of every trial (bench/dut_trial.TrialHooks); None: none."""
+        self.reset_hook = reset_hook
+        """Gives the reset callable reset() uses when it is given none (the DUT hooks')."""
         self.ports = ports
         self.mark = mark
         self.duration_override_s = duration_override_s
@@ -171,7 +177,8 @@ class Rfc2544Runner:
         return mix, None
 
     @contextmanager
-    def _measurer(self, size: FrameSize, stream: Any = None) -> Iterator[EngineMeasurer]:
+    def _measurer(self, size: FrameSize, stream: Any = None,
+                  procedure: str = "trial") -> Iterator[EngineMeasurer]:
         """A measurer for one frame size: the procedure's traffic on the marker's wire
         (and its reverse with direction='both'); its streams are freed after."""
         mix, name = self._mix(stream)
@@ -184,7 +191,8 @@ class Rfc2544Runner:
                                  self.mark.drain_s, warmup_s=self.mark.warmup_s,
                                  steady_state=self.mark.steady_state,
                                  loss_tolerance=self.mark.loss_tolerance,
-                                 lanes=plan.lanes, directions=plan.directions)
+                                 lanes=plan.lanes, directions=plan.directions,
+                                 hooks=self.hooks, procedure=procedure, test=self.test)
 
     def _record(self, kind: str, record: dict[str, Any]) -> None:
         """A procedure's record, with the traffic its trials sent ("traffic")."""
@@ -218,7 +226,7 @@ class Rfc2544Runner:
             if self.mark.search == "mlrsearch":
                 out.append(self._mlr_throughput(self.ndr_pdr([size], stream=stream)[0]))
                 continue
-            with self._measurer(size, stream) as measurer:
+            with self._measurer(size, stream, "throughput") as measurer:
                 max_pps = self._max_pps(measurer, measurer.mean_frame_size)
                 result = binary_search(
                     partial(measurer.measure, duration_s=self.trial_duration_s), max_pps,
@@ -257,7 +265,7 @@ class Rfc2544Runner:
             time_budget_seconds(time_budget)
         chosen = self._goals(goals)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream) as m:
+            with self._measurer(size, stream, "mlrsearch") as m:
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 result = mlr_search(
                     m.measure, min_pps=max_pps / 1000, max_pps=max_pps, goals=chosen,
@@ -301,7 +309,7 @@ class Rfc2544Runner:
         (measured first unless `throughput` gives it)."""
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream) as m:
+            with self._measurer(size, stream, "latency") as m:
                 load = self._throughput_pps(size, m, throughput, stream)
                 if load <= 0:
                     raise NetloadConfigError(
@@ -341,7 +349,7 @@ class Rfc2544Runner:
         successive loads lose nothing."""
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream) as m:
+            with self._measurer(size, stream, "frame_loss") as m:
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 seconds = self._duration(duration, self.mark.trial_duration_s)
                 result = frame_loss_sweep(partial(m.measure, duration_s=seconds), max_pps,
@@ -364,7 +372,7 @@ class Rfc2544Runner:
         out = []
         burst_s = run_seconds(burst, what="burst")
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream) as m:
+            with self._measurer(size, stream, "back_to_back") as m:
                 # back to back: the generator's full rate, not the search's 95 % of it
                 rate = self._max_pps(m, m.mean_frame_size)
                 if not self.ports.topology.line_rate_bps and self.mark.max_rate is None:
@@ -388,7 +396,7 @@ class Rfc2544Runner:
         overload_s = self._duration(overload, RECOVERY_OVERLOAD_S)
         relief_s = self._duration(relief, RECOVERY_RELIEF_S)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream) as m:
+            with self._measurer(size, stream, "recovery") as m:
                 tput = self._throughput_pps(size, m, throughput, stream)
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 result = system_recovery(
@@ -400,12 +408,15 @@ class Rfc2544Runner:
             out.append(result)
         return out
 
-    def reset(self, hook: Callable[[], Any], frame_sizes: Any = None, *, load: Any = None,
+    def reset(self, hook: Callable[[], Any] | None = None, frame_sizes: Any = None, *,
+              load: Any = None,
               at: Any = "2s", duration: Any = "10s", repetitions: int = 1,
               stream: Any = None) -> list[ResetResult]:
-        """RFC 2544 §26.6: steady traffic while `hook()` resets the DUT `at` into the run;
-        the reset time is the longest silence at the receiver. `load` defaults to 50 % of
+        """RFC 2544 §26.6: steady traffic while `hook()` resets the DUT `at` into the run
+        (no `hook`: the DUT's pytest_netload_dut_reset hook, docs/hooks.md); the reset time is the longest silence at the receiver. `load` defaults to 50 % of
         the maximum (a rate every DUT forwards before and after its reset)."""
+        if hook is None and self.reset_hook is not None:
+            hook = self.reset_hook()  # the DUT hooks' reset (pytest_netload_dut_reset)
         check_hook(hook)
         at_s = run_seconds(at, what="at", zero_ok=True)
         seconds = trial_seconds(duration, what="duration")
@@ -414,7 +425,7 @@ class Rfc2544Runner:
                                      f"(0 <= at < duration={duration!r})")
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream) as m:
+            with self._measurer(size, stream, "reset") as m:
                 pps = 0.5 * self._max_pps(m, m.mean_frame_size) if load is None else \
                     self._throughput_pps(size, m, load, stream)
                 trials: list[ResetTrial] = []

@@ -65,6 +65,9 @@ class Rfc2544Mark:
     offered on each (RFC 2544 §14)."""
     stream: Any = None
     """The procedures' traffic (a traffic.mix.Mix); None: UDP with `flows` source ports."""
+    dut_health: bool | None = None
+    """Run the DUT's health hooks after every trial; None: the session's setting (ini
+    netload_dut_health)."""
 
     @property
     def resolution_ratio(self) -> float | None:

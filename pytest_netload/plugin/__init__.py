@@ -30,6 +30,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The hooks pytest-netload calls (plugin/hookspecs.py, docs/hooks.md)."""
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from ..topology.fake import FAKE_TOPOLOGY, fake_topology
     from . import fixtures, keys, markers, topologies, xdist
@@ -81,6 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--netload-topology: {exc}") from None
     if not config.pluginmanager.has_plugin("netload-fixtures"):
         config.pluginmanager.register(fixtures, "netload-fixtures")
+    from .dut_hooks import BUILTIN_PLUGIN, BuiltinDutHooks
+
+    if not config.pluginmanager.has_plugin(BUILTIN_PLUGIN):
+        config.pluginmanager.register(BuiltinDutHooks(), BUILTIN_PLUGIN)
     if not hasattr(config, "workerinput"):  # the xdist controller or a plain run
         from .terminal import Summary
 
@@ -261,15 +272,17 @@ def pytest_runtest_makereport(item: pytest.Item,
         # A plain JSON-able attribute: xdist serialises it with the report.
         report.netload = item.stash[RECORD_STASH]
     if call.excinfo is not None and report.failed:
-        from ..errors import EngineCrashed, InvalidTrial
+        from ..errors import EngineCrashed, InvalidTrial, NetloadHookError
 
-        if call.excinfo.errisinstance((EngineCrashed, InvalidTrial)):
+        if call.excinfo.errisinstance((EngineCrashed, InvalidTrial, NetloadHookError)):
             # A harness problem, not a DUT verdict (the engine host died, or the generator
             # failed every trial): pytest_report_teststatus files the report as an error;
             # the text (with the engine's log tail, or the trials' reasons) goes to results.
             report.netload_harness_error = str(call.excinfo.value)
             if call.excinfo.errisinstance(EngineCrashed):
                 report.netload_engine_crash = report.netload_harness_error
+            if call.excinfo.errisinstance(NetloadHookError):
+                report.netload_hook_error = report.netload_harness_error
     return report
 
 
@@ -288,6 +301,7 @@ class JunitCrashAsError:
                 not getattr(report, "netload_harness_error", None):
             return
         why = "engine crashed" if getattr(report, "netload_engine_crash", None) else \
+            "a DUT hook failed" if getattr(report, "netload_hook_error", None) else \
             "every trial invalid"
         try:  # pytest's writer is private: a pytest without it keeps its <failure>
             from _pytest.junitxml import xml_key

@@ -21,10 +21,10 @@ from ..bench.link import LinkPolicy, check_port_link
 from ..bench.runner import Calibration, Rfc2544Runner
 from ..bench.settings import NetloadMark, Rfc2544Mark
 from ..engine.client import Engine, Port
-from ..errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError
+from ..errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError, NetloadHookError
 from ..measure.recording import note_run
 from ..topology.model import Topology
-from .keys import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
+from .keys import DUT_FACTS_KEY, DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
 from .markers import parse_netload, parse_rfc2544
 from .options import Settings
 
@@ -136,7 +136,9 @@ def _netload_built(pytestconfig: pytest.Config,
 
     settings, topology = for_request(pytestconfig, request, _settings(pytestconfig))
     if topology is not None:
-        yield topology, ExternalDut(topology)
+        external = ExternalDut(topology)
+        _dut_facts(pytestconfig, external)
+        yield topology, external
         return
     from ..topology.builtin import build
 
@@ -154,7 +156,24 @@ def _netload_built(pytestconfig: pytest.Config,
             pytestconfig.stash[DUT_KEY] = {**built.dut.info,
                                            "name": settings.topology.partition(":")[0],
                                            "namespace": built.dut.namespace}
+            _dut_facts(pytestconfig, built.dut)
         yield built.topology, built.dut
+
+
+def _hook_runner(config: pytest.Config) -> Any:
+    from .dut_hooks import HookRunner
+
+    return HookRunner(config, _settings(config).hook_timeout_s)
+
+
+def _dut_facts(config: pytest.Config, dut: Any) -> None:
+    """The pytest_netload_dut_info hooks' facts, kept for the reports (DUT_FACTS_KEY)."""
+    from .dut_hooks import dut_info
+
+    try:
+        config.stash[DUT_FACTS_KEY] = dut_info(_hook_runner(config), dut)
+    except NetloadHookError as exc:
+        _harness_failure("reading the DUT's facts (pytest_netload_dut_info)", exc)
 
 
 @pytest.fixture(scope="session")
@@ -359,13 +378,23 @@ def _netload_calibration() -> Calibration:
 
 @pytest.fixture
 def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_ports: WiredPorts,
-            _netload_calibration: Calibration) -> Rfc2544Runner:
-    """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology."""
+            _netload_calibration: Calibration,
+            _netload_built: tuple[Topology, Any]) -> Rfc2544Runner:
+    """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology; the
+    DUT's hooks (docs/hooks.md) run around every trial."""
+    from .dut_hooks import PluginTrialHooks, dut_reset
+
     params = getattr(request.node, "callspec", None)
     size = params.params.get("frame_size") if params is not None else None
     mark = _rfc2544_mark(request)
+    settings = _settings(request.config)
+    runner = _hook_runner(request.config)
+    dut = _netload_built[1]
+    health = settings.dut_health if mark.dut_health is None else mark.dut_health
     return Rfc2544Runner(_engine_of_wire(netload_ports, mark.wire, netload_engine),
                          netload_ports, mark,
-                         duration_override_s=_settings(request.config).trial_duration_s,
+                         duration_override_s=settings.trial_duration_s,
                          frame_size=size, test=request.node.name,
-                         calibration=_netload_calibration)
+                         calibration=_netload_calibration,
+                         hooks=PluginTrialHooks(runner, dut, health=health),
+                         reset_hook=lambda: dut_reset(runner, dut))

@@ -15,10 +15,11 @@ import pytest
 from ..topology.model import Topology
 from .options import Settings
 
-__all__ = ["BASELINE_KEY", "DUT_KEY", "ENVIRONMENT_KEY", "SETTINGS_KEY", "TOPOLOGY_KEY"]
+__all__ = ["BASELINE_KEY", "DUT_FACTS_KEY", "DUT_KEY", "ENVIRONMENT_KEY", "SETTINGS_KEY", "TOPOLOGY_KEY"]
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
 BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
 ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results
 DUT_KEY = pytest.StashKey[dict[str, Any]]()  # a built-in DUT's metadata, for results
+DUT_FACTS_KEY = pytest.StashKey[dict[str, str]]()  # the pytest_netload_dut_info hooks' facts

@@ -33,7 +33,7 @@ RFC2544_HELP = (
     "rfc2544(frame_sizes=[64, 128, 256, 512, 1024, 1280, 1518], trial_duration='60s', "
     "loss_tolerance=0, search='binary', resolution=0.005, max_trials=20, retries=2, "
     "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s', goals='rfc2544-strict', "
-    "time_budget=None, steady_state='warn', direction='one', stream=None): settings of "
+    "time_budget=None, steady_state='warn', direction='one', stream=None, dut_health=None): settings of "
     "the rfc2544 fixture's procedures; a test taking a `frame_size` argument runs once per "
     "size. direction: 'one' (the wire) or 'both' (it and its reverse at once, the load "
     "offered on each: RFC 2544 §14). stream: the traffic, e.g. udp(), tcp(), a Template, "
@@ -42,7 +42,8 @@ RFC2544_HELP = (
     "(0.005: 0.5 %), or within a rate such as '100pps' or '1Mbit/s'. steady_state: what a "
     "trial does whose DUT still held more than 0.5 % of its frames in its buffers when "
     "traffic stopped: 'warn' (flagged in the record, summary and report), 'fail' (the "
-    "backlog counts as loss, so the trial fails) or 'off'. "
+    "backlog counts as loss, so the trial fails) or 'off'. dut_health: True runs the DUT's "
+    "health hooks after every trial (default: ini netload_dut_health). "
     "Provided by pytest-netload.")
 
 SEARCHES = ("binary", "mlrsearch")
@@ -86,7 +87,8 @@ def _run_seconds(name: str, value: Any, zero_ok: bool = False) -> float:
 NETLOAD_ARGS = ("rate", "pattern", "duration", "frame_sizes", "flows", "wire")
 RFC2544_ARGS = ("frame_sizes", "trial_duration", "loss_tolerance", "search", "resolution",
                 "max_trials", "retries", "drain", "flows", "max_rate", "wire", "learning_frames",
-                "warmup", "goals", "time_budget", "steady_state", "direction", "stream")
+                "warmup", "goals", "time_budget", "steady_state", "direction", "stream",
+                "dut_health")
 
 
 def _kwargs(mark: pytest.Mark, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -183,6 +185,12 @@ def parse_rfc2544(mark: pytest.Mark) -> Rfc2544Mark:
                     f"direction={value!r}: use 'one' (traffic on the marker's wire) or 'both' "
                     "(on it and its reverse at once, the load offered on each; RFC 2544 §14)")
             out["direction"] = value
+        elif key == "dut_health":
+            if value is not None and not isinstance(value, bool):
+                raise NetloadConfigError(
+                    f"dut_health={value!r}: give True (run the DUT's health hooks after every "
+                    "trial), False, or None (the ini key netload_dut_health decides)")
+            out["dut_health"] = value
         elif key == "stream" and value is not None:
             from ..traffic.mix import as_mix
 

@@ -55,6 +55,13 @@ LINK_STRICT_DESC = ("Make a port whose negotiated link speed differs from the to
 PORT_WAIT_DESC = ("How long opening a port waits for another session (another pytest run, "
                   "another CI job) that holds it, before failing with its name, pid and "
                   "command line. Default: 0s (fail at once)")
+DUT_HEALTH_DESC = ("Run the DUT's health hooks (pytest_netload_dut_health, docs/hooks.md) "
+                   "after every RFC 2544 trial: a trial they call invalid is retried, a "
+                   "failed check fails the test (true/false; the bare flag is true; a "
+                   "marker's dut_health= overrides). Default: false")
+HOOK_TIMEOUT_DESC = ("The longest one call of a pytest_netload_* hook implementation may "
+                     "take before the test errors naming the hook and its plugin. "
+                     "Default: 60s")
 RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC by ARP / "
                         "neighbour discovery when the topology gives no peer_mac; no answer "
                         "by then is an error naming the port and what to check. Default: 5s")
@@ -246,6 +253,16 @@ def _resolve_timeout(value: str) -> float:
     return seconds
 
 
+def _hook_timeout(value: str) -> float:
+    from ..units import as_duration
+
+    seconds = as_duration(value.strip(), what="hook timeout").seconds
+    if not 0 < seconds <= 3600:
+        raise NetloadConfigError(f"hook timeout {value!r}: give more than 0 and at most "
+                                 "3600 s, e.g. 60s")
+    return seconds
+
+
 def _port_wait(value: str) -> float:
     from ..units import as_duration
 
@@ -281,8 +298,10 @@ SETTINGS = (
     Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
     Setting("netload_resolve_timeout", RESOLVE_TIMEOUT_DESC, "5s", _resolve_timeout),
     Setting("netload_port_wait", PORT_WAIT_DESC, "0s", _port_wait),
+    Setting("netload_dut_health", DUT_HEALTH_DESC, "false", _flag),
+    Setting("netload_hook_timeout", HOOK_TIMEOUT_DESC, "60s", _hook_timeout),
 )
-FLAGS = frozenset({"netload_link_strict"})  # --netload-link-strict alone means true
+FLAGS = frozenset({"netload_link_strict", "netload_dut_health"})  # --netload-link-strict alone means true
 
 
 def _baseline_name(value: str) -> str | None:
@@ -311,6 +330,10 @@ class Settings:
     port_wait_s: float = 0.0
     engines: tuple[tuple[str, str], ...] = ()
     """Named engines (--netload-engines): (name, execnet spec) pairs."""
+    dut_health: bool = False
+    """Run the DUT's health hooks after every trial (a marker's dut_health overrides)."""
+    hook_timeout_s: float = 60.0
+    """The longest one call of a pytest_netload_* hook implementation may take."""
 
     @property
     def fake_dut(self) -> FakeDut | None:
@@ -349,6 +372,10 @@ class Settings:
             parts.append("engines " + ", ".join(f"{n}={s}" for n, s in self.engines))
         if self.port_wait_s:
             parts.append(f"port wait {fmt.time_s_exact(self.port_wait_s)}")
+        if self.dut_health:
+            parts.append("DUT health checks on")
+        if self.hook_timeout_s != 60.0:
+            parts.append(f"hook timeout {fmt.time_s_exact(self.hook_timeout_s)}")
         if self.resolve_timeout_s != 5.0:
             parts.append(f"resolve timeout {fmt.time_s_exact(self.resolve_timeout_s)}")
         return "netload: " + ", ".join(parts)
@@ -397,4 +424,5 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_save_baseline"], values["netload_baseline"],
                     values["netload_link_timeout"], values["netload_link_strict"],
                     values["netload_resolve_timeout"], values["netload_port_wait"],
-                    values["netload_engines"])
+                    values["netload_engines"], values["netload_dut_health"],
+                    values["netload_hook_timeout"])

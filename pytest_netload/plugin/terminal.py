@@ -15,6 +15,7 @@ import pytest
 
 from .. import format as fmt
 from ..bench.progress import progress_line
+from ..measure.dut import loss_note
 from ..rfc2544.mlr_text import goals_note
 from ..rfc2544.trial import steady_summary
 
@@ -60,7 +61,8 @@ def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
           and t.get("offered_pps") == lower]
     lat = next((t["latency"] for t in reversed(at) if t.get("latency")), None)
     sent = sum(t.get("tx_packets", 0) for t in at)
-    notes = [goals_note(m.get("goals") or ()), steady_summary(m.get("trials", ())) or ""]
+    notes = [goals_note(m.get("goals") or ()), steady_summary(m.get("trials", ())) or "",
+             loss_note(m.get("trials", ())) or ""]
     return [name, fmt.frame_size(m.get("frame_size")), fmt.rate_pps(lower or 0.0),
             _percentile(lat, "p50"), _percentile(lat, "p99"),
             _lost(sum(t.get("lost", 0) for t in at), sent) if sent else "-", verdict,
@@ -96,10 +98,11 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
                     best = t
             lat = (best or {}).get("latency")
             loss = "0 at throughput" if m.get("throughput_pps") else "-"
+            notes = [steady_summary(m.get("trials", ())), loss_note(m.get("trials", ()))]
             rows.append([name, fmt.frame_size(m.get("frame_size")),
                          fmt.rate_pps(m.get("throughput_pps")), _percentile(lat, "p50"),
                          _percentile(lat, "p99"), loss, verdict,
-                         steady_summary(m.get("trials", ())) or ""])
+                         "; ".join(n for n in notes if n)])
         elif kind == "latency_rfc2544":
             row = row_for(m.get("frame_size"))
             if row is None:
@@ -308,7 +311,7 @@ class Summary:
 
     def _document(self, session_info: dict[str, Any] | None = None) -> dict[str, Any]:
         from ..reports import json as json_report
-        from .keys import DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
+        from .keys import DUT_FACTS_KEY, DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
 
         settings = self.config.stash[SETTINGS_KEY]
         topo = self.config.stash.get(TOPOLOGY_KEY, None)
@@ -318,6 +321,9 @@ class Summary:
                             line_rate_bps=topo.line_rate_bps)
         elif DUT_KEY in self.config.stash:
             topology["dut"] = {k: str(v) for k, v in self.config.stash[DUT_KEY].items()}
+        facts = self.config.stash.get(DUT_FACTS_KEY, None)
+        if facts:  # the pytest_netload_dut_info hooks'
+            topology["dut"] = {**topology.get("dut", {}), **facts}
         doc = json_report.session_document(
             self.tests, topology=topology,
             settings={"topology": settings.topology, "backend": settings.backend,
@@ -347,6 +353,7 @@ class Summary:
         from .fixtures import report_dir
 
         doc = self._document(self._session(session, exitstatus))
+        self._sections(doc)
         self.verdict = verdict_line(doc)
         base = report_dir(self.config)
         path = base / "results.json"
@@ -373,6 +380,22 @@ class Summary:
                 "instead; give a writable --netload-report-dir")
         self._html(doc, base)
         self._baselines(doc, base)
+
+    def _sections(self, doc: dict[str, Any]) -> None:
+        """The pytest_netload_report_sections hooks' sections, into the document; a hook
+        that fails is named among the write errors, and the results are still written."""
+        from ..errors import NetloadHookError
+        from .dut_hooks import HookRunner, report_sections
+        from .keys import SETTINGS_KEY
+
+        runner = HookRunner(self.config, self.config.stash[SETTINGS_KEY].hook_timeout_s)
+        try:
+            sections = report_sections(runner, doc)
+        except NetloadHookError as exc:
+            self.write_errors.append(f"report sections left out: {exc}")
+            return
+        if sections:
+            doc["report_sections"] = sections
 
     def _html(self, doc: dict[str, Any], base: Any) -> None:
         """The HTML report, from a document the schema accepts (else: why not)."""

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution
 from ..measure.latency import LatencyResult
 from ..measure.stats import clopper_pearson_upper
 from ..units import frame_bits
@@ -124,6 +125,12 @@ class TrialResult:
     directions: tuple[DirectionResult, ...] = field(default=(), compare=False)
     """Per direction, when the trial loaded two or more (direction="both"): each was
     offered `offered_pps`, and the counts above are their sums. Empty for one direction."""
+    attribution: LossAttribution | None = field(default=None, compare=False)
+    """Where the lost frames went, by the DUT's counters (its hooks) and the generator's
+    (measure/dut.py); None when the trial was not measured by a DUT-aware measurer."""
+    dut_health: str | None = None
+    """What the DUT's health check said after the trial: None (not run), "ok", or the
+    reason it made the trial invalid."""
 
     def __post_init__(self) -> None:
         for name in ("tx_packets", "rx_packets"):
@@ -251,6 +258,10 @@ class TrialResult:
         if self.directions:
             out["aggregate_offered_pps"] = self.aggregate_offered_pps
             out["directions"] = [d.as_dict() for d in self.directions]
+        if self.attribution is not None:
+            out["loss_attribution"] = self.attribution.as_dict()
+        if self.dut_health is not None:
+            out["dut_health"] = self.dut_health
         return out
 
 

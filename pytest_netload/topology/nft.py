@@ -16,7 +16,7 @@ from typing import Any, Protocol, Self
 
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 
-__all__ = ["NftDropRule", "drop_every_nth", "drop_random"]
+__all__ = ["NftDropRule", "drop_every_nth", "drop_random", "drop_rule_counters"]
 
 TABLE = "netload"
 FAMILY = "inet"
@@ -178,3 +178,32 @@ def drop_random(dut: _RunsCommands, ratio: float, match: str = "udp dport 9") ->
     if threshold >= RANDOM_SCALE:
         return _add_rule(dut, match, "")  # ratio 1: every matching packet
     return _add_rule(dut, match, f"numgen random mod {RANDOM_SCALE} < {threshold}")
+
+
+def drop_rule_counters(dut: _RunsCommands) -> list[tuple[str, str, int]]:
+    """Every nftables rule of the DUT's ruleset that drops and counts: (where, counter
+    name, packets), where = "nftables <family> <table> <chain> rule <handle>" and the
+    rule's comment. An empty list when nft is not installed or the ruleset is empty."""
+    if shutil.which("nft") is None:
+        return []
+    text = _nft(dut, ["-j", "list", "ruleset"])
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NetloadEnvironmentError(
+            f"`nft -j list ruleset` printed something that is not JSON ({exc}): {text[:200]!r}"
+        ) from exc
+    out = []
+    for item in doc.get("nftables", []):
+        rule = item.get("rule") if isinstance(item, dict) else None
+        if not rule:
+            continue
+        exprs = [e for e in rule.get("expr", []) if isinstance(e, dict)]
+        counters = [e["counter"] for e in exprs if isinstance(e.get("counter"), dict)]
+        if not counters or not any("drop" in e for e in exprs):
+            continue
+        where = (f"nftables {rule.get('family')} {rule.get('table')} {rule.get('chain')} "
+                 f"rule {rule.get('handle')}" + (f" ({rule['comment']})"
+                                                 if rule.get("comment") else ""))
+        out.append((where, "packets", int(counters[0].get("packets", 0))))
+    return out

@@ -114,6 +114,24 @@ def _conditions_text(cond: dict[str, Any], layer: str = "l1") -> str | None:
     return ", ".join(parts) if parts else None
 
 
+def loss_line(obj: object) -> str | None:
+    """Where the lost frames went, for a failure message: the attribution of a trial (its
+    `attribution`), or of the trial that lost frames at the lowest valid load of a result
+    with trials (the one that bounded the search); None when there is none."""
+    from ..measure.dut import loss_note
+
+    table = getattr(obj, "attribution", None)
+    if table is not None and getattr(table, "lost", 0):
+        return f"where: {table.text()}"
+    trials = getattr(obj, "trials", None)
+    if isinstance(trials, tuple | list):
+        note = loss_note([t.as_dict() for t in trials
+                          if getattr(t, "attribution", None) is not None])
+        if note is not None:
+            return f"where: {note}"
+    return None
+
+
 def _failure(lines: list[str], cond: dict[str, Any], layer: str = "l1") -> AssertionError:
     text = _conditions_text(cond, layer)
     if text is not None:

@@ -10,7 +10,7 @@ from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.recording import record_verdict
 from ..measure.stats import clopper_pearson_upper
-from .explain import _check_confidence, _conditions, _failure, _is_real
+from .explain import _check_confidence, _conditions, _failure, _is_real, loss_line
 
 
 def _count(value: object, what: str) -> int:
@@ -113,4 +113,6 @@ def assert_loss(obj: object, *, at_most: float | None = None, max_lost: int | No
                        f"{fmt.loss_ratio_exact(limit)}")
         else:
             verdict = f"{fmt.count(lost)} frames lost is not <= {fmt.count(limit)}"
-        raise _failure([verdict, f"measured: {statement}", f"required: {required}"], cond)
+        where = loss_line(obj)
+        raise _failure([verdict, f"measured: {statement}", f"required: {required}",
+                        *([where] if where else [])], cond)

@@ -17,7 +17,7 @@ from ..rfc2544.throughput import FrameSizeThroughput, ThroughputResult
 from ..rfc2544.trial import frame_size_label
 from ..units import LAYER_TEXT, Size, check_layer, frame_bits
 from .bounds import compare, parse_rate_bound
-from .explain import _conditions, _failure, _real_attr
+from .explain import _conditions, _failure, _real_attr, loss_line
 
 
 def _normalise_size(frame_size: object) -> object:
@@ -237,4 +237,6 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
                    **_bracket_fields(fst), **_goal_fields(fst), message=verdict,
                    conditions=cond)
     if not ok:
-        raise _failure([verdict, f"measured: {measured}", f"required: {required}"], cond, layer)
+        where = loss_line(fst)
+        raise _failure([verdict, f"measured: {measured}", f"required: {required}",
+                        *([where] if where else [])], cond, layer)

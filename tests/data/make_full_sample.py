@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pytest_netload import assert_latency, assert_loss, assert_throughput
+from pytest_netload.measure.dut import DutCounter, attribute_loss
 from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
 from pytest_netload.measure.recording import record_measurement, recording
@@ -92,8 +93,13 @@ class FakeLab:
                                "frames", clock="tsc-software")
         rx = min(tx, round(self.capacity * duration_s))
         lat = _latency(self.rng, 4000, 2_000 + self.mean * 4, 30.0) if latency else None
+        # the DUT's egress queue counts every frame it dropped (a DUT hook reads it)
+        queue = DutCounter("drops", tx - rx, "queue_drop", "egress queue of xe-0/0/1")
+        forwarded = DutCounter("tx_packets", rx, "info", "xe-0/0/1")
+        attribution = attribute_loss(tx - rx, [queue, forwarded], sources=("conftest.py",))
         return TrialResult(self.size, self.mean, load, duration_s, tx, rx, achieved_tx_pps=load,
-                           latency=lat, clock="tsc-software")
+                           latency=lat, clock="tsc-software", attribution=attribution,
+                           dut_health="ok")
 
 
 def _test(nodeid: str, body: Callable[[], None], duration_s: float) -> dict[str, Any]:
@@ -214,6 +220,19 @@ def _too_strict() -> None:
     assert_throughput(tput, at_least="99%")
 
 
+def _dut_health() -> None:
+    """A DUT health hook that failed the test after a trial (the DUT logged an error)."""
+    lab = FakeLab(64, seed=11)
+    trial = lab.measure(lab.capacity * 0.5, 1.0)
+    record_measurement("dut_health", {
+        "plugin": "conftest.py", "reason": "kernel: eth1: tx timeout",
+        "trial": {"test": "test_dut_health", "procedure": "throughput", "frame_size": 64,
+                  "offered_pps": trial.offered_pps, "duration_s": 1.0, "number": 1},
+        "result": trial.as_dict()})
+    raise AssertionError("DUT health check of conftest.py failed after throughput trial 1 "
+                         "(64B at 7,440,476 pps): kernel: eth1: tx timeout")
+
+
 def _histogram(latency: dict[str, Any], result: LatencyResult) -> None:
     """The optional `histogram` field (non-empty buckets), as a future producer may add."""
     h = result.histogram
@@ -233,6 +252,7 @@ def build() -> dict[str, Any]:
               _test(f"{base}test_reset", _reset, 31.0),
               _test(f"{base}test_ndr_pdr", _ndr_pdr, 58.0),
               _test(f"{base}test_latency_under_load", _traffic_and_latency, 5.4),
+              _test(f"{base}test_dut_health", _dut_health, 2.1),
               _test(f"{base}test_line_rate_at_64B", _too_strict, 7.9)]
     capture = "netload-results/captures/tests_acceptance_test_edge.py_test_line_rate_at_64B.pcap"
     tests[-1]["captures"] = [capture]
@@ -246,6 +266,8 @@ def build() -> dict[str, Any]:
                   "source": "lab/edge-1.toml", "line_rate_bps": LINE_RATE_BPS},
         settings={"topology": "lab/edge-1.toml", "backend": "af_packet",
                   "engine": "ssh=root@traffic-gen//python=python3", "trial_duration_s": None})
+    doc["report_sections"] = [{"title": "DUT software", "plugin": "conftest.py",
+                               "text": "ACME OS 4.2.1 (build 7731), config sha 3f2a9c1"}]
     doc["created"] = "2025-03-14T09:26:53+00:00"
     doc["package"]["version"] = "0.1.0"
     doc["host"] = {"hostname": "traffic-gen", "platform": "Linux-6.1.0-18-amd64-x86_64",

@@ -72,6 +72,7 @@ def render(document: Mapping[str, Any]) -> str:
         "mlrsearch": _mlrsearch(document),
         "other": _other(document),
         "conditions": _conditions(document),
+        "sections": list(document.get("report_sections") or ()),
         "verdicts": _verdicts(document),
         "plots": _plots(document),
         "percentile_keys": PERCENTILE_KEYS,

@@ -304,6 +304,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
     procedures: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
     unsteady: list[dict[str, Any]] = []
+    attributed: list[dict[str, Any]] = []
     clocks: dict[str, Any] = {}
     kinds = ("throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recovery",
              "reset", "mlrsearch")
@@ -327,6 +328,17 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
             "valid": sum(1 for t in trials if t.get("valid", True)),
         })
         for t in trials:
+            table = t.get("loss_attribution")
+            if table and table.get("lost"):
+                attributed.append({
+                    "test": short_name(nodeid), "procedure": PROCEDURE_NAMES[m["kind"]],
+                    "size": size_label(m["frame_size"]), "offered": fmt_pps(t["offered_pps"]),
+                    "valid": "yes" if t.get("valid", True) else "no (retried)",
+                    "lost": fmt_count(table["lost"]),
+                    "rows": [f"{fmt_count(r['frames'])} {r['what']} ({r['where'] or r['counter']})"
+                             for r in table.get("rows", ())],
+                    "unaccounted": fmt_count(table["unaccounted"]),
+                    "exact": table["unaccounted"] == 0})
             if not t.get("valid", True):
                 offered = t.get("offered_pps") or t.get("overload_pps") or t.get("load_pps")
                 invalid.append({"test": short_name(nodeid), "procedure":
@@ -373,6 +385,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
            if k != "trial_duration_s"],
         "host": sorted((doc.get("host") or {}).items()),
         "procedures": procedures, "invalid": invalid, "unsteady": unsteady,
+        "attributed": attributed,
         "calibrations": calibrations,
         "clocks": [f"{name}" + (f" (resolution {fmt_ns(res)})" if _real(res) else "")
                    for name, res in clocks.items()],

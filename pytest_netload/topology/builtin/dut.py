@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -18,8 +19,24 @@ from pyroute2 import IPRoute  # type: ignore[import-untyped,import-not-found,unu
 from pyroute2 import netns as _netns  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
+from pytest_netload.measure.dut import DutCounter
+from pytest_netload.topology.builtin.kernel import _call_in_netns
 from pytest_netload.topology.model import Topology
-from pytest_netload.topology.nft import NftDropRule
+from pytest_netload.topology.nft import NftDropRule, drop_rule_counters
+
+#: IPv4 counters of the DUT's namespace (/proc/net/snmp "Ip:") that count datagrams the
+#: router dropped while forwarding, with their words.
+IP_DROP_COUNTERS = {
+    "InHdrErrors": "IP header errors (TTL expired, bad header)",
+    "InAddrErrors": "IP address errors (no route, bad destination)",
+    "InUnknownProtos": "IP unknown protocol",
+    "InDiscards": "IP input discards",
+    "OutDiscards": "IP output discards",
+    "OutNoRoutes": "IP no route out",
+    "FragFails": "IP needed fragmenting, DF set",
+}
+_TC_H_ROOT = 0xFFFFFFFF
+RESET_OUTAGE_S = 0.5  # how long a built-in DUT's reset stops it forwarding
 
 __all__ = ["BuiltTopology", "Dut"]
 
@@ -104,6 +121,82 @@ class Dut:
                 stats = link.get("IFLA_STATS64") or link.get("IFLA_STATS") or {}
                 result[name] = {key: int(stats.get(key, 0)) for key in keys}
         return result
+
+
+    def reset(self, outage_s: float = RESET_OUTAGE_S) -> None:
+        """Stop the DUT forwarding for ``outage_s``, then resume: the built-in DUTs'
+        reset (RFC 2544 §26.6), with no carrier change on its ports. A router turns
+        IPv4 and IPv6 forwarding off and on; the bridge sets its ports to the disabled
+        state and back to forwarding."""
+        if isinstance(outage_s, bool) or not isinstance(outage_s, (int, float)) or \
+                not 0 <= outage_s <= 60:
+            raise NetloadConfigError(f"outage_s = {outage_s!r}: give seconds from 0 to 60")
+        bridge = self.info.get("bridge")
+        if bridge:
+            off = [["bridge", "link", "set", "dev", i, "state", "0"] for i in self.interfaces]
+            on = [["bridge", "link", "set", "dev", i, "state", "3"] for i in self.interfaces]
+        else:
+            off = [["sysctl", "-qw", "net.ipv4.ip_forward=0"]]
+            on = [["sysctl", "-qw", "net.ipv4.ip_forward=1"]]
+            v6 = self.run(["sysctl", "-n", "net.ipv6.conf.all.forwarding"], check=False)
+            if v6.returncode == 0 and v6.stdout.strip() == "1":
+                off.append(["sysctl", "-qw", "net.ipv6.conf.all.forwarding=0"])
+                on.append(["sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"])
+        try:
+            for cmd in off:
+                self.run(cmd)
+            time.sleep(outage_s)
+        finally:
+            for cmd in on:
+                self.run(cmd)
+
+    def trial_counters(self) -> list[DutCounter]:
+        """The counters a trial's loss attribution reads, before and after it: per DUT
+        interface its receive drops and errors and TX errors, its root qdisc's drops,
+        every nftables drop rule's counter, and the namespace's IPv4 forwarding drops.
+
+        A veth's tx_dropped is recorded ("info") but not attributed: a veth counts there
+        the frames its peer dropped on receive (a full backlog), which the peer counts
+        as its rx_dropped, the generator's counters included."""
+        if self.namespace not in _netns.listnetns():
+            raise NetloadEnvironmentError(
+                f"DUT namespace {self.namespace} no longer exists; read counters inside "
+                "the topology's `with` block")
+        out: list[DutCounter] = []
+        with IPRoute(netns=self.namespace, flags=0) as ipr:
+            names = {}
+            for link in ipr.get_links():
+                name = link.get("IFLA_IFNAME")
+                if name not in self.interfaces:
+                    continue
+                names[link["index"]] = name
+                stats = link.get("IFLA_STATS64") or link.get("IFLA_STATS") or {}
+                for key, kind in (("rx_dropped", "ingress_drop"), ("rx_errors", "ingress_drop"),
+                                  ("tx_errors", "tx_error"), ("tx_dropped", "info"),
+                                  ("rx_packets", "info"), ("tx_packets", "info")):
+                    out.append(DutCounter(key, int(stats.get(key, 0)), kind, name))
+            for q in ipr.get_qdiscs():
+                kind = q.get_attr("TCA_KIND")
+                if q["index"] not in names or q["parent"] != _TC_H_ROOT or kind == "noqueue":
+                    continue
+                stats = q.get_attr("TCA_STATS") or {}
+                out.append(DutCounter("drops", int(stats.get("drop", 0)), "queue_drop",
+                                      f"{kind} on {names[q['index']]}"))
+        out.extend(DutCounter(name, value, "filter_drop", where)
+                   for where, name, value in drop_rule_counters(self))
+        snmp = _call_in_netns(self.namespace, _read_ip_snmp)
+        out.extend(DutCounter(key, snmp[key], "forwarding_drop", words)
+                   for key, words in IP_DROP_COUNTERS.items() if key in snmp)
+        return out
+
+
+def _read_ip_snmp() -> dict[str, int]:
+    """The "Ip:" counters of /proc/net/snmp of this thread's network namespace."""
+    with open("/proc/thread-self/net/snmp", encoding="ascii") as f:
+        lines = [line.split() for line in f if line.startswith("Ip:")]
+    if len(lines) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:]) if v.lstrip("-").isdigit()}
 
 
 @dataclass(frozen=True)
