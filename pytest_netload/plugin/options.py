@@ -243,24 +243,22 @@ def _link_timeout(value: str) -> float:
     return link_timeout_seconds(value.strip(), what="link timeout")
 
 
-def _resolve_timeout(value: str) -> float:
+def _timeout(value: str, what: str, most_s: float, example: str) -> float:
     from ..units import as_duration
 
-    seconds = as_duration(value.strip(), what="resolve timeout").seconds
-    if not 0 < seconds <= 600:
-        raise NetloadConfigError(f"resolve timeout {value!r}: give more than 0 and at most "
-                                 "600 s, e.g. 5s")
+    seconds = as_duration(value.strip(), what=what).seconds
+    if not 0 < seconds <= most_s:
+        raise NetloadConfigError(f"{what} {value!r}: give more than 0 and at most "
+                                 f"{most_s:g} s, e.g. {example}")
     return seconds
+
+
+def _resolve_timeout(value: str) -> float:
+    return _timeout(value, "resolve timeout", 600, "5s")
 
 
 def _hook_timeout(value: str) -> float:
-    from ..units import as_duration
-
-    seconds = as_duration(value.strip(), what="hook timeout").seconds
-    if not 0 < seconds <= 3600:
-        raise NetloadConfigError(f"hook timeout {value!r}: give more than 0 and at most "
-                                 "3600 s, e.g. 60s")
-    return seconds
+    return _timeout(value, "hook timeout", 3600, "60s")
 
 
 def _port_wait(value: str) -> float:

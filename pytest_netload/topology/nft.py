@@ -98,15 +98,22 @@ class NftDropRule:
         _drop_table_if_empty(self.dut)
 
 
-def _chain_rules(dut: _RunsCommands) -> list[dict[str, Any]]:
-    text = _nft(dut, ["-j", "list", "chain", FAMILY, TABLE, CHAIN])
+def _rules(dut: _RunsCommands, what: list[str]) -> list[dict[str, Any]]:
+    """The rules `nft -j list <what>` prints, as its JSON gives them."""
+    text = _nft(dut, ["-j", "list", *what])
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NetloadEnvironmentError(
-            f"`nft -j list chain` printed something that is not JSON ({exc}): {text[:200]!r}"
+            f"`nft -j list {what[0]}` printed something that is not JSON ({exc}): "
+            f"{text[:200]!r}"
         ) from exc
-    return [item["rule"] for item in doc.get("nftables", []) if "rule" in item]
+    return [item["rule"] for item in doc.get("nftables", [])
+            if isinstance(item, dict) and item.get("rule")]
+
+
+def _chain_rules(dut: _RunsCommands) -> list[dict[str, Any]]:
+    return _rules(dut, ["chain", FAMILY, TABLE, CHAIN])
 
 
 def _drop_table_if_empty(dut: _RunsCommands) -> None:
@@ -186,18 +193,8 @@ def drop_rule_counters(dut: _RunsCommands) -> list[tuple[str, str, int]]:
     rule's comment. An empty list when nft is not installed or the ruleset is empty."""
     if shutil.which("nft") is None:
         return []
-    text = _nft(dut, ["-j", "list", "ruleset"])
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise NetloadEnvironmentError(
-            f"`nft -j list ruleset` printed something that is not JSON ({exc}): {text[:200]!r}"
-        ) from exc
     out = []
-    for item in doc.get("nftables", []):
-        rule = item.get("rule") if isinstance(item, dict) else None
-        if not rule:
-            continue
+    for rule in _rules(dut, ["ruleset"]):
         exprs = [e for e in rule.get("expr", []) if isinstance(e, dict)]
         counters = [e["counter"] for e in exprs if isinstance(e.get("counter"), dict)]
         if not counters or not any("drop" in e for e in exprs):
