@@ -1,0 +1,132 @@
+"""What the Y.1564 procedures need from the world: all services loaded at once.
+
+A `ServiceMeasurer` offers each service of ``loads_bps`` its L2 bit rate (frame bytes with
+the FCS) for ``duration_s`` and returns one `ServiceSample` per loaded service; services
+not in ``loads_bps`` send nothing. The engine binding (bench/) implements it; unit tests
+implement it with fake DUT models.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import NetloadConfigError
+from ..measure.latency import LatencyResult
+
+__all__ = ["FDV_QUANTILE", "ServiceMeasurer", "ServiceSample", "fdv_of"]
+
+#: The percentile of the delay FDV reads (FDV = that percentile minus the minimum delay,
+#: the "two-point" delay variation of Y.1564 / MEF 10.3 FDV at a high percentile).
+FDV_QUANTILE = 99.9
+
+
+def check_quantile(q: object, what: str = "fdv_quantile") -> float:
+    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < float(q) <= 100:
+        raise NetloadConfigError(f"{what}={q!r}: give a percentile in (0, 100], e.g. 99.9")
+    return float(q)
+
+
+def fdv_of(latency: LatencyResult | None, quantile: float = FDV_QUANTILE) -> float | None:
+    """The frame delay variation in seconds: the ``quantile`` percentile of the delay minus
+    its minimum (bucket bounds); None without samples."""
+    if latency is None or latency.empty:
+        return None
+    q = check_quantile(quantile)
+    top = float(latency.max_ns) if q == 100 else latency.histogram.quantile_ns(q / 100)
+    return max(top - latency.min_ns, 0.0) / 1e9
+
+
+@dataclass(frozen=True)
+class ServiceSample:
+    """One service over one measurement: what was offered and what came back.
+
+    ``valid`` is False when the generator, not the DUT, failed (``invalid_reason`` says
+    how): such a sample is never the DUT's loss.
+    """
+
+    service: str
+    offered_bps: float
+    """The load offered, L2 with the FCS."""
+    duration_s: float
+    frame_size: int
+    """Bytes with the FCS."""
+    tx_frames: int
+    rx_frames: int
+    latency: LatencyResult | None = field(default=None, repr=False, compare=False)
+    valid: bool = True
+    invalid_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tx_frames", "rx_frames", "frame_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise NetloadConfigError(f"service {self.service!r}: sample {name}={value!r}: "
+                                         "give a whole number >= 0")
+        for name in ("offered_bps", "duration_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                    or not math.isfinite(value) or value < 0:
+                raise NetloadConfigError(f"service {self.service!r}: sample {name}={value!r}: "
+                                         "give a finite number >= 0")
+        if not self.duration_s > 0:
+            raise NetloadConfigError(f"service {self.service!r}: sample duration_s="
+                                     f"{self.duration_s!r}: must be > 0")
+
+    @property
+    def lost(self) -> int:
+        """Frames sent and not received (duplicates do not offset loss)."""
+        return max(self.tx_frames - self.rx_frames, 0)
+
+    @property
+    def flr(self) -> float:
+        """Frame loss ratio: lost / sent; 0 when nothing was sent."""
+        return self.lost / self.tx_frames if self.tx_frames else 0.0
+
+    @property
+    def ir_bps(self) -> float:
+        """Information rate received, L2 with the FCS."""
+        return self.rx_frames * self.frame_size * 8 / self.duration_s
+
+    @property
+    def ftd_s(self) -> float | None:
+        """Frame transfer delay: the mean one-way delay in seconds; None without samples."""
+        if self.latency is None or self.latency.empty:
+            return None
+        return self.latency.mean_ns / 1e9
+
+    def fdv_s(self, quantile: float = FDV_QUANTILE) -> float | None:
+        """Frame delay variation in seconds (see :func:`fdv_of`)."""
+        return fdv_of(self.latency, quantile)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "service": self.service, "offered_bps": float(self.offered_bps),
+            "duration_s": float(self.duration_s), "frame_size": int(self.frame_size),
+            "tx_frames": int(self.tx_frames), "rx_frames": int(self.rx_frames),
+            "lost": self.lost, "flr": self.flr, "ir_bps": self.ir_bps, "ftd_s": self.ftd_s,
+            "fdv_s": self.fdv_s(), "valid": self.valid, "invalid_reason": self.invalid_reason,
+        }
+
+
+class ServiceMeasurer(Protocol):
+    """Offer each service of ``loads_bps`` its L2 bit rate for ``duration_s``; one sample
+    per loaded service."""
+
+    def measure_services(self, loads_bps: Mapping[str, float],
+                         duration_s: float) -> Mapping[str, ServiceSample]: ...
+
+
+def sample_of(samples: Mapping[str, ServiceSample], name: str) -> ServiceSample:
+    """The sample of service ``name``; an error naming the services a measurer returned
+    when it left one out (a binding bug, not a DUT failure)."""
+    sample = samples.get(name)
+    if not isinstance(sample, ServiceSample):
+        raise NetloadConfigError(
+            f"the measurer returned {type(sample).__name__ if sample is not None else 'no'} "
+            f"sample for service {name!r} (it returned {sorted(samples)}); a ServiceMeasurer "
+            "must return a ServiceSample for every service it was given a load for")
+    return sample
