@@ -6,8 +6,9 @@ caller's namespace with no addresses, IPv6 and ARP off and IPv4 forwarding off,
 so the kernel neither sends anything on them nor routes what arrives on them
 anywhere else; GRO/GSO/TSO are off on every end, so each frame crosses the veth
 on its own. :func:`_dut_namespace` makes the DUT's namespace joined to the
-caller's by two veth pairs (``g<i>`` here, ``d<i>`` there), with the DUT's
-sysctls set; each DUT kind's module configures the DUT side from there.
+caller's by a veth pair per generator port (``g<i>`` here, ``d<i>`` there;
+two unless the kind asks for more), with the DUT's sysctls set; each DUT kind's
+module configures the DUT side from there.
 """
 
 from __future__ import annotations
@@ -153,26 +154,28 @@ def _wait_running(ipr: Any, names: Sequence[str], timeout_s: float = OPERSTATE_T
 
 @dataclass(frozen=True)
 class _Pair:
-    """A DUT namespace joined to the caller's by two veth pairs: ``g<i>`` here, ``d<i>`` there."""
+    """A DUT namespace joined to the caller's by veth pairs: ``g<i>`` here, ``d<i>`` there."""
 
     tag: str
     ns: str
-    gens: tuple[str, str]
-    duts: tuple[str, str]
-    gen_macs: tuple[str, str]
-    dut_macs: tuple[str, str]
+    gens: tuple[str, ...]
+    duts: tuple[str, ...]
+    gen_macs: tuple[str, ...]
+    dut_macs: tuple[str, ...]
 
 
-def _dut_namespace(res: _Resources, code: int, *, forward: bool) -> _Pair:
-    """The namespace and both veth pairs, DUT ends moved in (still down); IPv6 and rp_filter off."""
+def _dut_namespace(res: _Resources, code: int, *, forward: bool, ports: int = 2) -> _Pair:
+    """The namespace and ``ports`` veth pairs (two unless asked), DUT ends moved in (still
+    down); IPv6 and rp_filter off."""
     tag = res.tag
+    indices = range(ports)
     pair = _Pair(
         tag,
         _netns_name(tag),
-        (f"{tag}g0", f"{tag}g1"),
-        (f"{tag}d0", f"{tag}d1"),
-        (mac_for(code, _GEN_SIDE, 0), mac_for(code, _GEN_SIDE, 1)),
-        (mac_for(code, _DUT_SIDE, 0), mac_for(code, _DUT_SIDE, 1)),
+        tuple(f"{tag}g{i}" for i in indices),
+        tuple(f"{tag}d{i}" for i in indices),
+        tuple(mac_for(code, _GEN_SIDE, i) for i in indices),
+        tuple(mac_for(code, _DUT_SIDE, i) for i in indices),
     )
     ns = pair.ns
     if ns in _netns.listnetns():
@@ -181,7 +184,7 @@ def _dut_namespace(res: _Resources, code: int, *, forward: bool) -> _Pair:
     _netns.create(ns)
     alias = _alias(tag)
     with IPRoute() as ipr:
-        for i in range(2):
+        for i in indices:
             _add_veth(ipr, res, pair.gens[i], pair.gen_macs[i], pair.duts[i], pair.dut_macs[i],
                       alias)
         _quiet_generator_side(ipr, pair.gens)
@@ -202,7 +205,7 @@ def _dut_namespace(res: _Resources, code: int, *, forward: bool) -> _Pair:
 
 
 def _generators_up(pair: _Pair) -> None:
-    """Generator ends up last (the DUT's are up by then); back once all four carry frames."""
+    """Generator ends up last (the DUT's are up by then); back once every end carries frames."""
     with IPRoute() as ipr:
         _set_up(ipr, pair.gens)
         _wait_running(ipr, pair.gens)
@@ -224,5 +227,5 @@ def _ports(
             peer_mac=peer_macs[i],
             peer_ip=peer_ips[i],
         )
-        for i in range(2)
+        for i in range(len(pair.gens))
     )
