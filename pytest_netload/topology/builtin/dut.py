@@ -14,12 +14,16 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from pyroute2 import IPRoute  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from pyroute2 import netns as _netns  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.measure.dut import DutCounter
+from pytest_netload.topology.builtin.bpfpolice import BpfPolicer
+from pytest_netload.topology.builtin.bridge_rtnl import flush_fdb as _flush_fdb
+from pytest_netload.topology.builtin.bridge_rtnl import learned as _learned
 from pytest_netload.topology.builtin.kernel import _call_in_netns
 from pytest_netload.topology.model import Topology
 from pytest_netload.topology.nft import NftDropRule, drop_rule_counters
@@ -45,7 +49,9 @@ class Dut:
     """Handle on a built-in DUT: its namespace and interfaces.
 
     ``loss_rule`` is the nftables rule of ``netns-lossy`` (its ``dropped()``
-    reads the rule's own counter); None on the other DUTs.
+    reads the rule's own counter); None on the other DUTs. ``policer`` is the
+    token-bucket policer of ``netns-policed`` (its ``counters()`` reads the frames it
+    passed and dropped); None on the other DUTs.
     """
 
     def __init__(
@@ -59,6 +65,7 @@ class Dut:
         self.interfaces = tuple(interfaces)
         self.info = dict(info)
         self.loss_rule = loss_rule
+        self.policer: BpfPolicer | None = None
 
     def __repr__(self) -> str:
         return f"Dut(namespace={self.namespace!r}, interfaces={self.interfaces!r})"
@@ -150,10 +157,34 @@ class Dut:
             for cmd in on:
                 self.run(cmd)
 
+    def _bridge(self, what: str) -> str:
+        bridge = self.info.get("bridge")
+        if not bridge:
+            raise NetloadConfigError(
+                f"Dut.{what}() works on a bridge's forwarding table, and DUT "
+                f"{self.info.get('name', self.namespace)} has none; use it on netns-bridge")
+        if self.namespace not in _netns.listnetns():
+            raise NetloadEnvironmentError(
+                f"DUT namespace {self.namespace} no longer exists; call Dut.{what}() inside "
+                "the topology's `with` block")
+        return bridge
+
+    def fdb_learned(self) -> int:
+        """How many addresses the bridge (netns-bridge) has learned: its learned forwarding
+        table entries, not the static ones nor its ports' own."""
+        return _call_in_netns(self.namespace, partial(_learned, self._bridge("fdb_learned")))
+
+    def flush_fdb(self) -> None:
+        """Forget every address the bridge (netns-bridge) learned; static entries stay.
+        Each RFC 2889 trial starts from an empty table this way."""
+        _call_in_netns(self.namespace, partial(_flush_fdb, self._bridge("flush_fdb")))
+
     def trial_counters(self) -> list[DutCounter]:
         """The counters a trial's loss attribution reads, before and after it: per DUT
         interface its receive drops and errors and TX errors, its root qdisc's drops,
-        every nftables drop rule's counter, and the namespace's IPv4 forwarding drops.
+        every nftables drop rule's counter, the namespace's IPv4 forwarding drops and,
+        on netns-policed, the frames its policer dropped (a filter drop, "policer on
+        <d1> egress"; the frames it passed are "info").
 
         A veth's tx_dropped is recorded ("info") but not attributed: a veth counts there
         the frames its peer dropped on receive (a full backlog), which the peer counts
@@ -184,6 +215,12 @@ class Dut:
                                       f"{kind} on {names[q['index']]}"))
         out.extend(DutCounter(name, value, "filter_drop", where)
                    for where, name, value in drop_rule_counters(self))
+        if self.policer is not None:
+            police = self.policer.counters()
+            where = f"policer on {self.info.get('policed_interface', '?')} egress"
+            out.append(DutCounter("exceed_packets", police["exceed_packets"], "filter_drop",
+                                  where))
+            out.append(DutCounter("conform_packets", police["conform_packets"], "info", where))
         snmp = _call_in_netns(self.namespace, _read_ip_snmp)
         out.extend(DutCounter(key, snmp[key], "forwarding_drop", words)
                    for key, words in IP_DROP_COUNTERS.items() if key in snmp)
