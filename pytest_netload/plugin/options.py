@@ -86,7 +86,12 @@ class Setting:
         return "PYTEST_" + self.name.upper()
 
 
+_PARAM_WORDS = {"true": True, "false": False, "none": None}  # learning=true, max_learned=none
+
+
 def _param(key: str, text: str) -> Any:
+    if text.lower() in _PARAM_WORDS:
+        return _PARAM_WORDS[text.lower()]
     for kind in (int, float):
         try:
             return kind(text)
