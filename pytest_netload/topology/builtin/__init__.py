@@ -14,7 +14,8 @@ vdev strings), ``kernel`` (root, sysctls, work inside a namespace, removals),
 ``cleanup`` (the teardown book, the atexit/SIGTERM hooks, the sweep), ``netns``
 (veth pairs, offloads, the DUT namespace), ``dut`` (:class:`Dut`,
 :class:`BuiltTopology`), one module per DUT kind (``loopback``, ``router``,
-``shaped``, ``lossy``, ``bridge``) and ``catalog`` (``BUILTIN``, :func:`build`).
+``shaped``, ``policed`` with ``bpfpolice``, ``lossy``,
+``bridge``) and ``catalog`` (``BUILTIN``, :func:`build`).
 This package re-exports the public names; a new DUT kind is a new module here,
 a topology code in ``names`` and an entry in ``catalog.BUILTIN``.
 """
@@ -28,6 +29,11 @@ from pytest_netload.topology.builtin.dut import BuiltTopology, Dut
 from pytest_netload.topology.builtin.loopback import loopback
 from pytest_netload.topology.builtin.lossy import netns_lossy
 from pytest_netload.topology.builtin.names import BACKENDS, mac_for, new_tag, vdev_string
+from pytest_netload.topology.builtin.policed import (
+    netns_policed,
+    policer_burst_frames,
+    policer_conforming_pps,
+)
 from pytest_netload.topology.builtin.router import netns_router
 from pytest_netload.topology.builtin.shaped import netns_shaped, shaper_capacity_pps
 
@@ -41,9 +47,12 @@ __all__ = [
     "mac_for",
     "netns_bridge",
     "netns_lossy",
+    "netns_policed",
     "netns_router",
     "netns_shaped",
     "new_tag",
+    "policer_burst_frames",
+    "policer_conforming_pps",
     "shaper_capacity_pps",
     "sweep_stale",
     "vdev_string",

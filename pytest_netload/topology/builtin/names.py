@@ -31,6 +31,7 @@ _ROUTER_CODE = 2
 _SHAPED_CODE = 3
 _LOSSY_CODE = 4
 _BRIDGE_CODE = 5
+_POLICED_CODE = 6
 _GEN_SIDE, _DUT_SIDE = 0, 1
 
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,6}$")
