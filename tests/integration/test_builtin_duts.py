@@ -46,7 +46,7 @@ NEEDS_ROOT = pytest.mark.skipif(
     reason="the DUTs create namespaces and veths and the engine runs DPDK: needs root",
 )
 REPO = Path(__file__).resolve().parents[2]
-NEW_DUTS = ("netns-shaped", "netns-lossy", "netns-bridge")
+NEW_DUTS = ("netns-shaped", "netns-policed", "netns-lossy", "netns-bridge")
 # The shaper rate the capacity is measured at. A netns shaper costs the generator's CPU
 # per frame (its sendto runs the DUT's path, and TBF/HTB re-arm their timer, a VM exit
 # each): into one, a 2-vCPU VM sends 64 B frames at 42-45 kpps at most. At 10 Mbit/s the
