@@ -1,0 +1,221 @@
+"""Y.1564 §8.1 service configuration test: one service at a time, step by step.
+
+Test A, the CIR step load: the service at shares of its CIR (default 25 %, 50 %, 75 %,
+100 %), each step judged against the SAC (IR, FLR, FTD, FDV). Test B, the EIR configuration
+test (colour-blind): CIR + EIR, where the DUT must carry at least the CIR and at most
+CIR + EIR; frames above the CIR may be dropped, so FLR, FTD and FDV are not judged. Test C,
+traffic policing: an overshoot above CIR + EIR, where the DUT must police to CIR + EIR
+(plus what its full buckets let through at the start: (CBS + EBS) x 8 / step duration) and
+still carry the CIR.
+
+A step the generator could not measure (every try invalid) is "not measured": not passed,
+and not a DUT failure.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import format as fmt
+from ..errors import NetloadConfigError
+from ..units import run_seconds
+from .checks import Check, check, verdict
+from .measurer import FDV_QUANTILE, ServiceMeasurer, ServiceSample, check_quantile, sample_of
+from .services import Service
+
+__all__ = ["IR_TOLERANCE", "POLICING_OVERSHOOT", "SCT_STEPS", "SCT_STEP_S", "SctResult",
+           "SctStep", "service_configuration_test"]
+
+SCT_STEPS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+SCT_STEP_S = 10.0
+POLICING_OVERSHOOT = 1.25
+IR_TOLERANCE = 0.02
+SCT_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class SctStep:
+    """One step of the service configuration test and its verdict."""
+
+    name: str
+    """"CIR 25%", ..., "CIR+EIR", "policing"."""
+    kind: str
+    """"cir", "eir" or "policing"."""
+    offered_bps: float
+    duration_s: float
+    sample: ServiceSample | None = field(repr=False)
+    """The valid sample the step was judged on; None when not measured."""
+    checks: tuple[Check, ...]
+    passed: bool | None
+    """None: not measured (every try invalid), or a criterion could not be measured."""
+    reason: str
+    tries: int = 1
+    invalid_reasons: tuple[str, ...] = ()
+    fdv_quantile: float = FDV_QUANTILE
+
+    @property
+    def measured(self) -> bool:
+        return self.sample is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        s = self.sample
+        return {
+            "name": self.name, "kind": self.kind, "offered_bps": float(self.offered_bps),
+            "duration_s": float(self.duration_s), "measured": self.measured,
+            "tx_frames": None if s is None else int(s.tx_frames),
+            "rx_frames": None if s is None else int(s.rx_frames),
+            "lost": None if s is None else s.lost, "flr": None if s is None else s.flr,
+            "ir_bps": None if s is None else s.ir_bps, "ftd_s": None if s is None else s.ftd_s,
+            "fdv_s": None if s is None else s.fdv_s(self.fdv_quantile),
+            "checks": [c.as_dict() for c in self.checks], "passed": self.passed,
+            "reason": self.reason, "tries": self.tries,
+            "invalid_reasons": list(self.invalid_reasons),
+        }
+
+
+@dataclass(frozen=True)
+class SctResult:
+    """The service configuration test of one service."""
+
+    service: Service
+    steps: tuple[SctStep, ...]
+    fdv_quantile: float = FDV_QUANTILE
+    ir_tolerance: float = IR_TOLERANCE
+
+    @property
+    def passed(self) -> bool:
+        """Every step measured and passed."""
+        return all(s.passed is True for s in self.steps)
+
+    @property
+    def dut_failed(self) -> bool:
+        """A measured step failed a criterion: the DUT's failure."""
+        return any(s.passed is False for s in self.steps)
+
+    @property
+    def not_measured(self) -> tuple[str, ...]:
+        """Steps the generator could not measure (not the DUT's failure)."""
+        return tuple(s.name for s in self.steps if not s.measured)
+
+    def failures(self) -> list[str]:
+        """One line per step that did not pass: why."""
+        return [f"service {self.service.name!r} {s.name}: {s.reason}" for s in self.steps
+                if s.passed is not True]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"procedure": "y1564_sct", "service": self.service.as_dict(),
+                "passed": self.passed, "dut_failed": self.dut_failed,
+                "not_measured": list(self.not_measured), "fdv_quantile": self.fdv_quantile,
+                "ir_tolerance": self.ir_tolerance,
+                "steps": [s.as_dict() for s in self.steps]}
+
+
+def check_steps(steps: object) -> tuple[float, ...]:
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence) or not steps:
+        raise NetloadConfigError(f"steps={steps!r}: give the CIR shares as a non-empty list, "
+                                 "e.g. (0.25, 0.5, 0.75, 1.0)")
+    out = []
+    for x in steps:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not 0 < float(x) <= 1:
+            raise NetloadConfigError(f"steps={list(steps)!r}: {x!r} is not a share of the CIR "
+                                     "in (0, 1]; give e.g. (0.25, 0.5, 0.75, 1.0)")
+        if out and float(x) <= out[-1]:
+            raise NetloadConfigError(f"steps={list(steps)!r}: the shares must increase; give "
+                                     "e.g. (0.25, 0.5, 0.75, 1.0)")
+        out.append(float(x))
+    return tuple(out)
+
+
+def _real_in(x: object, what: str, low: float, high: float | None, hint: str,
+             low_open: bool = False) -> float:
+    ok = not isinstance(x, bool) and isinstance(x, numbers.Real)
+    if ok:
+        v = float(x)  # type: ignore[arg-type]
+        ok = (v > low if low_open else v >= low) and (high is None or v < high)
+    if not ok:
+        raise NetloadConfigError(f"{what}={x!r}: {hint}")
+    return float(x)  # type: ignore[arg-type]
+
+
+def check_ir_tolerance(x: object) -> float:
+    return _real_in(x, "ir_tolerance", 0.0, 1.0, "give a share in [0, 1), e.g. 0.02")
+
+
+def _measure(measurer: ServiceMeasurer, service: Service, load: float, duration_s: float,
+             retries: int) -> tuple[ServiceSample | None, int, tuple[str, ...]]:
+    invalid: list[str] = []
+    for attempt in range(retries + 1):
+        sample = sample_of(measurer.measure_services({service.name: load}, duration_s),
+                           service.name)
+        if sample.valid:
+            return sample, attempt + 1, tuple(invalid)
+        invalid.append(sample.invalid_reason or "the generator failed (no reason given)")
+    return None, retries + 1, tuple(invalid)
+
+
+def service_configuration_test(
+    measurer: ServiceMeasurer,
+    service: Service,
+    *,
+    steps: Sequence[float] = SCT_STEPS,
+    step_duration_s: float = SCT_STEP_S,
+    eir_step: bool = True,
+    policing: bool = True,
+    policing_overshoot: float = POLICING_OVERSHOOT,
+    ir_tolerance: float = IR_TOLERANCE,
+    retries: int = SCT_RETRIES,
+    on_step: Callable[[SctStep], None] | None = None,
+    fdv_quantile: float = FDV_QUANTILE,
+) -> SctResult:
+    """Run the Y.1564 service configuration test of ``service`` (see the module text)."""
+    service = Service.of(service)
+    shares = check_steps(steps)
+    duration = run_seconds(step_duration_s, what="step_duration_s")
+    overshoot = _real_in(policing_overshoot, "policing_overshoot", 1.0, None,
+                         "give a factor > 1 over CIR+EIR, e.g. 1.25", low_open=True)
+    tol = check_ir_tolerance(ir_tolerance)
+    if isinstance(retries, bool) or not isinstance(retries, numbers.Integral) or retries < 0:
+        raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0, e.g. 2")
+    quantile = check_quantile(fdv_quantile)
+    sac = service.sac
+    cir, top = service.cir_bps, service.max_bps
+    allowance = service.burst_bytes * 8 / duration
+    plan: list[tuple[str, str, float]] = [(f"CIR {fmt.percent(x)}", "cir", cir * x)
+                                          for x in shares]
+    if eir_step and service.eir_bps > 0:
+        plan.append(("CIR+EIR", "eir", top))
+    if policing:
+        plan.append(("policing", "policing", top * overshoot))
+    done: list[SctStep] = []
+    for name, kind, load in plan:
+        sample, tries, invalid = _measure(measurer, service, load, duration, int(retries))
+        if sample is None:
+            step = SctStep(name, kind, load, duration, None, (), None,
+                           f"not measured: the generator failed {tries} tries ("
+                           + "; ".join(dict.fromkeys(invalid)) + "); not the DUT's failure",
+                           tries, invalid, quantile)
+        else:
+            if kind == "cir":
+                checks = [check("ir", sample.ir_bps, low=load * (1 - tol))]
+                if sac.flr_ratio is not None:
+                    checks.append(check("flr", sample.flr, high=sac.flr_ratio))
+                if sac.ftd_s is not None:
+                    checks.append(check("ftd", sample.ftd_s, high=sac.ftd_s))
+                if sac.fdv_s is not None:
+                    checks.append(check("fdv", sample.fdv_s(quantile), high=sac.fdv_s))
+                note = ""
+            else:
+                checks = [check("ir", sample.ir_bps, low=cir * (1 - tol),
+                                high=top * (1 + tol) + allowance)]
+                note = ("; FLR, FTD and FDV not judged (colour-blind: frames above the CIR "
+                        "may be dropped)")
+            passed, reason = verdict(checks, note)
+            step = SctStep(name, kind, load, duration, sample, tuple(checks), passed, reason,
+                           tries, invalid, quantile)
+        done.append(step)
+        if on_step is not None:
+            on_step(step)
+    return SctResult(service, tuple(done), quantile, tol)
