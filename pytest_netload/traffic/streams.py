@@ -264,6 +264,10 @@ class L4Spec:
     src_ips: int = 1
     dst_ips: int = 1
     vlan: int | tuple[int, ...] | None = None
+    dscp: int = 0
+    """DiffServ code point (0-63): the IPv4 TOS / IPv6 traffic class bits 7-2."""
+    pcp: int = 0
+    """802.1p priority (0-7) of this spec's own VLAN tags (needs `vlan`)."""
 
     protocol = "udp"
 
@@ -299,6 +303,16 @@ class L4Spec:
             _check_count(key, getattr(self, key), 1 << 16,
                          f"consecutive {key[:3]} addresses the stream cycles through")
         vlan_tags(self.vlan)
+        if isinstance(self.dscp, bool) or not isinstance(self.dscp, int) or \
+                not 0 <= self.dscp <= 63:
+            raise NetloadConfigError(f"dscp={self.dscp!r}: give a DiffServ code point from 0 "
+                                     "to 63 (e.g. 46 for EF), or leave it out")
+        if isinstance(self.pcp, bool) or not isinstance(self.pcp, int) or not 0 <= self.pcp <= 7:
+            raise NetloadConfigError(f"pcp={self.pcp!r}: give an 802.1p priority from 0 to 7, "
+                                     "or leave it out")
+        if self.pcp and self.vlan is None:
+            raise NetloadConfigError(f"pcp={self.pcp}: a priority travels in a VLAN tag; give "
+                                     "vlan=ID too (or a port `vlan` in the topology file)")
         if self.name is not None and (not isinstance(self.name, str) or not self.name or
                                       not self.name.isprintable()):
             raise NetloadConfigError(f"stream name {self.name!r} is invalid; use a printable "
@@ -338,9 +352,12 @@ class L4Spec:
         dst_ip = self.dst or flow.dst_ip or "198.19.0.2"
         ip_layer = IPv6 if ":" in src_ip else IPv4
         stack: Any = Eth(dst=flow.dst_mac, src=flow.src_mac)
-        for vid in self.tags_on(flow):
-            stack = stack / Vlan(vid)
-        template = (stack / ip_layer(src=src_ip, dst=dst_ip) / self._l4()).build()
+        own = set(range(len(self.tags_on(flow)) - len(vlan_tags(self.vlan)),
+                        len(self.tags_on(flow))))
+        for i, vid in enumerate(self.tags_on(flow)):
+            stack = stack / Vlan(vid, pcp=self.pcp if i in own else 0)
+        tos = {"tc": self.dscp << 2} if ip_layer is IPv6 else {"tos": self.dscp << 2}
+        template = (stack / ip_layer(src=src_ip, dst=dst_ip, **tos) / self._l4()).build()
         mods = [field(template, "l4.sport", "inc", min=self.sport,
                       max=self.sport + self.flows - 1)] if self.flows > 1 else []
         for key, base, count in (("ip.src", src_ip, self.src_ips),
@@ -418,7 +435,7 @@ def _l4_template(ip_version: int, protocol: str = "udp", tags: int = 0) -> Templ
 def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec | None = None,
         flows: int = 1, sport: int = 1024, dport: int = 9, name: str | None = None,
         stamp_every: int = 1, src_ips: int = 1, dst_ips: int = 1,
-        vlan: int | tuple[int, ...] | None = None) -> UdpSpec:
+        vlan: int | tuple[int, ...] | None = None, dscp: int = 0, pcp: int = 0) -> UdpSpec:
     """A UDP stream for whichever wire it is sent on (see `L4Spec`).
 
     `flows` > 1 varies the UDP source port over that many values, so a DUT
@@ -427,20 +444,22 @@ def udp(src: str | None = None, dst: str | None = None, *, size: SizeSpec | None
     addresses (RFC 2544 §12). `size` is a frame size with FCS, a list,
     `{size: weight}` or "imix" (default: 64, or the least frame the headers fit in).
     `vlan` tags the frames (an id, or (outer,
-    inner) for QinQ), inside the sending port's own `vlan`.
+    inner) for QinQ), inside the sending port's own `vlan`; `pcp` sets the 802.1p priority
+    of those tags and `dscp` the IP DiffServ code point (a service's colour, Y.1564).
     """
     return UdpSpec(src, dst, size, flows, sport, dport, name, stamp_every, src_ips, dst_ips,
-                   vlan)
+                   vlan, dscp, pcp)
 
 
 def tcp(src: str | None = None, dst: str | None = None, *, size: SizeSpec | None = None,
         flows: int = 1, sport: int = 1024, dport: int = 9, name: str | None = None,
         stamp_every: int = 1, src_ips: int = 1, dst_ips: int = 1,
-        vlan: int | tuple[int, ...] | None = None, flags: str = "A") -> TcpSpec:
+        vlan: int | tuple[int, ...] | None = None, flags: str = "A", dscp: int = 0,
+        pcp: int = 0) -> TcpSpec:
     """A TCP stream for whichever wire it is sent on: as `udp`, with TCP `flags`
     (letters of "FSRPAUEC"; default "A"). See `TcpSpec`."""
     return TcpSpec(src, dst, size, flows, sport, dport, name, stamp_every, src_ips, dst_ips,
-                   vlan, flags)
+                   vlan, dscp, pcp, flags)
 
 
 def flow_stream(flow: Any, *, size: SizeSpec = 64, flows: int = 1, name: str | None = None,
