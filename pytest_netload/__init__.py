@@ -36,7 +36,8 @@ from .traffic.packets import (
 from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
 from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
 from .units import Duration, Rate, Size
-from .verdicts.assertions import assert_latency, assert_loss, assert_throughput
+from .verdicts.assertions import assert_latency, assert_loss, assert_sac, assert_throughput
+from .y1564 import Sac, Service
 
 __all__ = [
     "CBR",
@@ -71,6 +72,8 @@ __all__ = [
     "RateResult",
     "RateShortfallWarning",
     "RunResult",
+    "Sac",
+    "Service",
     "Size",
     "Stream",
     "StreamResult",
@@ -81,6 +84,7 @@ __all__ = [
     "Vlan",
     "assert_latency",
     "assert_loss",
+    "assert_sac",
     "assert_throughput",
     "bidirectional",
     "field",

@@ -30,6 +30,8 @@ LAYERS: tuple[str, ...] = (
     "bench",      # procedures bound to real trials: runner, rate control, harness
     "reports",    # results JSON, HTML, baselines, trends
     "verdicts",   # assert_* helpers and their bounds
+    "y1564",      # ITU-T Y.1564 service activation: pure procedures (never the engine)
+    "rfc2889",    # RFC 2889 switch benchmarks: pure procedures (never the engine)
     "rfc2544",    # the pure procedures (never the engine)
     "engine",     # the engine client, its host process and the cffi facade
     "topology",   # the topology model, files and built-in DUTs

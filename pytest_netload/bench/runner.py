@@ -61,7 +61,7 @@ from .validity import trial_seconds
 __all__ = ["BACK_TO_BACK_BURST_S", "BACK_TO_BACK_REPETITIONS", "CALIBRATION_S",
            "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "LATENCY_DURATION_S", "LATENCY_TRIALS",
            "RECOVERY_OVERLOAD_S", "RECOVERY_RELIEF_S", "Calibration", "EngineMeasurer",
-           "Rfc2544Runner"]
+           "Rfc2544Runner", "send_learning_frames"]
 
 # RFC 2544 defaults of the procedures' durations and repetitions
 LATENCY_TRIALS = 20          # §26.2: at least 20
@@ -71,6 +71,19 @@ BACK_TO_BACK_BURST_S = 2.0   # the longest burst tried, as time at the maximum r
 RECOVERY_OVERLOAD_S = 60.0   # §26.5: at least 60 s at 110 % of throughput
 RECOVERY_RELIEF_S = 30.0
 LATENCY_STEP_DOWNS = 3       # 5 % steps below a throughput the generator cannot hold
+
+
+def send_learning_frames(engine: Engine, ports: WiredPorts, wire: int, frames: int) -> None:
+    """RFC 2544 §23: `frames` frames in each direction of wire `wire` before any trial, so
+    the DUT learns addresses (bridges) and resolves neighbours (routers)."""
+    tx, rx = ports.wire(wire)
+    directions = [(tx, rx)] + [w for w in ports.pairs if w == (rx, tx)]
+    for a, b in directions:
+        stream = engine.load(a, UdpSpec(name="learning").for_flow(ports.flow(a, b)))
+        try:
+            engine.run([Tx(stream, frames)], [b], drain_s=0.2)
+        finally:
+            stream.free()
 
 
 class Rfc2544Runner:
@@ -141,20 +154,10 @@ class Rfc2544Runner:
         return self.calibration.generator_max_pps(measurer) * CALIBRATION_SHARE
 
     def learn(self) -> None:
-        """RFC 2544 §23: a few frames in each direction of the wire before any trial, so
-        the DUT learns addresses (bridges) and resolves neighbours (routers)."""
+        """RFC 2544 §23: learning frames before any trial (`send_learning_frames`)."""
         if self._learned or self.mark.learning_frames == 0:
             return
-        tx, rx = self.ports.wire(self.mark.wire)
-        directions = [(tx, rx)]
-        back = [w for w in self.ports.pairs if w == (rx, tx)]
-        directions += back
-        for a, b in directions:
-            stream = self.engine.load(a, UdpSpec(name="learning").for_flow(self.ports.flow(a, b)))
-            try:
-                self.engine.run([Tx(stream, self.mark.learning_frames)], [b], drain_s=0.2)
-            finally:
-                stream.free()
+        send_learning_frames(self.engine, self.ports, self.mark.wire, self.mark.learning_frames)
         self._learned = True
 
     def _mix(self, stream: Any) -> tuple[Mix, str | None]:

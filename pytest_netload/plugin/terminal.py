@@ -48,6 +48,17 @@ def _note(m: dict[str, Any]) -> str | None:
     if kind == "reset":
         reset = m.get("reset_s")
         return f"reset {fmt.time_s(reset['mean'])}" if reset else "reset: did not recover"
+    if kind == "y1564_sct":
+        steps = m.get("steps") or []
+        bad = [s["name"] for s in steps if s.get("passed") is not True]
+        return (f"Y.1564 SCT {m['service']['name']!r}: "
+                + (f"{len(steps) - len(bad)}/{len(steps)} steps passed, not {', '.join(bad)}"
+                   if bad else f"all {len(steps)} steps passed"))
+    if kind == "y1564_spt":
+        parts = [f"{s['service']['name']} "
+                 f"{fmt.share(s['availability'].get('availability_ratio') or 0.0)} avail, "
+                 f"FLR {fmt.loss_ratio(s['flr'] or 0.0)}" for s in m.get("services") or []]
+        return f"Y.1564 SPT {fmt.time_s(m['duration_s'])}: " + "; ".join(parts)
     return None
 
 

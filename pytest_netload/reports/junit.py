@@ -11,6 +11,10 @@ counts as ints). Names are ``netload.<figure>.<frame size or stream>``:
   shows), ``netload.ndr_lower_pps.64B`` and ``netload.ndr_upper_pps.64B`` (its relevant
   bounds), ``netload.ndr_conditional_pps.64B`` (its conditional throughput, RFC 9971); a
   bound that does not exist (not found; open above) has no property;
+- Y.1564: ``netload.y1564_sct_ir_bps.<service>.<step>`` and
+  ``netload.y1564_sct_passed.<service>.<step>`` (1 or 0) per configuration-test step;
+  ``netload.y1564_spt_{ir_bps,flr,ftd_s,fdv_s,availability}.<service>`` per service of a
+  performance test;
 - ``netload.latency_p50_ns.<stream>``, ``netload.latency_p99_ns.<stream>`` and
   ``netload.lost.<stream>``: a latency meter's.
 
@@ -19,6 +23,7 @@ docs/reports.md lists them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -45,6 +50,33 @@ def goal_properties(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
+def _key(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "_"
+
+
+def y1564_properties(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A Y.1564 record's figures: each SCT step's IR and pass (1/0), each SPT service's
+    IR, FLR, FTD, FDV and availability."""
+    out: list[tuple[str, Any]] = []
+    if m["kind"] == "y1564_sct":
+        service = _key(m["service"]["name"])
+        for step in m["steps"]:
+            label = f"{service}.{_key(step['name'])}"
+            if step.get("ir_bps") is not None:
+                out.append((f"netload.y1564_sct_ir_bps.{label}", step["ir_bps"]))
+            out.append((f"netload.y1564_sct_passed.{label}", int(step["passed"] is True)))
+        return out
+    for s in m["services"]:
+        service = _key(s["service"]["name"])
+        for figure in ("ir_bps", "flr", "ftd_s", "fdv_s"):
+            if s.get(figure) is not None:
+                out.append((f"netload.y1564_spt_{figure}.{service}", s[figure]))
+        ratio = s["availability"].get("availability_ratio")
+        if ratio is not None:
+            out.append((f"netload.y1564_spt_availability.{service}", ratio))
+    return out
+
+
 def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any]]:
     """The JUnit properties of a test's measurements (records), in their order."""
     out: list[tuple[str, Any]] = []
@@ -55,6 +87,8 @@ def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any
                         m["throughput_pps"]))
         elif kind == "mlrsearch":
             out += goal_properties(m)
+        elif kind in ("y1564_sct", "y1564_spt"):
+            out += y1564_properties(m)
         elif kind == "latency":
             for p in ("p50", "p99"):
                 value = (m["latency"]["percentiles"] or {}).get(p)

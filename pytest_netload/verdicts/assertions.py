@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .latency_verdict import assert_latency
 from .loss_verdict import assert_loss
+from .sac_verdict import assert_sac
 from .throughput_verdict import assert_throughput
 
-__all__ = ["assert_latency", "assert_loss", "assert_throughput"]
+__all__ = ["assert_latency", "assert_loss", "assert_sac", "assert_throughput"]

@@ -37,6 +37,9 @@ from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.rfc2544.recovery import RecoveryTrial, ResetResult, ResetTrial, system_recovery
 from pytest_netload.units import frame_bits
+from pytest_netload.verdicts.assertions import assert_sac
+from pytest_netload.y1564 import (ServiceSample, check_services, service_configuration_test,
+                                  service_performance_test)
 
 LINE_RATE_BPS = 10_000_000_000
 HERE = Path(__file__).parent
@@ -233,6 +236,50 @@ def _dut_health() -> None:
                          "(64B at 7,440,476 pps): kernel: eth1: tx timeout")
 
 
+class FakePolicer:
+    """A Y.1564 DUT: each service policed at its own rate, a fixed latency spread."""
+
+    def __init__(self, policed_bps: dict[str, float]) -> None:
+        self.policed_bps = policed_bps
+        self.rng = np.random.default_rng(5)
+
+    def measure_services(self, loads_bps: dict[str, float],
+                         duration_s: float) -> dict[str, ServiceSample]:
+        out = {}
+        for name, bps in loads_bps.items():
+            size = 512 if name == "data" else 128
+            tx = round(bps * duration_s / (size * 8))
+            rx = min(tx, round(self.policed_bps[name] * duration_s / (size * 8)))
+            out[name] = ServiceSample(name, bps, duration_s, size, tx, rx,
+                                      latency=_latency(self.rng, max(rx, 1), 40_000, 2.0))
+        return out
+
+
+Y1564_SERVICES = [
+    {"name": "voice", "cir": "2Mbit/s", "frame_size": 128, "dscp": 46,
+     "sac": {"flr": "0.1%", "ftd": "10ms", "fdv": "5ms", "availability": "99.9%"}},
+    {"name": "data", "cir": "8Mbit/s", "eir": "2Mbit/s", "cbs": "16kB", "frame_size": 512,
+     "dscp": 10, "sac": {"flr": "1%", "ftd": "20ms"}}]
+
+
+def _y1564() -> None:
+    """Y.1564 on a policer that lets the data service's excess through (its policing
+    step fails), then the performance test of both services."""
+    services = check_services(Y1564_SERVICES, LINE_RATE_BPS)
+    dut = FakePolicer({"voice": 2e6, "data": 12e6})
+    traffic = {"wire": "p0->p1", "layer": "l2", "layer_text": "frame bytes with FCS "
+               "(Y.1564 IR and CIR)", "drain_s": 0.1}
+    results = []
+    for service in services:
+        sct = service_configuration_test(dut, service, step_duration_s=10.0)
+        record_measurement("y1564_sct", {**sct.as_dict(), "traffic": traffic})
+        results.append(sct)
+    spt = service_performance_test(dut, services, duration_s=30.0)
+    record_measurement("y1564_spt", {**spt.as_dict(), "traffic": traffic, "checkpoint": None,
+                                     "resumed": False})
+    assert_sac([*results, spt])
+
+
 def _histogram(latency: dict[str, Any], result: LatencyResult) -> None:
     """The optional `histogram` field (non-empty buckets), as a future producer may add."""
     h = result.histogram
@@ -253,6 +300,7 @@ def build() -> dict[str, Any]:
               _test(f"{base}test_ndr_pdr", _ndr_pdr, 58.0),
               _test(f"{base}test_latency_under_load", _traffic_and_latency, 5.4),
               _test(f"{base}test_dut_health", _dut_health, 2.1),
+              _test(f"{base}test_service_activation", _y1564, 105.0),
               _test(f"{base}test_line_rate_at_64B", _too_strict, 7.9)]
     capture = "netload-results/captures/tests_acceptance_test_edge.py_test_line_rate_at_64B.pcap"
     tests[-1]["captures"] = [capture]

@@ -117,7 +117,7 @@ def test_cover_shows_dut_date_verdict_and_package(full_page: str) -> None:
                      re.DOTALL)
     assert "pytest-netload 0.1.0" in full_page
     assert "10.00 Gbit/s (L1)" in full_page
-    assert "11: 9 passed, 2 failed, 0 skipped" in full_page
+    assert "12: 9 passed, 3 failed, 0 skipped" in full_page
 
 
 def test_real_sample_passes(sample_page: str) -> None:
@@ -181,7 +181,8 @@ def test_other_procedures(full_page: str) -> None:
 
 
 def test_plots_are_inline_svg(full_page: str, sample_page: str) -> None:
-    assert full_page.count("<svg") == 5   # throughput, latency, loss, back-to-back, meters
+    # throughput, latency, loss, back-to-back, meters, Y.1564 intervals
+    assert full_page.count("<svg") == 6
     assert sample_page.count("<svg") == 4
     for label in ("throughput versus frame size", "frame loss versus offered load",
                   "back-to-back bursts per frame size",
@@ -384,3 +385,24 @@ def test_a_failed_tests_capture_is_linked_beside_the_report() -> None:
     doc["tests"][0]["captures"] = ["/lab/netload-results/captures/t.py_test_a.pcap"]
     page = render(doc)
     assert '<a href="captures/t.py_test_a.pcap">' in page
+
+
+def test_y1564_tables_show_each_step_with_its_verdict(full_page: str) -> None:
+    """The service-by-step table of each configuration test, with coloured verdicts and
+    their reasons, and the performance test's per-service summary and interval plot."""
+    assert '<h2 id="y1564">Service activation (ITU-T Y.1564)</h2>' in full_page
+    assert '<a href="#y1564">' in full_page
+    sct = full_page[full_page.index("Service configuration test"):
+                    full_page.index("Service performance test")]
+    assert sct.count('<table class="y1564-sct">') == 2  # voice and data
+    for step in ("CIR 25%", "CIR 50%", "CIR 75%", "CIR 100%", "CIR+EIR", "policing"):
+        assert f"<td>{step}</td>" in sct, step
+    # the fake policer lets the data service's excess through: its policing step fails
+    data = sct[sct.index("<h4>data"):]
+    policing = data[data.index("<td>policing</td>"):].split("</tr>")[0]
+    assert '<span class="badge FAIL">FAIL</span>' in policing
+    assert "IR 12.00" in policing and "fails" in policing
+    assert '<span class="badge PASS">PASS</span>' in sct[:sct.index("<h4>data")]
+    spt = full_page[full_page.index("Service performance test"):]
+    assert '<table class="y1564-spt">' in spt and "100.0%" in spt  # availability
+    assert 'aria-label="Y.1564 service performance test per interval"' in spt

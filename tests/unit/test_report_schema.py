@@ -26,7 +26,8 @@ DATA = Path(__file__).parent.parent / "data"
 SAMPLE = DATA / "results-sample.json"
 FULL = DATA / "results-full.json"
 KINDS = {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recovery", "reset",
-         "mlrsearch", "calibration", "traffic", "latency", "dut_health"}
+         "mlrsearch", "calibration", "traffic", "latency", "dut_health", "y1564_sct",
+         "y1564_spt"}
 
 
 def _sample() -> dict[str, Any]:

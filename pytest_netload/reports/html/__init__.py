@@ -46,6 +46,7 @@ from .text import (
     fmt_share,
     size_label,
 )
+from .y1564 import y1564_sct, y1564_spt
 
 __all__ = ["fmt_bps", "fmt_count", "fmt_loss", "fmt_ns", "fmt_pps", "fmt_s", "fmt_share",
            "overall_verdict", "render", "short_name", "size_label", "write"]
@@ -70,6 +71,8 @@ def render(document: Mapping[str, Any]) -> str:
         "recovery": _recovery(document),
         "reset": _reset(document),
         "mlrsearch": _mlrsearch(document),
+        "y1564_sct": y1564_sct(document),
+        "y1564_spt": y1564_spt(document),
         "other": _other(document),
         "conditions": _conditions(document),
         "sections": list(document.get("report_sections") or ()),

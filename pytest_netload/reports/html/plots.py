@@ -207,6 +207,8 @@ def _plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
 
 
 def _draw_plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
+    from .y1564 import y1564_plot  # it draws with this module's helpers
+
     rfc = _sorted(list(_measurements(doc, "latency_rfc2544")))
     meters = list(_measurements(doc, "latency"))
     return {
@@ -217,4 +219,5 @@ def _draw_plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
         "back_to_back": _back_to_back_plot(doc, 4),
         "meters": _latency_plot(meters, 5, "Latency percentiles per stream (latency meters)",
                                 lambda n, m: f"{m['stream']} ({short_name(n)})"),
+        "y1564": y1564_plot(doc, 6),
     }

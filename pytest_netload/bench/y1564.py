@@ -1,0 +1,269 @@
+"""ITU-T Y.1564 on the engine: `Y1564Runner`, what the `y1564` fixture gives a test.
+
+Each service is one loaded UDP stream on the marker's wire, with the service's frame
+size, colour (DSCP, and PCP in its VLAN tag) and UDP destination port. One call of
+`EngineServiceMeasurer.measure_services` is one engine run: every service that has a
+load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
+the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
+y1564/ (service configuration test, service performance test) call it: a step of
+the configuration test is one run, an interval of the performance test is one run,
+so between two intervals the traffic pauses for the drain (`drain`, default 0.1 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import format as fmt
+from ..engine.client import Engine, LoadedStream, Port, Tx
+from ..errors import NetloadConfigError
+from ..measure.recording import record_measurement
+from ..traffic.patterns import CBR
+from ..traffic.streams import udp
+from ..units import Rate, frame_bits
+from ..y1564 import (
+    AVAILABILITY_N,
+    AVAILABILITY_THRESHOLD,
+    FDV_QUANTILE,
+    INTERVAL_S,
+    IR_TOLERANCE,
+    POLICING_OVERSHOOT,
+    SCT_STEP_S,
+    SCT_STEPS,
+    SPT_DURATION_S,
+    SctResult,
+    Service,
+    ServiceSample,
+    SptResult,
+    check_services,
+    service_configuration_test,
+    service_performance_test,
+)
+from .harness import WiredPorts
+from .runner import send_learning_frames
+from .validity import generator_failure
+
+__all__ = ["Y1564_DRAIN_S", "EngineServiceMeasurer", "Y1564Mark", "Y1564Result",
+           "Y1564Runner", "checkpoint_path"]
+
+Y1564_DRAIN_S = 0.1  # RX waits this long after each step or interval's last frame
+
+
+@dataclass(frozen=True)
+class Y1564Mark:
+    """The `y1564` marker's settings (plugin/y1564.py parses them)."""
+
+    services: tuple[Service, ...] = ()
+    steps: tuple[float, ...] = SCT_STEPS
+    step_duration_s: float = SCT_STEP_S
+    eir_step: bool = True
+    policing: bool = True
+    policing_overshoot: float = POLICING_OVERSHOOT
+    ir_tolerance: float = IR_TOLERANCE
+    spt_duration_s: float = SPT_DURATION_S
+    interval_s: float = INTERVAL_S
+    availability_threshold: float = AVAILABILITY_THRESHOLD
+    availability_n: int = AVAILABILITY_N
+    fdv_quantile: float = FDV_QUANTILE
+    drain_s: float = Y1564_DRAIN_S
+    retries: int = 2
+    wire: int = 0
+    learning_frames: int = 10
+    checkpoint: bool = True
+    """The performance test appends each interval to a checkpoint file (docs/y1564.md)
+    and a rerun after a crash resumes from it."""
+
+
+@dataclass
+class EngineServiceMeasurer:
+    """`ServiceMeasurer` on loaded streams, one per service (by name)."""
+
+    engine: Engine
+    streams: Mapping[str, LoadedStream]
+    rx: list[Port]
+    drain_s: float = Y1564_DRAIN_S
+    runs: int = 0
+    last_run: Any = field(default=None, repr=False)
+
+    def measure_services(self, loads_bps: Mapping[str, float],
+                         duration_s: float) -> dict[str, ServiceSample]:
+        entries: list[tuple[str, float, float, Any]] = []
+        for name, bps in loads_bps.items():
+            stream = self.streams.get(name)
+            if stream is None:
+                raise NetloadConfigError(f"service {name!r} has no stream here; the services "
+                                         f"are {sorted(self.streams)}")
+            if not bps > 0:
+                continue
+            pps = bps / frame_bits(stream.mean_frame_size, "l2")
+            phases = tuple(CBR().phases(lambda _r, p=pps: p, Rate(pps, "pps"), seed=1))
+            entries.append((name, bps, pps, Tx(stream, 0, phases)))
+        if not entries:
+            return {}
+        run = self.engine.run([e[3] for e in entries], self.rx, duration_s=duration_s,
+                              drain_s=self.drain_s)
+        self.runs += 1
+        self.last_run = run
+        out: dict[str, ServiceSample] = {}
+        for (name, bps, pps, _tx), s in zip(entries, run.streams):
+            why = generator_failure(run, s, pps * duration_s, pps, duration_s)
+            out[name] = ServiceSample(
+                service=name, offered_bps=bps, duration_s=duration_s,
+                frame_size=int(round(self.streams[name].mean_frame_size)),
+                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
+                latency=s.latency_result() if s.latency_samples else None,
+                valid=why is None, invalid_reason=why)
+        return out
+
+
+@dataclass(frozen=True)
+class Y1564Result:
+    """A whole Y.1564 run: each service's configuration test, then the performance test."""
+
+    sct: tuple[SctResult, ...]
+    spt: SptResult | None
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.sct) and (self.spt is None or self.spt.passed)
+
+    def failures(self) -> list[str]:
+        out = [line for r in self.sct for line in r.failures()]
+        return out + (self.spt.failures() if self.spt is not None else [])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sct": [r.as_dict() for r in self.sct],
+                "spt": None if self.spt is None else self.spt.as_dict(),
+                "passed": self.passed}
+
+
+def checkpoint_path(directory: Path, test: str) -> Path:
+    """The performance test's checkpoint file of test `test` under `directory`."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", test).strip("_") or "y1564"
+    return directory / "y1564-checkpoints" / f"{safe[:150]}.jsonl"
+
+
+class Y1564Runner:
+    """Y.1564 procedures on the test's wire with its marker's services and settings.
+
+    `sct()` runs the service configuration test of one service (or of each),
+    `spt()` the service performance test of all services at once, `run()` both.
+    Each records its result for the reports (kinds "y1564_sct", "y1564_spt").
+    """
+
+    def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
+                 step_override_s: float | None = None,
+                 checkpoint_dir: Path | None = None) -> None:
+        self.engine = engine
+        self.ports = ports
+        self.mark = mark
+        self.test = test
+        self.step_override_s = step_override_s
+        self.checkpoint_dir = checkpoint_dir
+        if not mark.services:
+            raise NetloadConfigError(
+                "the y1564 fixture needs services: add @pytest.mark.y1564(services=[{'name': "
+                "'data', 'cir': '10Mbit/s', 'sac': {'flr': '0.1%', 'ftd': '10ms'}}])")
+        self.services = check_services(mark.services, ports.topology.line_rate_bps)
+        self._learned = False
+
+    def service(self, name: str) -> Service:
+        for s in self.services:
+            if s.name == name:
+                return s
+        raise NetloadConfigError(f"service {name!r} is not one of the marker's services "
+                                 f"{[s.name for s in self.services]}")
+
+    @contextmanager
+    def _measurer(self, services: tuple[Service, ...]) -> Iterator[EngineServiceMeasurer]:
+        tx, rx = self.ports.wire(self.mark.wire)
+        if not self._learned and self.mark.learning_frames:
+            send_learning_frames(self.engine, self.ports, self.mark.wire,
+                                 self.mark.learning_frames)
+            self._learned = True
+        flow = self.ports.flow(tx, rx)
+        loaded: dict[str, LoadedStream] = {}
+        try:
+            for i, s in enumerate(services):
+                spec = udp(size=s.frame_size, name=s.name, dscp=s.dscp or 0, pcp=s.pcp or 0,
+                           vlan=s.vlan, dport=9 if s.dport is None else s.dport,
+                           sport=1024 + i)
+                loaded[s.name] = self.engine.load(tx, spec.for_flow(flow))
+            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s)
+        finally:
+            for stream in loaded.values():
+                stream.free()
+
+    def _traffic(self) -> dict[str, Any]:
+        tx, rx = self.ports.wire(self.mark.wire)
+        return {"wire": f"{self.ports.name_of(tx)}->{self.ports.name_of(rx)}",
+                "layer": "l2", "layer_text": "frame bytes with FCS (Y.1564 IR and CIR)",
+                "drain_s": self.mark.drain_s}
+
+    def sct(self, service: str | Service | None = None) -> SctResult | tuple[SctResult, ...]:
+        """The service configuration test of `service` (a name), or of each service in
+        turn when None (then a tuple)."""
+        if service is None:
+            return tuple(self._sct(s) for s in self.services)
+        return self._sct(service if isinstance(service, Service) else self.service(service))
+
+    def _sct(self, service: Service) -> SctResult:
+        m = self.mark
+        with self._measurer((service,)) as measurer:
+            result = service_configuration_test(
+                measurer, service, steps=m.steps,
+                step_duration_s=self.step_override_s or m.step_duration_s,
+                eir_step=m.eir_step, policing=m.policing,
+                policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance,
+                retries=m.retries)
+        record_measurement("y1564_sct", {**result.as_dict(), "traffic": self._traffic()})
+        return result
+
+    def spt(self, duration: Any = None, *, checkpoint: Path | str | None = None,
+            resume: bool | None = None) -> SptResult:
+        """The service performance test: every service at its CIR at once for `duration`
+        (default: the marker's spt_duration, 15 min), in intervals of `interval`.
+        `checkpoint`: the interval file (default: under the report directory when the
+        marker's checkpoint is on); `resume` (default: when that file exists) continues
+        a run a crash cut short."""
+        from ..units import run_seconds
+
+        m = self.mark
+        seconds = m.spt_duration_s if duration is None else run_seconds(duration,
+                                                                         what="duration")
+        path = Path(checkpoint) if checkpoint is not None else (
+            checkpoint_path(self.checkpoint_dir, self.test)
+            if m.checkpoint and self.checkpoint_dir is not None else None)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        again = bool(path is not None and path.exists()) if resume is None else resume
+        with self._measurer(self.services) as measurer:
+            result = service_performance_test(
+                measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
+                availability_threshold=m.availability_threshold,
+                availability_n=m.availability_n, checkpoint=path, resume=again,
+                fdv_quantile=m.fdv_quantile)
+        record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
+                                         "checkpoint": None if path is None else str(path),
+                                         "resumed": again})
+        if path is not None and checkpoint is None:
+            path.unlink(missing_ok=True)  # done: the result is in the record
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # when no other test's checkpoint is there
+        return result
+
+    def run(self, spt_duration: Any = None) -> Y1564Result:
+        """Each service's configuration test, then the performance test of all of them
+        (run also when a configuration test failed, so the report has both)."""
+        sct = self.sct()
+        assert isinstance(sct, tuple)
+        return Y1564Result(sct, self.spt(spt_duration))
+
+    def describe(self) -> str:
+        return "; ".join(f"{s.name}: CIR {fmt.bitrate(s.cir_bps)}" for s in self.services)

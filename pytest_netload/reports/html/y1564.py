@@ -1,0 +1,145 @@
+"""The report's ITU-T Y.1564 sections: the service configuration test as a
+service-by-step table with coloured verdicts, the service performance test's
+per-service summary, and its per-interval plot (FLR, IR and availability)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from markupsafe import Markup
+
+from .sections import _measurements, short_name
+from .text import DASH, fmt_bps, fmt_loss, fmt_s, fmt_share
+
+__all__ = ["MAX_PLOT_POINTS", "y1564_plot", "y1564_sct", "y1564_spt"]
+
+MAX_PLOT_POINTS = 2000  # a 24 h run has 86,400 intervals: the plot shows bins of them
+
+
+def _verdict(passed: Any) -> tuple[str, str]:
+    """(badge text, css class) of a step or service verdict."""
+    if passed is True:
+        return "PASS", "PASS"
+    if passed is False:
+        return "FAIL", "FAIL"
+    return "NOT MEASURED", "other"
+
+
+def _opt(value: Any, show: Any) -> str:
+    return DASH if value is None else show(value)
+
+
+def _sac(sac: Mapping[str, Any]) -> str:
+    parts = []
+    if sac.get("flr_ratio") is not None:
+        parts.append(f"FLR ≤ {fmt_loss(sac['flr_ratio'])}")
+    if sac.get("ftd_s") is not None:
+        parts.append(f"FTD ≤ {fmt_s(sac['ftd_s'])}")
+    if sac.get("fdv_s") is not None:
+        parts.append(f"FDV ≤ {fmt_s(sac['fdv_s'])}")
+    if sac.get("availability_ratio") is not None:
+        parts.append(f"AVAIL ≥ {fmt_share(sac['availability_ratio'])}")
+    return ", ".join(parts) or "none"
+
+
+def _service_line(s: Mapping[str, Any]) -> str:
+    colour = ", ".join(f"{k.upper()} {s[k]}" for k in ("vlan", "pcp", "dscp", "dport")
+                       if s.get(k) is not None)
+    eir = f", EIR {fmt_bps(s['eir_bps'])}" if s.get("eir_bps") else ""
+    return (f"CIR {fmt_bps(s['cir_bps'])}{eir}, {s['frame_size']} B frames"
+            + (f", {colour}" if colour else "") + f"; SAC: {_sac(s.get('sac') or {})}")
+
+
+def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One table per service configuration test (a test and a service)."""
+    tables = []
+    for nodeid, m in _measurements(doc, "y1564_sct"):
+        service = m["service"]
+        rows = []
+        for step in m["steps"]:
+            text, css = _verdict(step["passed"])
+            rows.append({
+                "step": step["name"], "offered": fmt_bps(step["offered_bps"]),
+                "ir": _opt(step["ir_bps"], fmt_bps), "flr": _opt(step["flr"], fmt_loss),
+                "ftd": _opt(step["ftd_s"], fmt_s), "fdv": _opt(step["fdv_s"], fmt_s),
+                "verdict": text, "css": css, "reason": step["reason"],
+            })
+        text, css = _verdict(m["passed"] if m["passed"] or m.get("dut_failed") else None)
+        tables.append({"test": short_name(nodeid), "service": service["name"],
+                       "line": _service_line(service), "rows": rows,
+                       "verdict": text, "css": css})
+    return tables
+
+
+def y1564_spt(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One table per service performance test: a row per service over the run."""
+    tables = []
+    for nodeid, m in _measurements(doc, "y1564_spt"):
+        rows = []
+        for s in m["services"]:
+            text, css = _verdict(s["passed"])
+            avail = s["availability"]
+            rows.append({
+                "service": s["service"]["name"], "ir": _opt(s["ir_bps"], fmt_bps),
+                "flr": _opt(s["flr"], fmt_loss), "ftd": _opt(s["ftd_s"], fmt_s),
+                "fdv": _opt(s["fdv_s"], fmt_s),
+                "availability": _opt(avail.get("availability_ratio"), fmt_share),
+                "unavailable": avail.get("unavailable_intervals", 0),
+                "ses": avail.get("ses_intervals", 0),
+                "invalid": s["invalid_intervals"], "verdict": text, "css": css,
+                "reason": s["reason"], "sac": _sac(s["service"].get("sac") or {}),
+            })
+        tables.append({"test": short_name(nodeid), "duration": fmt_s(m["duration_s"]),
+                       "interval": fmt_s(m["interval_s"]), "intervals": m["intervals"],
+                       "resumed": m.get("resumed_intervals", 0), "valid": m["valid"],
+                       "note": m.get("note", ""), "rows": rows})
+    return tables
+
+
+def _binned(values: list[Any], width: int, worst: Any) -> list[Any]:
+    """`values` in bins of `width` intervals, each the `worst` of its known values."""
+    out = []
+    for i in range(0, len(values), width):
+        known = [v for v in values[i:i + width] if v is not None]
+        out.append(worst(known) if known else None)
+    return out
+
+
+def y1564_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
+    """Per-interval FLR, IR and availability of each service of the first SPT (the
+    worst value of each bin when the run has more than MAX_PLOT_POINTS intervals)."""
+    from .plots import _COLOURS, _figure, _svg
+
+    runs = list(_measurements(doc, "y1564_spt"))
+    if not runs:
+        return None
+    _nodeid, m = runs[0]
+    fig = _figure(9.0, 5.4)
+    ax_flr, ax_ir, ax_av = fig.subplots(3, 1, sharex=True)
+    for i, s in enumerate(m["services"]):
+        series = s["series"]
+        n = len(series.get("flr", ()))
+        if n == 0:
+            continue
+        width = max(1, -(-n // MAX_PLOT_POINTS))
+        x = [k * width * m["interval_s"] for k in range(-(-n // width))]
+        colour = _COLOURS[i % len(_COLOURS)]
+        name = s["service"]["name"]
+        flr = _binned(series["flr"], width, max)
+        ax_flr.plot(x, [float("nan") if v is None else v * 100 for v in flr], color=colour,
+                    label=name, linewidth=1)
+        ir = _binned(series["ir_bps"], width, min)
+        ax_ir.plot(x, [float("nan") if v is None else v / 1e6 for v in ir], color=colour,
+                   linewidth=1)
+        avail = _binned([None if a is None else (1 if a else 0)
+                         for a in series.get("available", [])], width, min)
+        ax_av.step(x[:len(avail)], [float("nan") if v is None else v for v in avail],
+                   where="post", color=colour, linewidth=1)
+    ax_flr.set_ylabel("FLR (%)")
+    ax_ir.set_ylabel("IR (Mbit/s, L2)")
+    ax_av.set_ylabel("available")
+    ax_av.set_yticks([0, 1])
+    ax_av.set_xlabel("time into the run (s)")
+    ax_flr.legend(loc="upper right", fontsize="small")
+    return _svg(fig, index, "Y.1564 service performance test per interval")
