@@ -1,0 +1,48 @@
+"""ITU-T Y.1564 Ethernet service activation as pure procedures over a `ServiceMeasurer`.
+
+services.py declares the services (bandwidth profile, classifier, SAC) and checks them
+together; sct.py is the service configuration test (one service, step by step), spt.py the
+service performance test (all services at CIR for 15 min .. 24 h, with availability from
+availability.py and a resumable checkpoint from checkpoint.py). Nothing here imports the
+engine: the bench binds the measurer to real runs, unit tests to fake DUT models.
+"""
+
+from .availability import (AVAILABILITY_N, AVAILABILITY_THRESHOLD, AvailabilityResult,
+                           AvailabilityTracker, availability)
+from .checks import Check
+from .measurer import FDV_QUANTILE, ServiceMeasurer, ServiceSample
+from .sct import (IR_TOLERANCE, POLICING_OVERSHOOT, SCT_STEP_S, SCT_STEPS, SctResult, SctStep,
+                  service_configuration_test)
+from .services import Classifier, Sac, Service, check_services
+from .spt import (CHECKPOINT_EVERY_S, INTERVAL_S, MAX_INVALID_RATIO, SPT_DURATION_S,
+                  SptResult, SptService, service_performance_test)
+
+__all__ = [
+    "AVAILABILITY_N",
+    "AVAILABILITY_THRESHOLD",
+    "CHECKPOINT_EVERY_S",
+    "FDV_QUANTILE",
+    "INTERVAL_S",
+    "IR_TOLERANCE",
+    "MAX_INVALID_RATIO",
+    "POLICING_OVERSHOOT",
+    "SCT_STEPS",
+    "SCT_STEP_S",
+    "SPT_DURATION_S",
+    "AvailabilityResult",
+    "AvailabilityTracker",
+    "Check",
+    "Classifier",
+    "Sac",
+    "Service",
+    "ServiceMeasurer",
+    "ServiceSample",
+    "SctResult",
+    "SctStep",
+    "SptResult",
+    "SptService",
+    "availability",
+    "check_services",
+    "service_configuration_test",
+    "service_performance_test",
+]
