@@ -1,0 +1,94 @@
+"""RFC 2889 (benchmarking methodology for LAN switching devices) procedures as pure
+logic over measurer protocols.
+
+Nothing here imports the engine: the bench binds each protocol to real trials, and unit
+tests bind them to fake switches. Procedures and what they measure:
+
+* `fully_meshed` (§5.3, `ForwardingMeasurer`): forwarding rate at the maximum offered
+  load and throughput of N ports all sending to all.
+* `congestion_control` (§5.5, `CongestionMeasurer`): head-of-line blocking and back
+  pressure over 4 ports with one port congested at 150 %.
+* `address_caching_capacity` (§5.7) and `address_learning_rate` (§5.8,
+  `AddressMeasurer`): the address table's size and how fast it fills.
+* `broadcast_forwarding` (§5.9, `BroadcastMeasurer`): broadcast throughput, forwarding
+  rate and per-port latency from one port to all others.
+
+Defaults. TRIAL_S, 30 s, is the trial duration RFC 2889 recommends for its forwarding
+tests (like RFC 2544 §24's throughput trials; the RFC lets it range from 1 to 300 s);
+the RFC text could not be consulted from this workplace, so the figure is stated
+from the RFC as commonly read and applied to every timed procedure here. The address
+defaults are this package's choice, not the RFC's: the RFC leaves the initial counts
+and the rates to the tester (they depend on the switch and its aging time), so the
+high count is 64 Ki addresses and both rates 1,000 fps, slow enough for any switch to
+forward. Search resolutions follow rfc2544 (0.5 % of the lower bound for loads), 1 %
+for learning rates.
+"""
+
+from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, DEFAULT_RETRIES
+from .address import (
+    DEFAULT_HIGH_ADDRESSES,
+    DEFAULT_LEARNING_MAX_TRIALS,
+    DEFAULT_LEARNING_RATE_FPS,
+    DEFAULT_LEARNING_RESOLUTION,
+    DEFAULT_MIN_RATE_FPS,
+    DEFAULT_TEST_RATE_FPS,
+    AddressCapacityResult,
+    AddressMeasurer,
+    AddressTrial,
+    LearningRateResult,
+    address_caching_capacity,
+    address_learning_rate,
+)
+from .broadcast import BroadcastMeasurer, BroadcastResult, BroadcastTrial, broadcast_forwarding
+from .congestion import (
+    CONGESTED_OVERLOAD,
+    DEFAULT_TOLERANCE,
+    EXPECTED_CONGESTED_LOSS,
+    CongestionMeasurer,
+    CongestionResult,
+    CongestionTrial,
+    StreamCounts,
+    congestion_control,
+)
+from .mesh import ForwardingMeasurer, MeshResult, MeshTrial, fully_meshed
+from .ports import EXAMPLE_TOPOLOGY, MIN_PORTS, check_port_count
+
+TRIAL_S = 30.0
+"""Trial duration (s) of every timed procedure (mesh, congestion, broadcast)."""
+
+__all__ = [
+    "CONGESTED_OVERLOAD",
+    "DEFAULT_HIGH_ADDRESSES",
+    "DEFAULT_LEARNING_MAX_TRIALS",
+    "DEFAULT_LEARNING_RATE_FPS",
+    "DEFAULT_LEARNING_RESOLUTION",
+    "DEFAULT_MIN_RATE_FPS",
+    "DEFAULT_RESOLUTION_RATIO",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TEST_RATE_FPS",
+    "DEFAULT_TOLERANCE",
+    "EXAMPLE_TOPOLOGY",
+    "EXPECTED_CONGESTED_LOSS",
+    "MIN_PORTS",
+    "TRIAL_S",
+    "AddressCapacityResult",
+    "AddressMeasurer",
+    "AddressTrial",
+    "BroadcastMeasurer",
+    "BroadcastResult",
+    "BroadcastTrial",
+    "CongestionMeasurer",
+    "CongestionResult",
+    "CongestionTrial",
+    "ForwardingMeasurer",
+    "LearningRateResult",
+    "MeshResult",
+    "MeshTrial",
+    "StreamCounts",
+    "address_caching_capacity",
+    "address_learning_rate",
+    "broadcast_forwarding",
+    "check_port_count",
+    "congestion_control",
+    "fully_meshed",
+]

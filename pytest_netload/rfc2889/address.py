@@ -1,0 +1,246 @@
+"""RFC 2889 §5.7 address caching capacity and §5.8 address learning rate.
+
+Both run over three ports. The learning port sends `count` learning frames, each
+from a distinct source MAC, at the learning rate; the switch should learn that each
+address lives behind the learning port. Then the test port sends test frames to each
+of those addresses at the test rate. A test frame to a learned address is forwarded
+to the learning port only; one to an address the switch did not learn is flooded,
+and the monitor port sees it. An address count passes when every test frame reached
+the learning port and none was flooded (`AddressTrial.learned_all`).
+
+Caching capacity (§5.7): the largest address count that passes, by binary search
+between an initial `low` and `high` count: the high count is tried first, then the
+low one, then the bracket is halved down to adjacent counts. Each count may be tried
+`repeats` times, and passes only when every try does. Between trials the measurer
+ages out or flushes the address table, so each trial starts from an empty table; the
+learning frames must all be sent within the table's aging time (`age_time_s`), or
+early addresses age out before they are tested.
+
+Learning rate (§5.8): the highest learning rate (frames per second) at which all of
+`count` addresses are learned, by binary search between `min_rate_fps` and
+`max_rate_fps` to `resolution` (a ratio of the lower bound). `count` is at most the
+caching capacity, or the test measures the table size instead.
+
+A trial the generator failed (invalid) is retried at most `retries` times; a count or
+rate at which every try was invalid caps the search as a ceiling, never as the
+switch's failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import NetloadConfigError
+from ..rfc2544.throughput import Resolution, check_reachable
+from ._search import check_count, check_rate, check_retries, search_count, search_rate
+
+__all__ = ["DEFAULT_HIGH_ADDRESSES", "DEFAULT_LEARNING_RATE_FPS", "DEFAULT_MIN_RATE_FPS",
+           "DEFAULT_TEST_RATE_FPS", "AddressCapacityResult", "AddressMeasurer",
+           "AddressTrial", "LearningRateResult", "address_caching_capacity",
+           "address_learning_rate"]
+
+DEFAULT_HIGH_ADDRESSES = 65536
+"""The initial high address count: 64 Ki, above the tables of most small switches."""
+DEFAULT_LEARNING_RATE_FPS = 1000.0
+DEFAULT_TEST_RATE_FPS = 1000.0
+"""Slow enough for any switch to forward, so a failure is a learning failure."""
+DEFAULT_MIN_RATE_FPS = 1.0
+DEFAULT_LEARNING_RESOLUTION = 0.01
+DEFAULT_LEARNING_MAX_TRIALS = 24
+
+
+@dataclass(frozen=True)
+class AddressTrial:
+    """One address trial: `count` addresses learned, `tx` test frames sent to them;
+    `forwarded` of those reached the learning port, `flooded` the monitor port."""
+
+    count: int
+    tx: int
+    forwarded: int
+    flooded: int
+    valid: bool = True
+    invalid_reason: str | None = None
+    learning_rate_fps: float | None = None
+    test_rate_fps: float | None = None
+
+    def __post_init__(self) -> None:
+        check_count(self.count, "address trial count")
+        for name in ("tx", "forwarded", "flooded"):
+            check_count(getattr(self, name), f"address trial {name}", least=0)
+
+    @property
+    def lost(self) -> int:
+        """Test frames that did not reach the learning port."""
+        return max(self.tx - self.forwarded, 0)
+
+    @property
+    def learned_all(self) -> bool:
+        """Every test frame was forwarded and none flooded: all addresses were learned."""
+        return self.forwarded == self.tx and self.flooded == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "tx": self.tx, "forwarded": self.forwarded,
+                "flooded": self.flooded, "lost": self.lost, "learned_all": self.learned_all,
+                "learning_rate_fps": self.learning_rate_fps,
+                "test_rate_fps": self.test_rate_fps, "valid": self.valid,
+                "invalid_reason": self.invalid_reason}
+
+
+class AddressMeasurer(Protocol):
+    """One address trial on an aged-out (flushed) table: `count` learning frames with
+    distinct source MACs at `learning_rate_fps`, then test frames to each of those
+    addresses at `test_rate_fps`, counted on the learning and the monitor port."""
+
+    def measure_addresses(self, count: int, learning_rate_fps: float,
+                          test_rate_fps: float) -> AddressTrial: ...
+
+
+@dataclass(frozen=True)
+class AddressCapacityResult:
+    """RFC 2889 §5.7: the largest address count whose every address was learned."""
+
+    capacity: int
+    """The largest count that passed; 0 when even `low` failed (the capacity is below it)."""
+    trials: tuple[AddressTrial, ...]
+    low: int
+    high: int
+    upper: int | None
+    """The smallest count that failed; None when `high` passed."""
+    ceiling: int | None
+    """The smallest count at which every try was invalid; None if none."""
+    learning_rate_fps: float
+    test_rate_fps: float
+    repeats: int = 1
+    age_time_s: float | None = None
+
+    @property
+    def at_maximum(self) -> bool:
+        """`high` passed: the table holds at least that many addresses."""
+        return self.capacity == self.high
+
+    @property
+    def below_low(self) -> bool:
+        return self.capacity == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"procedure": "rfc2889_address_caching_capacity", "capacity": self.capacity,
+                "low": self.low, "high": self.high, "upper": self.upper,
+                "ceiling": self.ceiling, "at_maximum": self.at_maximum,
+                "below_low": self.below_low, "learning_rate_fps": self.learning_rate_fps,
+                "test_rate_fps": self.test_rate_fps, "repeats": self.repeats,
+                "age_time_s": self.age_time_s, "trials": [t.as_dict() for t in self.trials]}
+
+
+def _check_age(count: int, learning_rate_fps: float, age_time_s: float | None) -> None:
+    if age_time_s is None:
+        return
+    learning_s = count / learning_rate_fps
+    if learning_s >= age_time_s:
+        raise NetloadConfigError(
+            f"high={count} addresses at learning_rate_fps={learning_rate_fps:g} take "
+            f"{learning_s:g} s to learn, not less than age_time_s={age_time_s:g}: the first "
+            f"addresses would age out before they are tested; raise learning_rate_fps above "
+            f"{count / age_time_s:g} or lower high")
+
+
+def address_caching_capacity(
+    measurer: AddressMeasurer,
+    *,
+    low: int = 1,
+    high: int = DEFAULT_HIGH_ADDRESSES,
+    learning_rate_fps: float = DEFAULT_LEARNING_RATE_FPS,
+    test_rate_fps: float = DEFAULT_TEST_RATE_FPS,
+    repeats: int = 1,
+    retries: int = 2,
+    age_time_s: float | None = None,
+    on_trial: Callable[[AddressTrial], None] | None = None,
+) -> AddressCapacityResult:
+    """RFC 2889 §5.7: binary search over address counts in [low, high] for the largest
+    count whose every address is learned (see the module's docstring)."""
+    check_count(low, "low")
+    check_count(high, "high")
+    if high < low:
+        raise NetloadConfigError(f"high={high!r} is below low={low!r}: give high >= low")
+    learn = check_rate(learning_rate_fps, "learning_rate_fps")
+    test = check_rate(test_rate_fps, "test_rate_fps")
+    check_count(repeats, "repeats")
+    check_retries(retries)
+    if age_time_s is not None:
+        _check_age(high, learn, check_rate(age_time_s, "age_time_s"))
+    out = search_count(lambda n: measurer.measure_addresses(n, learn, test),
+                       lambda t: t.learned_all, low=low, high=high, repeats=repeats,
+                       retries=retries, on_trial=on_trial,
+                       what="the address caching capacity search")
+    return AddressCapacityResult(out.found, out.trials, low, high, out.upper, out.ceiling,
+                                 learn, test, repeats,
+                                 None if age_time_s is None else float(age_time_s))
+
+
+@dataclass(frozen=True)
+class LearningRateResult:
+    """RFC 2889 §5.8: the highest learning rate at which all `count` addresses were
+    learned."""
+
+    count: int
+    learning_rate_fps: float
+    """The highest rate that passed; 0.0 when even `min_rate_fps` failed."""
+    upper_fps: float | None
+    """The lowest rate that failed; None when `max_rate_fps` passed."""
+    ceiling_fps: float | None
+    """The lowest rate at which every try was invalid; None if none."""
+    max_rate_fps: float
+    min_rate_fps: float
+    test_rate_fps: float
+    resolution: Resolution
+    resolution_reached: bool
+    trials: tuple[AddressTrial, ...]
+
+    @property
+    def at_maximum(self) -> bool:
+        return self.learning_rate_fps == self.max_rate_fps
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"procedure": "rfc2889_address_learning_rate", "count": self.count,
+                "learning_rate_fps": self.learning_rate_fps, "upper_fps": self.upper_fps,
+                "ceiling_fps": self.ceiling_fps, "max_rate_fps": self.max_rate_fps,
+                "min_rate_fps": self.min_rate_fps, "test_rate_fps": self.test_rate_fps,
+                "at_maximum": self.at_maximum, **self.resolution.as_dict(),
+                "resolution_reached": self.resolution_reached,
+                "trials": [t.as_dict() for t in self.trials]}
+
+
+def address_learning_rate(
+    measurer: AddressMeasurer,
+    *,
+    count: int,
+    max_rate_fps: float,
+    min_rate_fps: float = DEFAULT_MIN_RATE_FPS,
+    test_rate_fps: float = DEFAULT_TEST_RATE_FPS,
+    resolution: float = DEFAULT_LEARNING_RESOLUTION,
+    max_trials: int = DEFAULT_LEARNING_MAX_TRIALS,
+    retries: int = 2,
+    on_trial: Callable[[AddressTrial], None] | None = None,
+) -> LearningRateResult:
+    """RFC 2889 §5.8: binary search over learning rates in [min_rate_fps, max_rate_fps]
+    for the highest at which all `count` addresses are learned, to `resolution` (a
+    ratio of the lower bound in (0, 1))."""
+    check_count(count, "count")
+    top = check_rate(max_rate_fps, "max_rate_fps")
+    bottom = check_rate(min_rate_fps, "min_rate_fps")
+    if bottom >= top:
+        raise NetloadConfigError(f"min_rate_fps={min_rate_fps!r} is not below max_rate_fps="
+                                 f"{max_rate_fps!r}: give min_rate_fps < max_rate_fps")
+    test = check_rate(test_rate_fps, "test_rate_fps")
+    res = Resolution(ratio=resolution)
+    check_count(max_trials, "max_trials")
+    check_reachable(res, max_trials, top)
+    check_retries(retries)
+    out = search_rate(lambda rate: measurer.measure_addresses(count, rate, test),
+                      lambda t: t.learned_all, max_value=top, min_value=bottom,
+                      resolution=res, max_trials=max_trials, retries=retries,
+                      on_trial=on_trial, what=f"the address learning rate search ({count} "
+                                              "addresses)")
+    return LearningRateResult(count, out.found, out.upper, out.ceiling, top, bottom, test,
+                              res, out.reached, out.trials)

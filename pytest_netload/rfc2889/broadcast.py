@@ -1,0 +1,183 @@
+"""RFC 2889 §5.9 broadcast frame forwarding and latency.
+
+One port sends broadcast frames; the switch should deliver every one of them to each
+of the N-1 other ports. Three figures come of it: the broadcast throughput, the
+highest load at which every receiving port got every frame (binary search from the
+maximum, as RFC 2544 §26.1); the broadcast forwarding rate at the maximum load (the
+frames received on all receiving ports per second of the trial); and the latency to
+each receiving port at the throughput, from that trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import NetloadConfigError
+from ..measure.latency import LatencyResult
+from ..rfc2544.throughput import (
+    DEFAULT_MAX_TRIALS,
+    DEFAULT_RESOLUTION_RATIO,
+    Resolution,
+    check_reachable,
+)
+from ._search import check_count, check_rate, check_retries, search_rate
+from .ports import check_port_count
+
+__all__ = ["BroadcastMeasurer", "BroadcastResult", "BroadcastTrial", "broadcast_forwarding"]
+
+
+@dataclass(frozen=True)
+class BroadcastTrial:
+    """One broadcast trial: `tx` broadcast frames sent, `rx` received on each receiving
+    port, and each receiving port's latency (None where not measured)."""
+
+    offered_pps: float
+    duration_s: float
+    tx: int
+    rx: tuple[int, ...]
+    latency: tuple[LatencyResult | None, ...] = ()
+    """One per receiving port, or empty when latency was not measured."""
+    valid: bool = True
+    invalid_reason: str | None = None
+    port_names: tuple[str, ...] = ()
+    """The receiving ports in the order of `rx`; empty when the binding does not say."""
+
+    def __post_init__(self) -> None:
+        check_rate(self.offered_pps, "broadcast trial offered_pps")
+        check_rate(self.duration_s, "broadcast trial duration_s")
+        check_count(self.tx, "broadcast trial tx", least=0)
+        object.__setattr__(self, "rx", tuple(self.rx))
+        object.__setattr__(self, "latency", tuple(self.latency))
+        if not self.rx:
+            raise NetloadConfigError("broadcast trial rx is empty: give one count per "
+                                     "receiving port")
+        for n in self.rx:
+            check_count(n, "broadcast trial rx", least=0)
+        for what, names in (("latency", self.latency), ("port_names", self.port_names)):
+            if names and len(names) != len(self.rx):
+                raise NetloadConfigError(f"broadcast trial {what} has {len(names)} entries for "
+                                         f"{len(self.rx)} receiving ports: give one per port")
+
+    @property
+    def receivers(self) -> int:
+        return len(self.rx)
+
+    @property
+    def lost(self) -> tuple[int, ...]:
+        """Per receiving port, the broadcast frames it did not get."""
+        return tuple(max(self.tx - r, 0) for r in self.rx)
+
+    @property
+    def loss_ratio(self) -> float:
+        """The worst receiving port's share of frames missed."""
+        return max(self.lost) / self.tx if self.tx else 0.0
+
+    @property
+    def all_received(self) -> bool:
+        """Every receiving port got every frame."""
+        return not any(self.lost)
+
+    @property
+    def forwarding_pps(self) -> float:
+        """Broadcast frames received on all receiving ports per second of the trial."""
+        return sum(self.rx) / self.duration_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"offered_pps": self.offered_pps, "duration_s": self.duration_s,
+                "tx": self.tx, "rx": list(self.rx), "lost": list(self.lost),
+                "loss_ratio": self.loss_ratio, "all_received": self.all_received,
+                "forwarding_pps": self.forwarding_pps, "port_names": list(self.port_names),
+                "latency": [None if lat is None or lat.empty else lat.as_dict()
+                            for lat in self.latency],
+                "valid": self.valid, "invalid_reason": self.invalid_reason}
+
+
+class BroadcastMeasurer(Protocol):
+    """One broadcast trial: the sending port offers `load_pps` broadcast frames per
+    second for `duration_s`, counted (and timed) on every other port."""
+
+    def measure_broadcast(self, load_pps: float, duration_s: float) -> BroadcastTrial: ...
+
+
+@dataclass(frozen=True)
+class BroadcastResult:
+    """RFC 2889 §5.9 over `ports` ports (one sender, ports - 1 receivers)."""
+
+    ports: int
+    max_pps: float
+    duration_s: float
+    throughput_pps: float
+    """The highest load every receiving port got in full; 0.0 when none did."""
+    upper_pps: float | None
+    generator_ceiling_pps: float | None
+    max_load_trial: BroadcastTrial | None
+    """The valid trial at `max_pps`; None when the generator could not offer it."""
+    throughput_trial: BroadcastTrial | None
+    """The valid trial at `throughput_pps` (its latency is reported); None if none passed."""
+    resolution: Resolution
+    resolution_reached: bool
+    trials: tuple[BroadcastTrial, ...]
+
+    @property
+    def forwarding_rate_at_max_pps(self) -> float | None:
+        return None if self.max_load_trial is None else self.max_load_trial.forwarding_pps
+
+    @property
+    def latency(self) -> tuple[LatencyResult | None, ...]:
+        """Per receiving port, the latency at the throughput; empty when not measured."""
+        return () if self.throughput_trial is None else self.throughput_trial.latency
+
+    def as_dict(self) -> dict[str, Any]:
+        at = self.throughput_trial
+        return {
+            "procedure": "rfc2889_broadcast_forwarding", "ports": self.ports,
+            "max_pps": self.max_pps, "duration_s": self.duration_s,
+            "throughput_pps": self.throughput_pps, "upper_pps": self.upper_pps,
+            "generator_ceiling_pps": self.generator_ceiling_pps,
+            "forwarding_rate_at_max_pps": self.forwarding_rate_at_max_pps,
+            "loss_ratio_at_max": None if self.max_load_trial is None
+            else self.max_load_trial.loss_ratio,
+            "latency": [] if at is None else at.as_dict()["latency"],
+            "port_names": [] if at is None else list(at.port_names),
+            **self.resolution.as_dict(), "resolution_reached": self.resolution_reached,
+            "trials": [t.as_dict() for t in self.trials],
+        }
+
+
+def broadcast_forwarding(
+    measurer: BroadcastMeasurer,
+    *,
+    ports: int,
+    max_pps: float,
+    duration_s: float = 30.0,
+    resolution: float | Resolution = DEFAULT_RESOLUTION_RATIO,
+    max_trials: int = DEFAULT_MAX_TRIALS,
+    retries: int = 2,
+    on_trial: Callable[[BroadcastTrial], None] | None = None,
+) -> BroadcastResult:
+    """RFC 2889 §5.9 over `ports` ports: the forwarding rate at `max_pps`, the highest
+    load that reaches every receiving port in full (binary search to `resolution`, a
+    ratio of the lower bound or a Resolution), and the per-port latency there."""
+    check_port_count(ports, ports, "broadcast_forwarding")
+    top = check_rate(max_pps, "max_pps")
+    duration = check_rate(duration_s, "duration_s")
+    res = resolution if isinstance(resolution, Resolution) else Resolution(ratio=resolution)
+    check_count(max_trials, "max_trials")
+    check_reachable(res, max_trials, top)
+    check_retries(retries)
+
+    def measure(load: float) -> BroadcastTrial:
+        trial = measurer.measure_broadcast(load, duration)
+        if trial.valid and trial.receivers != ports - 1:
+            raise NetloadConfigError(
+                f"the broadcast measurer counted {trial.receivers} receiving ports for "
+                f"ports={ports}: its trial must count each of the {ports - 1} other ports")
+        return trial
+
+    out = search_rate(measure, lambda t: t.all_received, max_value=top, resolution=res,
+                      max_trials=max_trials, retries=retries, on_trial=on_trial,
+                      what=f"the broadcast forwarding search over {ports} ports")
+    return BroadcastResult(ports, top, duration, out.found, out.upper, out.ceiling,
+                           out.at_max, out.passing, res, out.reached, out.trials)

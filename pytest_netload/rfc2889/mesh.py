@@ -1,0 +1,198 @@
+"""RFC 2889 §5.3 fully meshed forwarding: every one of N ports sends to every other
+port, its destinations in round robin, each port at the same load.
+
+Two figures come of it. The forwarding rate at the maximum offered load (FRMOL): one
+trial at the maximum per-port load, the frames received on all ports per second of
+the trial, whatever was lost. And the throughput: the highest per-port load at which
+no frame is lost, by binary search from the maximum (RFC 2544 §26.1's method) down to
+the resolution. The trial at the maximum is the search's first trial, so a DUT that
+forwards the maximum without loss is measured once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import NetloadConfigError
+from ..rfc2544.throughput import (
+    DEFAULT_MAX_TRIALS,
+    DEFAULT_RESOLUTION_RATIO,
+    Resolution,
+    check_reachable,
+)
+from ._search import check_rate, check_retries, search_rate
+from .ports import check_port_count
+
+__all__ = ["ForwardingMeasurer", "MeshResult", "MeshTrial", "fully_meshed"]
+
+
+def _counts(value: object, what: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise NetloadConfigError(f"mesh trial {what}={value!r}: give one count per port")
+    out = tuple(value)  # type: ignore[call-overload]
+    for x in out:
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+            raise NetloadConfigError(f"mesh trial {what}: {x!r} is not a count >= 0")
+    return out
+
+
+@dataclass(frozen=True)
+class MeshTrial:
+    """One fully meshed trial: per port, the frames it sent (`tx`) and the frames it
+    received (`rx`, from all the other ports), in the topology's port order."""
+
+    offered_pps_per_port: float
+    tx: tuple[int, ...]
+    rx: tuple[int, ...]
+    duration_s: float
+    valid: bool = True
+    invalid_reason: str | None = None
+    port_names: tuple[str, ...] = ()
+    """The ports in the order of `tx` and `rx`; empty when the binding does not say."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tx", _counts(self.tx, "tx"))
+        object.__setattr__(self, "rx", _counts(self.rx, "rx"))
+        if len(self.tx) != len(self.rx) or len(self.tx) < 2:
+            raise NetloadConfigError(
+                f"mesh trial: tx has {len(self.tx)} ports and rx {len(self.rx)}: give one "
+                "count per port, for the same >= 2 ports")
+        if self.port_names and len(self.port_names) != len(self.tx):
+            raise NetloadConfigError(f"mesh trial port_names={list(self.port_names)!r}: give "
+                                     f"one name per port ({len(self.tx)})")
+        check_rate(self.offered_pps_per_port, "mesh trial offered_pps_per_port")
+        check_rate(self.duration_s, "mesh trial duration_s")
+
+    @property
+    def ports(self) -> int:
+        return len(self.tx)
+
+    @property
+    def tx_total(self) -> int:
+        return sum(self.tx)
+
+    @property
+    def rx_total(self) -> int:
+        return sum(self.rx)
+
+    @property
+    def lost(self) -> int:
+        """Frames sent and not received, over all ports (duplicates do not offset loss)."""
+        return max(self.tx_total - self.rx_total, 0)
+
+    @property
+    def loss_ratio(self) -> float:
+        return self.lost / self.tx_total if self.tx_total else 0.0
+
+    @property
+    def forwarding_pps(self) -> float:
+        """Frames received on all ports per second of the trial."""
+        return self.rx_total / self.duration_s
+
+    @property
+    def offered_pps(self) -> float:
+        """The load of all ports together."""
+        return self.offered_pps_per_port * self.ports
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"offered_pps_per_port": self.offered_pps_per_port,
+                "offered_pps": self.offered_pps, "duration_s": self.duration_s,
+                "port_names": list(self.port_names), "tx": list(self.tx),
+                "rx": list(self.rx), "tx_total": self.tx_total, "rx_total": self.rx_total,
+                "lost": self.lost, "loss_ratio": self.loss_ratio,
+                "forwarding_pps": self.forwarding_pps, "valid": self.valid,
+                "invalid_reason": self.invalid_reason}
+
+
+class ForwardingMeasurer(Protocol):
+    """One fully meshed trial: every port sends `load_pps_per_port` (frames per second,
+    per port) to all the others in round robin for `duration_s`."""
+
+    def measure_mesh(self, load_pps_per_port: float, duration_s: float) -> MeshTrial: ...
+
+
+@dataclass(frozen=True)
+class MeshResult:
+    """RFC 2889 §5.3: the forwarding rate at the maximum offered load and the
+    throughput (highest loss-free per-port load) of a fully meshed N-port run."""
+
+    ports: int
+    max_pps_per_port: float
+    duration_s: float
+    frmol_trial: MeshTrial | None
+    """The valid trial at the maximum load; None when the generator could not offer it."""
+    throughput_pps_per_port: float
+    """Highest per-port load without loss; 0.0 when none passed."""
+    upper_pps_per_port: float | None
+    """Lowest per-port load that lost frames; None when the maximum passed."""
+    generator_ceiling_pps_per_port: float | None
+    """Lowest load the generator could not offer (every try invalid); None if none."""
+    resolution: Resolution
+    resolution_reached: bool
+    trials: tuple[MeshTrial, ...]
+
+    @property
+    def forwarding_rate_at_max_pps(self) -> float | None:
+        """FRMOL: frames forwarded per second (all ports) at the maximum offered load."""
+        return None if self.frmol_trial is None else self.frmol_trial.forwarding_pps
+
+    @property
+    def throughput_pps(self) -> float:
+        """The throughput of all ports together."""
+        return self.throughput_pps_per_port * self.ports
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "procedure": "rfc2889_fully_meshed", "ports": self.ports,
+            "max_pps_per_port": self.max_pps_per_port, "duration_s": self.duration_s,
+            "forwarding_rate_at_max_pps": self.forwarding_rate_at_max_pps,
+            "loss_ratio_at_max": None if self.frmol_trial is None
+            else self.frmol_trial.loss_ratio,
+            "throughput_pps_per_port": self.throughput_pps_per_port,
+            "throughput_pps": self.throughput_pps,
+            "upper_pps_per_port": self.upper_pps_per_port,
+            "generator_ceiling_pps_per_port": self.generator_ceiling_pps_per_port,
+            **self.resolution.as_dict(), "resolution_reached": self.resolution_reached,
+            "trials": [t.as_dict() for t in self.trials],
+        }
+
+
+def fully_meshed(
+    measurer: ForwardingMeasurer,
+    *,
+    ports: int,
+    max_pps_per_port: float,
+    duration_s: float = 30.0,
+    resolution: float | Resolution = DEFAULT_RESOLUTION_RATIO,
+    max_trials: int = DEFAULT_MAX_TRIALS,
+    retries: int = 2,
+    on_trial: Callable[[MeshTrial], None] | None = None,
+) -> MeshResult:
+    """RFC 2889 §5.3 over `ports` ports: FRMOL at `max_pps_per_port`, then the
+    throughput by binary search. `resolution` is a ratio of the lower bound in (0, 1)
+    (default 0.5 %) or a Resolution; a trial the generator failed is retried at most
+    `retries` times and never counted as the DUT's loss."""
+    check_port_count(ports, ports, "fully_meshed")
+    max_pps = check_rate(max_pps_per_port, "max_pps_per_port")
+    duration = check_rate(duration_s, "duration_s")
+    res = resolution if isinstance(resolution, Resolution) else Resolution(ratio=resolution)
+    if isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1:
+        raise NetloadConfigError(f"max_trials={max_trials!r}: give a whole number >= 1")
+    check_reachable(res, max_trials, max_pps)
+    check_retries(retries)
+
+    def measure(load: float) -> MeshTrial:
+        trial = measurer.measure_mesh(load, duration)
+        if trial.valid and trial.ports != ports:
+            raise NetloadConfigError(
+                f"the mesh measurer returned {trial.ports} ports' counts for ports={ports}: "
+                "its trial must count every port of the mesh")
+        return trial
+
+    out = search_rate(measure, lambda t: t.lost == 0, max_value=max_pps, resolution=res,
+                      max_trials=max_trials, retries=retries, on_trial=on_trial,
+                      what=f"the fully meshed search over {ports} ports")
+    return MeshResult(ports, max_pps, duration, out.at_max, out.found, out.upper,
+                      out.ceiling, res, out.reached, out.trials)
