@@ -117,17 +117,18 @@ def read_checkpoint(path: Path, header: dict[str, Any],
     whose only line is cut short, has no intervals (offset 0)."""
     data = path.read_bytes()
     intervals: list[Mapping[str, Record]] = []
-    end, pos, first = 0, 0, True
+    end, pos, first, lineno = 0, 0, True, 0
     expected = json.loads(json.dumps(header))  # as JSON reads it back (tuples -> lists)
     while pos < len(data):
         nl = data.find(b"\n", pos)
         if nl < 0:  # a line without its newline was cut short by a crash: ignored
             break
+        lineno += 1
         try:
             obj = json.loads(data[pos:nl])
         except ValueError:
             raise NetloadConfigError(
-                f"checkpoint {str(path)!r}: line {len(intervals) + 2} is not JSON; the file "
+                f"checkpoint {str(path)!r}: line {lineno} is not JSON; the file "
                 "is damaged: delete it (the run starts over) or pass resume=False with "
                 "another checkpoint path") from None
         if first:

@@ -29,6 +29,7 @@ def test_a_rate_given_at_l1_is_converted_to_l2_with_the_frame_size() -> None:
     s = Service("data", cir="10Mbit/s@l1", frame_size=64)
     assert s.cir_bps == pytest.approx(10e6 * 64 / 84)
     assert Service("x", cir=Rate(1, "Mbit/s")).cir_bps == 1e6
+    assert Service("x", cir="1Mbit/s", cbs="12176B", ebs="1KiB").burst_bytes == 12176 + 1024
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [

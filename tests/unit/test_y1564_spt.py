@@ -315,3 +315,37 @@ def test_a_24h_run_with_checkpointing_resumes_after_a_crash(tmp_path: Path) -> N
     assert availability([None if v is None else (0.0 if v else 1.0)
                          for v in voice.series["available"]]).flags == \
         voice.series["available"]
+
+
+def test_a_damaged_checkpoint_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "spt.jsonl"
+    service_performance_test(Dut(SERVICES), SERVICES, duration_s=10, checkpoint=path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:3] + ["{not json\n"] + lines[4:6]))
+    with pytest.raises(NetloadConfigError, match=r"line 4 is not JSON; the file is damaged"):
+        service_performance_test(Dut(SERVICES), SERVICES, duration_s=10, checkpoint=path,
+                                 resume=True)
+    path.write_text("".join(lines[:3] + lines[4:6]))
+    with pytest.raises(NetloadConfigError, match=r"interval 2 follows 0"):
+        service_performance_test(Dut(SERVICES), SERVICES, duration_s=10, checkpoint=path,
+                                 resume=True)
+    path.write_text('{"type": "other"}\n')
+    with pytest.raises(NetloadConfigError, match=r"does not start with a netload-y1564-spt"):
+        service_performance_test(Dut(SERVICES), SERVICES, duration_s=10, checkpoint=path,
+                                 resume=True)
+
+
+def test_a_sample_checks_its_counts_and_reads_its_figures() -> None:
+    lat = latency_of([10_000, 12_000], [99, 1])
+    s = ServiceSample("v", 1e6, 1.0, 128, 1000, 990, lat)
+    assert (s.lost, s.flr, s.ir_bps) == (10, 0.01, 990 * 128 * 8)
+    assert s.ftd_s == lat.mean_ns / 1e9
+    assert s.fdv_s(99.9) == (lat.percentile(99.9).value_ns - lat.min_ns) / 1e9
+    assert s.fdv_s(100) == (lat.max_ns - lat.min_ns) / 1e9
+    assert ServiceSample("v", 1e6, 1.0, 128, 0, 0).flr == 0.0
+    for bad in ({"tx_frames": -1}, {"rx_frames": 1.5}, {"duration_s": 0},
+                {"offered_bps": float("nan")}):
+        args = {"service": "v", "offered_bps": 1e6, "duration_s": 1.0, "frame_size": 128,
+                "tx_frames": 1, "rx_frames": 1, **bad}
+        with pytest.raises(NetloadConfigError, match=f"service 'v': sample {next(iter(bad))}"):
+            ServiceSample(**args)  # type: ignore[arg-type]
