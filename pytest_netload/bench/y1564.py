@@ -88,6 +88,8 @@ class EngineServiceMeasurer:
     streams: Mapping[str, LoadedStream]
     rx: list[Port]
     drain_s: float = Y1564_DRAIN_S
+    burst_bytes: Mapping[str, int | None] = field(default_factory=dict)
+    """Each service's CBS (+ EBS): how late the generator may run (`_late_burst`)."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
@@ -112,7 +114,8 @@ class EngineServiceMeasurer:
         self.last_run = run
         out: dict[str, ServiceSample] = {}
         for (name, bps, pps, _tx), s in zip(entries, run.streams):
-            why = generator_failure(run, s, pps * duration_s, pps, duration_s)
+            why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
+                self._late_burst(name, s, bps)
             out[name] = ServiceSample(
                 service=name, offered_bps=bps, duration_s=duration_s,
                 frame_size=int(round(self.streams[name].mean_frame_size)),
@@ -120,6 +123,22 @@ class EngineServiceMeasurer:
                 latency=s.latency_result() if s.latency_samples else None,
                 valid=why is None, invalid_reason=why)
         return out
+
+
+    def _late_burst(self, name: str, s: Any, bps: float) -> str | None:
+        """A sample the generator spoiled for a policer: after a lag its pacer sends the
+        late frames back to back, and when that catch-up burst is more than half the
+        service's committed burst (CBS) a policer at the CIR drops frames a punctual
+        sender would have had through. Measured (the worst TX lag), never assumed."""
+        cbs = self.burst_bytes.get(name)
+        burst = s.tx_max_lag_ns / 1e9 * bps / 8
+        if not cbs or burst <= cbs / 2:
+            return None
+        return (f"the generator ran {fmt.time_ns(s.tx_max_lag_ns)} late (its worst TX lag; "
+                f"{s.tx_preemptions} preemptions, {fmt.time_ns(s.tx_wait_cpu_ns)} waiting "
+                f"for its CPU): its catch-up burst of {fmt.count(round(burst))} bytes is more "
+                f"than half the service's CBS of {fmt.count(cbs)} bytes, so a policer would "
+                "drop frames a punctual sender gets through")
 
 
 @dataclass(frozen=True)
@@ -195,7 +214,8 @@ class Y1564Runner:
                            vlan=s.vlan, dport=9 if s.dport is None else s.dport,
                            sport=1024 + i)
                 loaded[s.name] = self.engine.load(tx, spec.for_flow(flow))
-            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s)
+            bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
+            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts)
         finally:
             for stream in loaded.values():
                 stream.free()
