@@ -11,7 +11,7 @@ forwards the maximum without loss is measured once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,16 +22,16 @@ from ..rfc2544.throughput import (
     Resolution,
     check_reachable,
 )
-from ._search import check_rate, check_retries, search_rate
+from ._search import check_count, check_rate, check_retries, search_rate
 from .ports import check_port_count
 
 __all__ = ["ForwardingMeasurer", "MeshResult", "MeshTrial", "fully_meshed"]
 
 
 def _counts(value: object, what: str) -> tuple[int, ...]:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise NetloadConfigError(f"mesh trial {what}={value!r}: give one count per port")
-    out = tuple(value)  # type: ignore[call-overload]
+    out = tuple(value)
     for x in out:
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
             raise NetloadConfigError(f"mesh trial {what}: {x!r} is not a count >= 0")
@@ -178,8 +178,7 @@ def fully_meshed(
     max_pps = check_rate(max_pps_per_port, "max_pps_per_port")
     duration = check_rate(duration_s, "duration_s")
     res = resolution if isinstance(resolution, Resolution) else Resolution(ratio=resolution)
-    if isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1:
-        raise NetloadConfigError(f"max_trials={max_trials!r}: give a whole number >= 1")
+    check_count(max_trials, "max_trials")
     check_reachable(res, max_trials, max_pps)
     check_retries(retries)
 

@@ -45,8 +45,8 @@ def check_port_count(requested: int, available: int | Sequence[str], procedure: 
         need = f"exactly {least}" if procedure in EXACT_PORTS else f"a whole number >= {least}"
         raise NetloadConfigError(f"ports={requested!r}: rfc2889 {name} runs over {need} "
                                  f"ports; give ports={least}")
-    if _is_int(available):
-        count, names = int(available), ""  # type: ignore[arg-type]
+    if isinstance(available, int) and not isinstance(available, bool):
+        count, names = available, ""
     elif isinstance(available, Sequence) and not isinstance(available, str):
         count, names = len(available), f" ({', '.join(map(str, available))})"
     else:
