@@ -44,9 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
     config.addinivalue_line("markers", topologies.HELP)
+    from .rfc2889 import RFC2889_HELP
     from .y1564 import Y1564_HELP
 
     config.addinivalue_line("markers", "y1564" + Y1564_HELP[len("y1564"):])
+    config.addinivalue_line("markers", "rfc2889" + RFC2889_HELP[len("rfc2889"):])
     settings = options.resolve(config)
     config.stash[keys.SETTINGS_KEY] = settings
     reports = fixtures.report_dir(config)
@@ -92,9 +94,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.has_plugin("netload-fixtures"):
         config.pluginmanager.register(fixtures, "netload-fixtures")
     if not config.pluginmanager.has_plugin("netload-y1564"):
-        from . import y1564
+        from . import rfc2889, y1564
 
         config.pluginmanager.register(y1564, "netload-y1564")
+        config.pluginmanager.register(rfc2889, "netload-rfc2889")
     from .dut_hooks import BUILTIN_PLUGIN, BuiltinDutHooks
 
     if not config.pluginmanager.has_plugin(BUILTIN_PLUGIN):
@@ -151,10 +154,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from .markers import check_markers, parametrize_frame_sizes
     from .topologies import parametrize_topologies
 
+    from .rfc2889 import check_rfc2889_markers
     from .y1564 import check_y1564_markers
 
     check_markers(metafunc)
     check_y1564_markers(metafunc)
+    check_rfc2889_markers(metafunc)
     parametrize_topologies(metafunc)
     parametrize_frame_sizes(metafunc)
 

@@ -1,0 +1,362 @@
+"""RFC 2889 on the engine: `Rfc2889Runner`, what the `rfc2889` fixture gives a test.
+
+One class binds every measurer protocol of rfc2889/ to engine runs over the topology's
+ports, in their order (p0, p1, ...):
+
+- fully meshed (§5.3): a stream from every port to every other, each port's load split
+  evenly over its destinations; a port's rx counts the frames of the streams to it;
+- congestion control (§5.5): A = p0 sends half its load to C = p2 and half to D = p3,
+  B = p1 all of it to C;
+- address caching capacity and learning rate (§5.7, §5.8): the learning port p0 sends
+  `count` broadcast frames whose source MACs step over `count` addresses (so the switch
+  learns them and no port's own address is learned), then the test port p1 sends one
+  frame to each address; frames that reach p0 were forwarded, frames that reach any
+  other port were flooded (not learned). Before each trial the table is emptied: the
+  built-in bridge flushes it, another DUT waits out its age time;
+- broadcast (§5.9): p0 sends broadcast frames, each other port counts them; a trial
+  where every port got every frame measures each port's latency in a run of its own
+  (one stream's latency cannot be told apart by port in one run).
+
+Counts per port come from the RX queue counters (frames with a signature of this
+run's streams), so a flooded frame is counted wherever it arrived.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import format as fmt
+from ..engine.client import Engine, LoadedStream, Port, Tx
+from ..errors import NetloadConfigError
+from ..measure.recording import record_measurement
+from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO
+from ..rfc2889 import (
+    DEFAULT_HIGH_ADDRESSES,
+    DEFAULT_LEARNING_RATE_FPS,
+    DEFAULT_TEST_RATE_FPS,
+    TRIAL_S,
+    AddressTrial,
+    BroadcastTrial,
+    CongestionTrial,
+    MeshTrial,
+    StreamCounts,
+    address_caching_capacity,
+    address_learning_rate,
+    broadcast_forwarding,
+    check_port_count,
+    congestion_control,
+    fully_meshed,
+)
+from ..traffic.packets import UDP, Eth, IPv4, field
+from ..traffic.patterns import CBR, MaxRate
+from ..traffic.streams import Stream, udp
+from ..units import Rate, frame_bits
+from .harness import WiredPorts
+from .validity import generator_failure
+
+__all__ = ["ADDRESS_BASE_MAC", "BROADCAST_MAC", "Rfc2889Mark", "Rfc2889Runner"]
+
+ADDRESS_BASE_MAC = 0x0A4E4C000000  # locally administered, unlike any generator port's
+BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
+LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
+CALIBRATION_S = 1.0
+
+
+@dataclass(frozen=True)
+class Rfc2889Mark:
+    """The `rfc2889` marker's settings (plugin/rfc2889.py parses them)."""
+
+    frame_size: int = 64
+    trial_duration_s: float = TRIAL_S
+    resolution: float = DEFAULT_RESOLUTION_RATIO
+    max_trials: int = 20
+    retries: int = 2
+    max_rate: Rate | None = None
+    """Per port; None: the topology's line rate, else the generator's own maximum."""
+    drain_s: float = 0.5
+    ports: int | None = None
+    """How many of the topology's ports (the first ones); None: all (congestion: 4)."""
+    low: int = 1
+    high: int = DEFAULT_HIGH_ADDRESSES
+    learning_rate_fps: float = DEFAULT_LEARNING_RATE_FPS
+    test_rate_fps: float = DEFAULT_TEST_RATE_FPS
+    learning_count: int = 1000
+    age_time_s: float | None = None
+    """An external DUT's address age time: waited out before each address trial."""
+
+
+def _mac(value: int) -> str:
+    return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+
+
+def _cbr(pps: float) -> tuple[Any, ...]:
+    return tuple(CBR().phases(lambda _r: pps, Rate(pps, "pps"), seed=1))
+
+
+class Rfc2889Runner:
+    """RFC 2889 procedures over the topology's ports with the marker's settings."""
+
+    def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2889Mark, *,
+                 flush: Callable[[], Any] | None = None, test: str = "") -> None:
+        self.engine = engine
+        self.wired = ports
+        self.mark = mark
+        self.flush = flush
+        self.test = test
+        self.names = tuple(p.name for p in ports.topology.ports)
+
+    # ---- helpers ---------------------------------------------------------------------
+
+    def _ports(self, procedure: str) -> tuple[Port, ...]:
+        n = self.mark.ports if self.mark.ports is not None else (
+            4 if procedure == "congestion_control" else len(self.names))
+        check_port_count(n, list(self.names), procedure)
+        return tuple(self.wired.ports[name] for name in self.names[:n])
+
+    def _stream(self, tx: Port, rx: Port, name: str) -> Stream:
+        spec = udp(size=self.mark.frame_size, name=name)
+        return spec.for_flow(self.wired.flow(tx, rx))
+
+    def _load(self, tx: Port, stream: Stream) -> LoadedStream:
+        return self.engine.load(tx, stream)
+
+    def _max_pps(self, entries: Sequence[tuple[int, LoadedStream]], senders: int,
+                 rx: list[Port]) -> float:
+        """Per-port maximum: the marker's, the line rate's, else what the slowest sending
+        port sends at full speed with all of them sending (x 0.95, as rfc2544 does)."""
+        if self.mark.max_rate is not None:
+            return self.mark.max_rate.pps(self.mark.frame_size,
+                                          line_rate_bps=self.wired.topology.line_rate_bps)
+        line = self.wired.topology.line_rate_bps
+        if line:
+            return line / frame_bits(self.mark.frame_size, "l1")
+        full = tuple(MaxRate().phases(lambda _r: 0.0, None, seed=1))
+        run = self.engine.run([Tx(s, 0, full) for _i, s in entries], rx,
+                              duration_s=CALIBRATION_S, drain_s=0.1)
+        sent = [0.0] * senders
+        for (i, _s), r in zip(entries, run.streams):
+            sent[i] += r.tx_pps
+        return min(sent) * 0.95
+
+    def _run(self, entries: Sequence[tuple[LoadedStream, float]], rx: list[Port],
+             duration_s: float) -> tuple[Any, str | None]:
+        """Every stream at its own CBR rate; the first generator failure, or None."""
+        run = self.engine.run([Tx(s, 0, _cbr(pps)) for s, pps in entries], rx,
+                              duration_s=duration_s, drain_s=self.mark.drain_s)
+        for (stream, pps), s in zip(entries, run.streams):
+            why = generator_failure(run, s, pps * duration_s, pps, duration_s)
+            if why is not None:
+                return run, f"stream {stream.name!r}: {why}"
+        return run, None
+
+    @staticmethod
+    def _per_port(run: Any, rx: Sequence[Port]) -> list[int]:
+        """Frames with a signature of the run's streams received on each port of `rx`."""
+        q = run.rx_queues
+        out, i = [], 0
+        for port in rx:
+            n = max(port.rx_queues, 1)
+            out.append(int(q["packets"][i:i + n].sum() - q["foreign"][i:i + n].sum()))
+            i += n
+        return out
+
+    def _record(self, result: Any) -> Any:
+        data = result.as_dict()
+        record_measurement(data["procedure"], {**data, "frame_size": self.mark.frame_size,
+                                               "port_names": list(self.names)})
+        return result
+
+    # ---- §5.3 fully meshed -----------------------------------------------------------
+
+    def fully_meshed(self) -> Any:
+        ports = self._ports("fully_meshed")
+        n = len(ports)
+        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
+        loaded = [(i, j, self._load(ports[i], self._stream(
+            ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))) for i, j in pairs]
+        try:
+            max_pps = self._max_pps([(i, s) for i, _j, s in loaded], n, list(ports))
+
+            def measure(load: float, duration_s: float) -> MeshTrial:
+                run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
+                                     list(ports), duration_s)
+                tx, rx = [0] * n, [0] * n
+                for (i, j, _s), r in zip(loaded, run.streams):
+                    tx[i] += r.tx_packets
+                    rx[j] += r.rx_unique
+                return MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None, why,
+                                 self.names[:n])
+
+            result = fully_meshed(_Bound(measure_mesh=measure), ports=n,
+                                  max_pps_per_port=max_pps,
+                                  duration_s=self.mark.trial_duration_s,
+                                  resolution=self.mark.resolution,
+                                  max_trials=self.mark.max_trials, retries=self.mark.retries)
+        finally:
+            for _i, _j, s in loaded:
+                s.free()
+        return self._record(result)
+
+    # ---- §5.5 congestion control -----------------------------------------------------
+
+    def congestion_control(self) -> Any:
+        a, b, c, d = self._ports("congestion_control")
+        names = self.names[:4]
+        specs = [(a, c, 0.5), (a, d, 0.5), (b, c, 1.0)]
+        loaded = [(self._load(x, self._stream(x, y, f"{self.wired.name_of(x)}->"
+                                                  f"{self.wired.name_of(y)}")), share)
+                  for x, y, share in specs]
+        try:
+            max_pps = self._max_pps([(0, loaded[0][0]), (0, loaded[1][0]),
+                                     (1, loaded[2][0])], 2, [c, d])
+
+            def measure(load: float, duration_s: float) -> CongestionTrial:
+                run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
+                                     duration_s)
+                counts = [StreamCounts(s.name, int(r.tx_packets), int(r.rx_unique))
+                          for (s, _share), r in zip(loaded, run.streams)]
+                return CongestionTrial(load, duration_s, *counts, valid=why is None,
+                                       invalid_reason=why, port_names=names)
+
+            result = congestion_control(_Bound(measure_congestion=measure),
+                                        load_pps_per_port=max_pps,
+                                        duration_s=self.mark.trial_duration_s,
+                                        retries=self.mark.retries)
+        finally:
+            for s, _share in loaded:
+                s.free()
+        return self._record(result)
+
+    # ---- §5.7 / §5.8 address caching and learning -------------------------------------
+
+    def _empty_table(self) -> None:
+        if self.flush is not None:
+            self.flush()
+        elif self.mark.age_time_s is not None:
+            time.sleep(self.mark.age_time_s + 1.0)
+        else:
+            raise NetloadConfigError(
+                "rfc2889 address tests start each trial from an empty address table: the "
+                "built-in netns-bridge flushes it; for another DUT give "
+                "@pytest.mark.rfc2889(age_time='300s') (its age time, waited out before "
+                "each trial)")
+
+    def _address_streams(self, count: int, learn: Port, test: Port) -> tuple[Stream, Stream]:
+        first, last = _mac(ADDRESS_BASE_MAC), _mac(ADDRESS_BASE_MAC + count - 1)
+        flow = self.wired.flow(learn, test)
+        size = self.mark.frame_size
+        learning = (Eth(dst=BROADCAST_MAC, src=first) / IPv4(src=flow.src_ip or "198.18.0.2",
+                                                            dst="255.255.255.255")
+                    / UDP()).build()
+        mods = [field(learning, "eth.src", "inc", min=first, max=last)] if count > 1 else []
+        back = self.wired.flow(test, learn)
+        probe = (Eth(dst=first, src=back.src_mac) / IPv4(src=back.src_ip or "198.18.0.3",
+                                                         dst=back.dst_ip or "198.18.0.2")
+                 / UDP()).build()
+        tmods = [field(probe, "eth.dst", "inc", min=first, max=last)] if count > 1 else []
+        return (Stream(learning, size=size, fields=mods, name="rfc2889-learning"),
+                Stream(probe, size=size, fields=tmods, name="rfc2889-test"))
+
+    def _measure_addresses(self, count: int, learning_rate_fps: float,
+                           test_rate_fps: float) -> AddressTrial:
+        ports = self._ports("address_caching_capacity")
+        learn, test, monitors = ports[0], ports[1], list(ports[2:])
+        learning, probe = self._address_streams(count, learn, test)
+        self._empty_table()
+        ls, ps = self._load(learn, learning), self._load(test, probe)
+        try:
+            run = self.engine.run([Tx(ls, count, _cbr(learning_rate_fps))],
+                                  [test, *monitors], drain_s=0.2)
+            (sent,) = run.streams
+            why = None if sent.tx_packets == count else (
+                f"the generator sent {fmt.count(sent.tx_packets)} of {fmt.count(count)} "
+                "learning frames")
+            run = self.engine.run([Tx(ps, count, _cbr(test_rate_fps))], [learn, *monitors],
+                                  drain_s=self.mark.drain_s)
+            counts = self._per_port(run, [learn, *monitors])
+            tx = int(run.streams[0].tx_packets)
+            if why is None and tx != count:
+                why = f"the generator sent {fmt.count(tx)} of {fmt.count(count)} test frames"
+        finally:
+            ls.free()
+            ps.free()
+        return AddressTrial(count, tx, min(counts[0], tx), sum(counts[1:]), why is None, why,
+                            learning_rate_fps, test_rate_fps)
+
+    def address_caching_capacity(self) -> Any:
+        self._ports("address_caching_capacity")
+        m = self.mark
+        result = address_caching_capacity(
+            _Bound(measure_addresses=self._measure_addresses), low=m.low, high=m.high,
+            learning_rate_fps=m.learning_rate_fps, test_rate_fps=m.test_rate_fps,
+            retries=m.retries, age_time_s=self._age_time())
+        return self._record(result)
+
+    def address_learning_rate(self, max_rate_fps: float | None = None) -> Any:
+        """§5.8: the highest learning rate at which `learning_count` addresses (at most
+        the capacity: measure it first) are all learned, up to `max_rate_fps` (default:
+        the marker's max_rate, else 100,000 fps)."""
+        self._ports("address_learning_rate")
+        m = self.mark
+        top = max_rate_fps or (m.max_rate.pps(m.frame_size) if m.max_rate else 100_000.0)
+        result = address_learning_rate(
+            _Bound(measure_addresses=self._measure_addresses), count=m.learning_count,
+            max_rate_fps=top, test_rate_fps=m.test_rate_fps, retries=m.retries)
+        return self._record(result)
+
+    def _age_time(self) -> float | None:
+        if self.mark.age_time_s is not None:
+            return self.mark.age_time_s
+        dut = self.wired.topology.dut or {}
+        return float(dut["ageing_s"]) if str(dut.get("ageing_s", "")).isdigit() else None
+
+    # ---- §5.9 broadcast ----------------------------------------------------------------
+
+    def broadcast_forwarding(self) -> Any:
+        ports = self._ports("broadcast_forwarding")
+        sender, receivers = ports[0], list(ports[1:])
+        flow = self.wired.flow(sender, receivers[0])
+        frame = (Eth(dst=BROADCAST_MAC, src=flow.src_mac)
+                 / IPv4(src=flow.src_ip or "198.18.0.2", dst="255.255.255.255") / UDP()).build()
+        stream = self._load(sender, Stream(frame, size=self.mark.frame_size,
+                                           name=f"{self.names[0]}->broadcast"))
+        try:
+            max_pps = self._max_pps([(0, stream)], 1, receivers)
+
+            def measure(load: float, duration_s: float) -> BroadcastTrial:
+                run, why = self._run([(stream, load)], receivers, duration_s)
+                tx = int(run.streams[0].tx_packets)
+                rx = self._per_port(run, receivers)
+                latency: tuple[Any, ...] = ()
+                if why is None and all(n >= tx for n in rx):
+                    latency = tuple(self._latency(stream, load, port, duration_s)
+                                    for port in receivers)
+                return BroadcastTrial(load, duration_s, tx, tuple(rx), latency, why is None,
+                                      why, self.names[1:len(ports)])
+
+            result = broadcast_forwarding(_Bound(measure_broadcast=measure),
+                                          ports=len(ports), max_pps=max_pps,
+                                          duration_s=self.mark.trial_duration_s,
+                                          resolution=self.mark.resolution,
+                                          max_trials=self.mark.max_trials,
+                                          retries=self.mark.retries)
+        finally:
+            stream.free()
+        return self._record(result)
+
+    def _latency(self, stream: LoadedStream, load: float, port: Port,
+                 duration_s: float) -> Any:
+        run, _why = self._run([(stream, load)], [port], min(duration_s, LATENCY_RUN_S))
+        s = run.streams[0]
+        return s.latency_result() if s.latency_samples else None
+
+
+class _Bound:
+    """A measurer protocol's one method, bound to the runner's closure."""
+
+    def __init__(self, **methods: Callable[..., Any]) -> None:
+        for name, method in methods.items():
+            setattr(self, name, method)
