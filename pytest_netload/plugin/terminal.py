@@ -54,6 +54,16 @@ def _note(m: dict[str, Any]) -> str | None:
         return (f"Y.1564 SCT {m['service']['name']!r}: "
                 + (f"{len(steps) - len(bad)}/{len(steps)} steps passed, not {', '.join(bad)}"
                    if bad else f"all {len(steps)} steps passed"))
+    if kind == "rfc2889_address_caching_capacity":
+        return f"RFC 2889 address capacity {fmt.count(m['capacity'])}"
+    if kind == "rfc2889_address_learning_rate":
+        return f"RFC 2889 learning rate {fmt.rate_pps(m['learning_rate_fps'] or 0.0)}"
+    if kind in ("rfc2889_fully_meshed", "rfc2889_broadcast_forwarding"):
+        key = "throughput_pps_per_port" if kind == "rfc2889_fully_meshed" else "throughput_pps"
+        what = "mesh" if kind == "rfc2889_fully_meshed" else "broadcast"
+        return f"RFC 2889 {what} throughput {fmt.rate_pps(m.get(key) or 0.0)}"
+    if kind == "rfc2889_congestion_control":
+        return "RFC 2889 congestion: " + (", ".join(m.get("observed") or ()) or "-")
     if kind == "y1564_spt":
         parts = [f"{s['service']['name']} "
                  f"{fmt.share(s['availability'].get('availability_ratio') or 0.0)} avail, "

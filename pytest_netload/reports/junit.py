@@ -15,6 +15,9 @@ counts as ints). Names are ``netload.<figure>.<frame size or stream>``:
   ``netload.y1564_sct_passed.<service>.<step>`` (1 or 0) per configuration-test step;
   ``netload.y1564_spt_{ir_bps,flr,ftd_s,fdv_s,availability}.<service>`` per service of a
   performance test;
+- RFC 2889: ``netload.rfc2889_mesh_throughput_pps.64B`` (per port),
+  ``netload.rfc2889_broadcast_throughput_pps.64B``, ``netload.rfc2889_address_capacity.64B``,
+  ``netload.rfc2889_learning_rate_fps.64B``;
 - ``netload.latency_p50_ns.<stream>``, ``netload.latency_p99_ns.<stream>`` and
   ``netload.lost.<stream>``: a latency meter's.
 
@@ -48,6 +51,15 @@ def goal_properties(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
         out += [(f"netload.{key}{suffix}_pps.{label}", g[field])
                 for suffix, field in GOAL_FIGURES if g.get(field) is not None]
     return out
+
+
+RFC2889_FIGURES = {
+    "rfc2889_fully_meshed": ("rfc2889_mesh_throughput_pps", "throughput_pps_per_port"),
+    "rfc2889_broadcast_forwarding": ("rfc2889_broadcast_throughput_pps", "throughput_pps"),
+    "rfc2889_address_caching_capacity": ("rfc2889_address_capacity", "capacity"),
+    "rfc2889_address_learning_rate": ("rfc2889_learning_rate_fps", "learning_rate_fps"),
+}
+"""(property name, record field) of each RFC 2889 record's headline figure."""
 
 
 def _key(text: str) -> str:
@@ -89,6 +101,10 @@ def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any
             out += goal_properties(m)
         elif kind in ("y1564_sct", "y1564_spt"):
             out += y1564_properties(m)
+        elif kind in RFC2889_FIGURES:
+            figure, key = RFC2889_FIGURES[kind]
+            if m.get(key) is not None:
+                out.append((f"netload.{figure}.{fmt.frame_size(m.get('frame_size'))}", m[key]))
         elif kind == "latency":
             for p in ("p50", "p99"):
                 value = (m["latency"]["percentiles"] or {}).get(p)

@@ -46,6 +46,7 @@ from .text import (
     fmt_share,
     size_label,
 )
+from .rfc2889 import rfc2889_rows
 from .y1564 import y1564_sct, y1564_spt
 
 __all__ = ["fmt_bps", "fmt_count", "fmt_loss", "fmt_ns", "fmt_pps", "fmt_s", "fmt_share",
@@ -73,6 +74,7 @@ def render(document: Mapping[str, Any]) -> str:
         "mlrsearch": _mlrsearch(document),
         "y1564_sct": y1564_sct(document),
         "y1564_spt": y1564_spt(document),
+        "rfc2889": rfc2889_rows(document),
         "other": _other(document),
         "conditions": _conditions(document),
         "sections": list(document.get("report_sections") or ()),

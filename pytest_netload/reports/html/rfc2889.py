@@ -1,0 +1,66 @@
+"""The report's RFC 2889 section: one row per switch benchmark, its headline figures
+and what it observed (fully meshed, congestion control, address caching capacity and
+learning rate, broadcast forwarding)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .sections import _measurements, short_name
+from .text import DASH, fmt_count, fmt_loss, fmt_ns, fmt_pps
+
+__all__ = ["RFC2889_KINDS", "rfc2889_rows"]
+
+RFC2889_KINDS = {
+    "rfc2889_fully_meshed": "§5.3 fully meshed",
+    "rfc2889_congestion_control": "§5.5 congestion control",
+    "rfc2889_address_caching_capacity": "§5.7 address caching capacity",
+    "rfc2889_address_learning_rate": "§5.8 address learning rate",
+    "rfc2889_broadcast_forwarding": "§5.9 broadcast forwarding",
+}
+
+
+def _opt(value: Any, show: Any) -> str:
+    return DASH if value is None else show(value)
+
+
+def _figures(kind: str, m: Mapping[str, Any]) -> tuple[str, str]:
+    """(result, details) of one record."""
+    if kind == "rfc2889_fully_meshed":
+        return (f"throughput {_opt(m.get('throughput_pps_per_port'), fmt_pps)} per port",
+                f"{m['ports']} ports; forwarding rate at the maximum offered load "
+                f"({fmt_pps(m['max_pps_per_port'])} per port): "
+                f"{_opt(m.get('forwarding_rate_at_max_pps'), fmt_pps)}, loss "
+                f"{_opt(m.get('loss_ratio_at_max'), fmt_loss)}")
+    if kind == "rfc2889_congestion_control":
+        return (", ".join(m.get("observed") or ()) or DASH, str(m.get("summary", "")))
+    if kind == "rfc2889_address_caching_capacity":
+        return (f"{fmt_count(m['capacity'])} addresses",
+                f"searched {fmt_count(m['low'])} to {fmt_count(m['high'])}, learning at "
+                f"{fmt_pps(m['learning_rate_fps'])}, "
+                f"{len(m.get('trials') or ())} trials"
+                + ("; every address up to the highest count learned" if m.get("at_maximum")
+                   else ""))
+    if kind == "rfc2889_address_learning_rate":
+        return (f"{_opt(m.get('learning_rate_fps'), fmt_pps)} for "
+                f"{fmt_count(m['count'])} addresses",
+                f"searched up to {fmt_pps(m['max_rate_fps'])}, "
+                f"{len(m.get('trials') or ())} trials")
+    latency = m.get("latency") or []
+    means = [fmt_ns(lat["mean_ns"]) for lat in latency if lat and lat.get("mean_ns")]
+    return (f"throughput {_opt(m.get('throughput_pps'), fmt_pps)}",
+            f"{m['ports']} ports; forwarding rate at {fmt_pps(m['max_pps'])}: "
+            f"{_opt(m.get('forwarding_rate_at_max_pps'), fmt_pps)}"
+            + (f"; mean latency per port {', '.join(means)}" if means else ""))
+
+
+def rfc2889_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per RFC 2889 record, in document order."""
+    rows = []
+    for nodeid, m in _measurements(doc, *RFC2889_KINDS):
+        result, details = _figures(m["kind"], m)
+        rows.append({"test": short_name(nodeid), "procedure": RFC2889_KINDS[m["kind"]],
+                     "size": f"{m.get('frame_size', DASH)} B", "result": result,
+                     "details": details})
+    return rows
