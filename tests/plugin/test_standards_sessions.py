@@ -1,0 +1,211 @@
+"""The y1564 and rfc2889 markers and fixtures on the fake engine: bad input fails at
+collection (or at set-up, where it needs the topology) naming the field; a Y.1564 run
+records its SCT and SPT in results.json (valid against the schema), JUnit, the summary
+and the HTML report; assert_sac fails naming the step and criterion; an RFC 2889
+procedure needing more ports than the topology has is a usage error naming both counts.
+(tests/integration/test_y1564_policed.py and test_rfc2889_bridge.py run them on the
+real engine against DUTs with known answers.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from pytest_netload.reports.load import load
+
+pytest_plugins = ["pytester"]
+
+# a 10 Mbit/s (L2) shaper with a small buffer: the SCT's policing step is held at 10 Mbit/s
+FAKE = ("--netload-engine=fake:capacity_bps=10Mbit/s,capacity_layer=l2,loss_ratio=0,"
+        "delay_s=100e-6,buffer_frames=20")
+GOOD = ('{"name": "data", "cir": "10Mbit/s", "frame_size": 512, "dscp": 10, '
+        '"sac": {"flr": "0.1%", "ftd": "10ms", "availability": "99%"}}')
+
+
+def _run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_std=body)
+    return pytester.runpytest("-p", "no:randomly", FAKE, "--junitxml=junit.xml", *args)
+
+
+def _results(pytester: pytest.Pytester) -> dict[str, Any]:
+    path = pytester.path / "netload-results" / "results.json"
+    load(path)  # valid against the schema
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+BAD_SERVICES = {
+    "a SAC without units": ('{"name": "v", "cir": "1Mbit/s", "sac": {"ftd": 10}}',
+                            r"service 'v': sac ftd=10 has no unit; write e.g. ftd='10ms'"),
+    "a CIR without a unit": ('{"name": "v", "cir": 1000000}', r"service 'v': cir=1000000 has "
+                             "no unit"),
+    "an EIR without a CIR": ('{"name": "v", "cir": 0, "eir": "2Mbit/s"}', r"EIR without "
+                             "(a )?CIR"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SERVICES))
+def test_bad_services_fail_collection_naming_the_field(pytester: pytest.Pytester,
+                                                       case: str) -> None:
+    service, message = BAD_SERVICES[case]
+    result = _run(pytester, f"""
+        import pytest
+
+        @pytest.mark.y1564(services=[{service}])
+        def test_x(y1564):
+            pass
+    """)
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "test_std.py::test_x: @pytest.mark.y1564:" in out, out
+    assert re.search(message, out), out
+
+
+def test_overlapping_classifiers_name_both_services(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.y1564(services=[{"name": "a", "cir": "1Mbit/s", "dscp": 46},
+                                     {"name": "b", "cir": "1Mbit/s"}])
+        def test_x(y1564):
+            pass
+    """)
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "@pytest.mark.y1564:" in out and "'a'" in out and "'b'" in out, out
+    assert "overlap" in out and "dscp" in out, out
+
+
+def test_a_cir_above_the_line_rate_errors_naming_it(pytester: pytest.Pytester) -> None:
+    # the fake topology declares its ports' line rate (10 Gbit/s at L1)
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.y1564(services=[{"name": "big", "cir": "20Gbit/s"}])
+        def test_x(y1564):
+            pass
+    """)
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "@pytest.mark.y1564:" in out and "'big'" in out and "line rate" in out, out
+
+
+def test_unknown_marker_argument_fails_collection(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, f"""
+        import pytest
+
+        @pytest.mark.y1564(services=[{GOOD}], step="1s")
+        def test_x(y1564):
+            pass
+    """)
+    result.assert_outcomes(errors=1)
+    assert "unknown argument 'step'" in result.stdout.str()
+
+
+def test_y1564_run_reaches_every_report(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, f"""
+        import pytest
+        from pytest_netload import assert_sac
+
+        @pytest.mark.y1564(services=[{GOOD}], step_duration="1s", spt_duration="5s")
+        def test_activation(y1564):
+            result = y1564.run()
+            assert [s.name for s in result.sct[0].steps] == [
+                "CIR 25%", "CIR 50%", "CIR 75%", "CIR 100%", "policing"]
+            assert_sac(result)
+    """)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_activation*PASS*Y.1564 SCT 'data': all 5 steps "
+                                 "passed*Y.1564 SPT 5.00s: data 100.0% avail*"])
+    doc = _results(pytester)
+    kinds = [m["kind"] for m in doc["tests"][0]["measurements"]]
+    assert kinds.count("y1564_sct") == 1 and kinds.count("y1564_spt") == 1, kinds
+    (spt,) = [m for m in doc["tests"][0]["measurements"] if m["kind"] == "y1564_spt"]
+    assert spt["intervals"] == 5 and len(spt["services"][0]["series"]["flr"]) == 5
+    (verdict,) = doc["tests"][0]["verdicts"][-1:]
+    assert verdict["check"] == "sac" and verdict["passed"]
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'name="netload.y1564_sct_passed.data.policing" value="1"' in junit
+    assert 'name="netload.y1564_spt_availability.data" value="1.0"' in junit
+    html = (pytester.path / "netload-results" / "report.html").read_text()
+    assert '<h2 id="y1564">' in html and '<table class="y1564-sct">' in html
+    # done: the checkpoint file is gone, the result is in results.json
+    assert not list((pytester.path / "netload-results").glob("y1564-checkpoints/*.jsonl"))
+
+
+def test_assert_sac_names_the_step_and_criterion(pytester: pytest.Pytester) -> None:
+    # a service that claims 12.5 Mbit/s on the 10 Mbit/s DUT: CIR 100 % loses frames
+    result = _run(pytester, """
+        import pytest
+        from pytest_netload import assert_sac
+
+        @pytest.mark.y1564(services=[{"name": "over", "cir": "12.5Mbit/s", "frame_size": 512,
+                                      "sac": {"flr": "0.1%"}}],
+                           step_duration="1s", steps=[0.5, 1.0], policing=False)
+        def test_over(y1564):
+            assert_sac(y1564.sct("over"))
+    """)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: Y.1564 SAC not met: 1 of 1 results failed",
+                                 "*service configuration test: service 'over' CIR 100%: "
+                                 "*FLR * fails <= 0.1*"])
+
+
+def test_rfc2889_port_count_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.rfc2889(trial_duration="1s")
+        def test_congestion(rfc2889):
+            rfc2889.congestion_control()
+    """)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*rfc2889 congestion control needs 4 ports; the topology "
+                                 "has 2 (*): use a topology with at least 4 ports, e.g. "
+                                 "--netload-topology=netns-bridge:ports=4*"])
+
+
+def test_rfc2889_bad_marker_argument_fails_collection(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.rfc2889(low=100, high=10)
+        def test_x(rfc2889):
+            pass
+    """)
+    result.assert_outcomes(errors=1)
+    assert "@pytest.mark.rfc2889: high=10 is below low=100" in result.stdout.str()
+
+
+def test_rfc2889_broadcast_on_the_fake_engine(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.rfc2889(trial_duration="1s", max_rate="2kpps", resolution=0.25,
+                             max_trials=4, frame_size=512)
+        def test_broadcast(rfc2889):
+            r = rfc2889.broadcast_forwarding()
+            assert r.ports == 2 and r.throughput_pps > 0
+            assert r.latency and r.latency[0] is not None
+    """)
+    result.assert_outcomes(passed=1)
+    (m,) = [m for m in _results(pytester)["tests"][0]["measurements"]
+            if m["kind"] == "rfc2889_broadcast_forwarding"]
+    assert m["port_names"][:2] == ["p0", "p1"] and m["trials"], m
+    result.stdout.fnmatch_lines(["*test_broadcast*PASS*RFC 2889 broadcast throughput*"])
+
+
+def test_rfc2889_mesh_needs_every_pair_wired(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.rfc2889(trial_duration="1s", max_rate="2kpps")
+        def test_mesh(rfc2889):
+            rfc2889.fully_meshed()
+    """)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no wire of topology 'fake' goes from p1 to p0; its wires "
+                                 "are p0->p1*"])
