@@ -154,12 +154,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from .markers import check_markers, parametrize_frame_sizes
     from .topologies import parametrize_topologies
 
-    from .rfc2889 import check_rfc2889_markers
-    from .y1564 import check_y1564_markers
+    from .rfc2889 import parse_rfc2889
+    from .y1564 import parse_y1564
 
-    check_markers(metafunc)
-    check_y1564_markers(metafunc)
-    check_rfc2889_markers(metafunc)
+    check_markers(metafunc, (("y1564", parse_y1564), ("rfc2889", parse_rfc2889)))
     parametrize_topologies(metafunc)
     parametrize_frame_sizes(metafunc)
 

@@ -7,6 +7,7 @@ argument.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,15 +309,18 @@ def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts
                     "frame_sizes, or use a topology whose ports and DUT take jumbo frames")
 
 
-def check_markers(metafunc: pytest.Metafunc) -> None:
-    """Parse every netload marker of a test at collection, and check it against the
+def check_markers(metafunc: pytest.Metafunc,
+                  more: tuple[tuple[str, Callable[[pytest.Mark], Any]], ...] = ()) -> None:
+    """Parse every netload marker of a test at collection (and the markers `more` names
+    with their parsers: y1564, rfc2889), and check netload's and rfc2544's against the
     session's topology; fail naming test and argument."""
     facts = topology_facts(metafunc.config)
-    for name, parse in (("netload", parse_netload), ("rfc2544", parse_rfc2544)):
+    checked = {"netload", "rfc2544"}
+    for name, parse in (("netload", parse_netload), ("rfc2544", parse_rfc2544), *more):
         for mark in metafunc.definition.iter_markers(name):
             try:
                 parsed = parse(mark)
-                if facts is not None:
+                if facts is not None and name in checked:
                     check_against_topology(parsed, facts)
                 continue
             except NetloadConfigError as exc:

@@ -66,8 +66,8 @@ RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC b
                         "neighbour discovery when the topology gives no peer_mac; no answer "
                         "by then is an error naming the port and what to check. Default: 5s")
 
-BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge", "netns-policed",
-                      "loopback")
+BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge",
+                      "netns-policed", "loopback")
 BACKENDS = ("af_packet", "af_xdp")
 
 

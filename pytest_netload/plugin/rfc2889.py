@@ -18,7 +18,7 @@ from ..rfc2544 import check_frame_sizes
 from ..units import as_rate, run_seconds
 from .markers import _count, _kwargs, _resolution
 
-__all__ = ["RFC2889_ARGS", "RFC2889_HELP", "check_rfc2889_markers", "parse_rfc2889", "rfc2889"]
+__all__ = ["RFC2889_ARGS", "RFC2889_HELP", "parse_rfc2889", "rfc2889"]
 
 RFC2889_HELP = (
     "rfc2889(frame_size=64, trial_duration='30s', resolution=0.005, max_trials=20, "
@@ -79,16 +79,6 @@ def parse_rfc2889(mark: pytest.Mark) -> Rfc2889Mark:
                                  "high >= low")
     return Rfc2889Mark(**out)
 
-
-def check_rfc2889_markers(metafunc: pytest.Metafunc) -> None:
-    """Parse a test's rfc2889 markers at collection; a bad one fails naming the argument."""
-    for mark in metafunc.definition.iter_markers("rfc2889"):
-        try:
-            parse_rfc2889(mark)
-            continue
-        except NetloadConfigError as exc:
-            message = f"{metafunc.definition.nodeid}: @pytest.mark.rfc2889: {exc}"
-        pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture

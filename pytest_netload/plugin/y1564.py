@@ -19,7 +19,7 @@ from ..units import run_seconds
 from ..y1564 import check_services
 from .markers import _count, _kwargs
 
-__all__ = ["Y1564_ARGS", "Y1564_HELP", "check_y1564_markers", "parse_y1564", "y1564"]
+__all__ = ["Y1564_ARGS", "Y1564_HELP", "parse_y1564", "y1564"]
 
 Y1564_HELP = (
     "y1564(services=[...], steps=[0.25, 0.5, 0.75, 1.0], step_duration='10s', eir_step=True, "
@@ -94,16 +94,6 @@ def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
         out["steps"] = check_steps(out["steps"])
     return Y1564Mark(**out)
 
-
-def check_y1564_markers(metafunc: pytest.Metafunc) -> None:
-    """Parse a test's y1564 markers at collection; a bad one fails naming the argument."""
-    for mark in metafunc.definition.iter_markers("y1564"):
-        try:
-            parse_y1564(mark)
-            continue
-        except NetloadConfigError as exc:
-            message = f"{metafunc.definition.nodeid}: @pytest.mark.y1564: {exc}"
-        pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
