@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Generic
 
 from ..errors import NetloadConfigError
-from ..rfc2544.throughput import J, Resolution, require_valid, valid_trial
+from ..rfc2544.throughput import J, Resolution, check_reachable, require_valid, valid_trial
+from .ports import check_port_count
 
 __all__ = ["CountSearch", "RateSearch", "check_count", "check_rate", "check_retries",
-           "search_count", "search_rate"]
+           "check_search", "search_count", "search_rate"]
 
 
 def check_rate(x: object, what: str) -> float:
@@ -161,3 +162,18 @@ def search_count(measure: Callable[[int], J], passes: Callable[[J], bool], *, lo
         found = lo
     require_valid(log, what)
     return CountSearch(found, upper, ceiling, tuple(log), last.get(found))
+
+
+def check_search(procedure: str, ports: int, max_value: float, max_name: str,
+                 duration_s: float, resolution: float | Resolution, max_trials: int,
+                 retries: int) -> tuple[float, float, Resolution]:
+    """The settings of a load search over `ports` ports, checked before any trial:
+    (the maximum, the duration, the Resolution); errors name the argument."""
+    check_port_count(ports, ports, procedure)
+    top = check_rate(max_value, max_name)
+    duration = check_rate(duration_s, "duration_s")
+    res = resolution if isinstance(resolution, Resolution) else Resolution(ratio=resolution)
+    check_count(max_trials, "max_trials")
+    check_reachable(res, max_trials, top)
+    check_retries(retries)
+    return top, duration, res

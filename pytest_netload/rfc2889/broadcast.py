@@ -20,10 +20,8 @@ from ..rfc2544.throughput import (
     DEFAULT_MAX_TRIALS,
     DEFAULT_RESOLUTION_RATIO,
     Resolution,
-    check_reachable,
 )
-from ._search import check_count, check_rate, check_retries, search_rate
-from .ports import check_port_count
+from ._search import check_count, check_rate, check_search, search_rate
 
 __all__ = ["BroadcastMeasurer", "BroadcastResult", "BroadcastTrial", "broadcast_forwarding"]
 
@@ -160,13 +158,8 @@ def broadcast_forwarding(
     """RFC 2889 §5.9 over `ports` ports: the forwarding rate at `max_pps`, the highest
     load that reaches every receiving port in full (binary search to `resolution`, a
     ratio of the lower bound or a Resolution), and the per-port latency there."""
-    check_port_count(ports, ports, "broadcast_forwarding")
-    top = check_rate(max_pps, "max_pps")
-    duration = check_rate(duration_s, "duration_s")
-    res = resolution if isinstance(resolution, Resolution) else Resolution(ratio=resolution)
-    check_count(max_trials, "max_trials")
-    check_reachable(res, max_trials, top)
-    check_retries(retries)
+    top, duration, res = check_search("broadcast_forwarding", ports, max_pps, "max_pps", duration_s,
+                                      resolution, max_trials, retries)
 
     def measure(load: float) -> BroadcastTrial:
         trial = measurer.measure_broadcast(load, duration)

@@ -20,10 +20,8 @@ from ..rfc2544.throughput import (
     DEFAULT_MAX_TRIALS,
     DEFAULT_RESOLUTION_RATIO,
     Resolution,
-    check_reachable,
 )
-from ._search import check_count, check_rate, check_retries, search_rate
-from .ports import check_port_count
+from ._search import check_rate, check_search, search_rate
 
 __all__ = ["ForwardingMeasurer", "MeshResult", "MeshTrial", "fully_meshed"]
 
@@ -174,13 +172,8 @@ def fully_meshed(
     throughput by binary search. `resolution` is a ratio of the lower bound in (0, 1)
     (default 0.5 %) or a Resolution; a trial the generator failed is retried at most
     `retries` times and never counted as the DUT's loss."""
-    check_port_count(ports, ports, "fully_meshed")
-    max_pps = check_rate(max_pps_per_port, "max_pps_per_port")
-    duration = check_rate(duration_s, "duration_s")
-    res = resolution if isinstance(resolution, Resolution) else Resolution(ratio=resolution)
-    check_count(max_trials, "max_trials")
-    check_reachable(res, max_trials, max_pps)
-    check_retries(retries)
+    max_pps, duration, res = check_search("fully_meshed", ports, max_pps_per_port, "max_pps_per_port", duration_s,
+                                      resolution, max_trials, retries)
 
     def measure(load: float) -> MeshTrial:
         trial = measurer.measure_mesh(load, duration)
