@@ -60,10 +60,18 @@ BAD_PARAMS = {
     "limit as a bool": ({"learning": True, "max_learned": True}, r"max_learned = True must be"),
     "limit without learning": ({"max_learned": 100},
                                r"max_learned = 100 .* learning = False .* pass learning=True"),
+    "port rate too low": ({"port_rate_bps": 7_999},
+                          r"port_rate_bps = 7999 must be an integer from 8000 to 10000000000 "
+                          r"\(bit/s, e\.g\. 20_000_000"),
+    "port rate too high": ({"port_rate_bps": 10_000_000_001}, r"port_rate_bps = 10000000001 must"),
+    "port rate as a float": ({"port_rate_bps": 5e6}, r"port_rate_bps = 5000000\.0 must be an int"),
+    "port rate as a string": ({"port_rate_bps": "5Mbit/s"}, r"port_rate_bps = '5Mbit/s' must"),
+    "port rate as a bool": ({"port_rate_bps": True}, r"port_rate_bps = True must be an integer"),
     "unknown parameter": ({"vlans": 2},
                           r"'netns-bridge' takes `backend`='af_packet', `ports`=2, "
                           r"`learning`=False, `ageing_s`=300, `max_learned`=None, "
-                          r"`prefix`='nl' \(the defaults\), not \['vlans'\]$"),
+                          r"`port_rate_bps`=None, `prefix`='nl' \(the defaults\), "
+                          r"not \['vlans'\]$"),
 }
 
 
@@ -80,6 +88,8 @@ def test_bad_parameters_are_refused_before_root(
     {"ports": 8, "learning": True, "ageing_s": 10, "max_learned": (1 << 32) - 1},
     {"ports": 2, "learning": True, "ageing_s": 1_000_000},
     {"ports": 4},
+    {"ports": 4, "port_rate_bps": 8_000},
+    {"ports": 8, "learning": True, "max_learned": 64, "port_rate_bps": 10_000_000_000},
 ])
 def test_good_parameters_reach_the_root_check(
     monkeypatch: pytest.MonkeyPatch, params: dict[str, Any]
@@ -100,6 +110,13 @@ def test_command_line_parameters_parse() -> None:
         "learning": False, "max_learned": None}
     with pytest.raises(NetloadConfigError, match=r"max_learned = 100 limits .* learning = Fal"):
         _topology("netns-bridge:ports=4,max_learned=100")
+    for value in ("netns-bridge:ports=4,port_rate_bps=5000000",
+                  "netns-bridge:ports=4,port_rate_bps=5Mbit/s"):
+        assert split_builtin(value)[1] == {"ports": 4, "port_rate_bps": 5_000_000}
+        assert _topology(value) == value
+    with pytest.raises(NetloadConfigError, match=r"port_rate_bps = 1000 must be an integer "
+                                                 r"from 8000"):
+        _topology("netns-bridge:port_rate_bps=1000")
 
 
 def test_a_kernel_without_the_limit_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,6 +241,40 @@ def test_four_ports_built_and_removed() -> None:
         assert dut.fdb_learned() == 0
         # here: the generator ends and the namespace (the DUT ends live inside it)
         assert _leftovers() == {p.iface for p in ports} | {dut.namespace}
+    assert _leftovers() == set()
+
+
+@INTEGRATION
+@NEEDS_ROOT
+def test_port_rate_shapes_every_port_egress() -> None:
+    """port_rate_bps: a root TBF on each DUT-side port, recorded in dut.info, and each
+    one's drops in the counters the loss attribution reads."""
+    from pytest_netload.topology.builtin import shaper_capacity_pps
+
+    rate = 5_000_000
+    with build("netns-bridge", ports=4, port_rate_bps=rate, prefix=PREFIX) as built:
+        dut = built.dut
+        assert dut is not None
+        assert {k: dut.info[k] for k in ("port_rate_bps", "shaper", "burst_bytes",
+                                        "limit_bytes", "shaped_interfaces", "accounting")} == {
+            "port_rate_bps": "5000000", "shaper": "tbf", "burst_bytes": "3028",
+            # 5 ms at 625,000 B/s on top of the bucket
+            "limit_bytes": str(3125 + 3028), "shaped_interfaces": ",".join(dut.interfaces),
+            "accounting": "l2-nofcs"}
+        assert "shaped to 5,000,000 bit/s" in dut.info["model"]
+        assert dict(built.topology.dut) == dut.info
+        qdiscs = {q["dev"]: q for q in _json(built, ["tc", "-j", "qdisc", "show"])
+                  if q.get("root")}
+        for name in dut.interfaces:
+            assert qdiscs[name]["kind"] == "tbf", qdiscs[name]
+            assert qdiscs[name]["options"]["rate"] == rate // 8, qdiscs[name]
+        drops = {c.where for c in dut.trial_counters() if c.kind == "queue_drop"}
+        assert drops == {f"tbf on {name}" for name in dut.interfaces}
+    assert round(shaper_capacity_pps(rate, 512), 1) == 1230.3
+    with build("netns-bridge", ports=2, prefix=PREFIX) as built:
+        assert built.dut is not None and built.dut.info["port_rate_bps"] == "none"
+        assert not [q for q in _json(built, ["tc", "-j", "qdisc", "show"])
+                    if q.get("kind") == "tbf"]
     assert _leftovers() == set()
 
 

@@ -9,6 +9,17 @@ unknown-unicast flooding off; ``learning=True`` makes it a learning switch
 limit ``max_learned`` (``IFLA_BR_FDB_MAX_LEARNED``, Linux >= 6.7, set over raw
 rtnetlink by bridge_rtnl.py) for RFC 2889's address caching capacity.
 
+``port_rate_bps`` gives every switch port a known egress capacity: a root TBF of
+that rate on each DUT-side port (``d<i>``, towards its generator port ``p<i>``),
+its bucket as netns-shaped's default (4 ms of tokens, at least two full-size
+frames) and a short queue, PORT_QUEUE_S at the rate on top of the bucket, beyond
+which the port drops (a qdisc drop: the loss attribution reads it per port). The
+TBF counts frames as netns-shaped's does, the Ethernet frame without FCS, so a
+port forwards ``shaper_capacity_pps(port_rate_bps, frame_size)`` frames per
+second (shaped.py), e.g. 5 Mbit/s at 512 B: 1,230.3 pps. The generator ports
+themselves stay unshaped, which is what RFC 2889's congestion and mesh tests need:
+a sender can offer more than a port forwards.
+
 There is a wire for every ordered pair of ports, p0 -> p1 and p1 -> p0 first
 (so wires 0 and 1 are those of the two-port bridge), then pi -> pj in order.
 Frames on a wire go to the receiving port's own MAC: the topology's flows say
@@ -44,6 +55,12 @@ from pytest_netload.topology.builtin.netns import (
     _ports,
     _set_up,
 )
+from pytest_netload.topology.builtin.shaped import (
+    SHAPER_ACCOUNTING,
+    add_tbf,
+    check_rate_bps,
+    default_bucket,
+)
 from pytest_netload.topology.facts import LINE_RATE_BPS, WIRES
 from pytest_netload.topology.model import Flow, Topology, Wire
 
@@ -56,6 +73,7 @@ BRIDGE_AGEING_S = 300  # the kernel's default; with learning off the static entr
 AGEING_RANGE_S = (10, 1_000_000)  # IEEE 802.1D's range for the ageing time
 MAX_LEARNED_TOP = 0xFFFF_FFFF  # a u32; 0 would be the kernel's "no limit": say None
 _NUD_NOARP = 0x40  # a static forwarding-table entry (`bridge fdb add ... static`)
+PORT_QUEUE_S = 0.005  # port_rate_bps: each port queues 5 ms at its rate on top of its bucket
 
 
 class _SwitchFlow(Flow):
@@ -87,7 +105,7 @@ def _wires(ports: int) -> tuple[Wire, ...]:
 
 
 def _check_params(ports: object, learning: object, ageing_s: object,
-                  max_learned: object) -> None:
+                  max_learned: object, port_rate_bps: object = None) -> None:
     if isinstance(ports, bool) or not isinstance(ports, int) or not 2 <= ports <= MAX_PORTS:
         raise NetloadConfigError(
             f"ports = {ports!r} must be an integer from 2 to {MAX_PORTS}: how many generator "
@@ -103,6 +121,8 @@ def _check_params(ports: object, learning: object, ageing_s: object,
         raise NetloadConfigError(
             f"ageing_s = {ageing_s!r} must be an integer from {low} to {high} seconds "
             f"(IEEE 802.1D's range; default {BRIDGE_AGEING_S})")
+    if port_rate_bps is not None:  # netns-shaped's range and message, under this name
+        check_rate_bps(port_rate_bps, "port_rate_bps")
     if max_learned is None:
         return
     if isinstance(max_learned, bool) or not isinstance(max_learned, int) or \
@@ -125,8 +145,20 @@ def _bridge_netfilter_off() -> None:
                 f.write("0")
 
 
+def _shape_ports(dut: Dut, rate_bps: int) -> dict[str, str]:
+    """A TBF of ``rate_bps`` on every bridge port's egress; what dut.info records of it."""
+    burst, limit = default_bucket(rate_bps, PORT_QUEUE_S)
+    for iface in dut.interfaces:
+        add_tbf(dut, iface, rate_bps=rate_bps, burst_bytes=burst, limit_bytes=limit,
+                needed_by="netns-bridge's port_rate_bps")
+    return {"port_rate_bps": str(rate_bps), "shaper": "tbf", "burst_bytes": str(burst),
+            "limit_bytes": str(limit), "shaped_interfaces": ",".join(dut.interfaces),
+            "accounting": SHAPER_ACCOUNTING}
+
+
 def _build_netns_bridge(res: _Resources, backend: str, *, ports: int, learning: bool,
-                        ageing_s: int, max_learned: int | None) -> BuiltTopology:
+                        ageing_s: int, max_learned: int | None,
+                        port_rate_bps: int | None = None) -> BuiltTopology:
     pair = _dut_namespace(res, _BRIDGE_CODE, forward=False, ports=ports)
     bridge = f"{pair.tag}br"
     with IPRoute(netns=pair.ns, flags=0) as nsr:
@@ -160,10 +192,12 @@ def _build_netns_bridge(res: _Resources, backend: str, *, ports: int, learning: 
     table = (f"learning FDB (ageing {ageing_s} s, "
              + (f"at most {max_learned} learned)" if max_learned else "no learning limit)")
              if learning else "static FDB, no learning")
+    shaped = (f", each port's egress shaped to {port_rate_bps:,} bit/s (TBF)"
+              if port_rate_bps is not None else "")
     info = {
         "name": "netns-bridge",
         "namespace": pair.ns,
-        "model": f"Linux bridge (network namespace), {ports} ports, {table}, no STP",
+        "model": f"Linux bridge (network namespace), {ports} ports, {table}, no STP{shaped}",
         "kernel": os.uname().release,
         "interfaces": ",".join(pair.duts),
         "bridge": bridge,
@@ -171,22 +205,27 @@ def _build_netns_bridge(res: _Resources, backend: str, *, ports: int, learning: 
         "learning": "true" if learning else "false",
         "ageing_s": str(ageing_s),
         "max_learned": "none" if max_learned is None else str(max_learned),
+        "port_rate_bps": "none",
     }
+    dut = Dut(pair.ns, pair.duts, info)
+    if port_rate_bps is not None:
+        dut.info.update(_shape_ports(dut, port_rate_bps))
     peer_macs = [pair.gen_macs[(i + 1) % ports] for i in range(ports)]
     topology = _SwitchTopology(
         name="netns-bridge",
         ports=_ports(pair, backend, BRIDGE_GEN_IPS, peer_macs, (None,) * ports),
         wires=_wires(ports),
         line_rate_bps=LINE_RATE_BPS,
-        dut=info,
+        dut=dut.info,
         namespace=pair.ns,
     )
-    return BuiltTopology(topology, Dut(pair.ns, pair.duts, info))
+    return BuiltTopology(topology, dut)
 
 
 def netns_bridge(
     backend: str = "af_packet", *, ports: int = 2, learning: bool = False,
-    ageing_s: int = BRIDGE_AGEING_S, max_learned: int | None = None, prefix: str = PREFIX,
+    ageing_s: int = BRIDGE_AGEING_S, max_learned: int | None = None,
+    port_rate_bps: int | None = None, prefix: str = PREFIX,
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
     """A Linux bridge joining ``ports`` generator ports (2 to 8) at layer 2 in its own namespace.
 
@@ -203,10 +242,15 @@ def netns_bridge(
     many it learns (Linux >= 6.7; None: no limit): a source beyond the cap is not learned,
     and frames to it are flooded. ``Dut.fdb_learned()`` counts what it learned and
     ``Dut.flush_fdb()`` forgets it.
+
+    ``port_rate_bps`` (bit/s, 8,000 to 10**10 like netns-shaped's ``rate_bps``; None: no
+    shaping): every bridge port's egress is a TBF of that rate with a short queue, so each
+    port forwards at most ``shaper_capacity_pps(port_rate_bps, frame_size)`` frames per
+    second (the frame counted without FCS) and drops the rest at its qdisc.
     """
     _check_backend(backend)
-    _check_params(ports, learning, ageing_s, max_learned)
+    _check_params(ports, learning, ageing_s, max_learned, port_rate_bps)
     _check_prefix(prefix)
     builder = partial(_build_netns_bridge, ports=ports, learning=learning, ageing_s=ageing_s,
-                      max_learned=max_learned)
+                      max_learned=max_learned, port_rate_bps=port_rate_bps)
     return _managed(builder, backend, prefix)

@@ -29,7 +29,8 @@ from pytest_netload.topology.builtin.router import NEIGHBOURS, _build_routed, _c
 from pytest_netload.topology.facts import MTU
 from pytest_netload.units import FCS_BYTES, MIN_FRAME_BYTES
 
-__all__ = ["netns_shaped", "shaper_capacity_pps"]
+__all__ = ["add_tbf", "check_rate_bps", "default_bucket", "netns_shaped",
+           "shaper_capacity_pps"]
 
 # netns-shaped: the shaper on the DUT's egress towards p1
 SHAPER_QDISCS = ("tbf", "htb")
@@ -42,10 +43,10 @@ SHAPER_MAX_LIMIT_BYTES = 1 << 30
 SHAPER_ACCOUNTING = "l2-nofcs"  # the skb at the qdisc: Ethernet header + IP packet, no FCS
 
 
-def _tc(dut: Dut, args: Sequence[str]) -> None:
+def _tc(dut: Dut, args: Sequence[str], needed_by: str = "netns-shaped") -> None:
     if shutil.which("tc") is None:
         raise NetloadEnvironmentError(
-            "`tc` (iproute2) is not installed; netns-shaped needs it "
+            f"`tc` (iproute2) is not installed; {needed_by} needs it "
             "(Debian/Ubuntu: apt-get install iproute2)"
         )
     proc = dut.run(["tc", *args], check=False)
@@ -64,8 +65,7 @@ def _shape(
     iface = dut.interfaces[1]
     rate = f"{rate_bps}bit"
     if qdisc == "tbf":
-        _tc(dut, ["qdisc", "add", "dev", iface, "root", "handle", "1:", "tbf", "rate", rate,
-                  "burst", str(burst_bytes), "limit", str(limit_bytes)])
+        add_tbf(dut, iface, rate_bps=rate_bps, burst_bytes=burst_bytes, limit_bytes=limit_bytes)
     else:
         # one class holding everything; its quantum only matters between classes
         _tc(dut, ["qdisc", "add", "dev", iface, "root", "handle", "1:", "htb", "default", "1"])
@@ -87,6 +87,14 @@ def _shape(
     )
 
 
+def add_tbf(dut: Dut, iface: str, *, rate_bps: int, burst_bytes: int, limit_bytes: int,
+            needed_by: str = "netns-shaped") -> None:
+    """A root TBF of ``rate_bps`` on the egress of the DUT's ``iface``."""
+    _tc(dut, ["qdisc", "add", "dev", iface, "root", "handle", "1:", "tbf", "rate",
+              f"{rate_bps}bit", "burst", str(burst_bytes), "limit", str(limit_bytes)],
+        needed_by)
+
+
 def _check_int(key: str, value: object, low: int, high: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise NetloadConfigError(
@@ -95,9 +103,19 @@ def _check_int(key: str, value: object, low: int, high: int, what: str) -> int:
     return value
 
 
-def _check_rate_bps(rate_bps: object) -> int:
+def check_rate_bps(rate_bps: object, key: str = "rate_bps") -> int:
+    """A shaper rate: an integer in SHAPER_RATE_RANGE_BPS (bit/s); ``key`` names it."""
     low, high = SHAPER_RATE_RANGE_BPS
-    return _check_int("rate_bps", rate_bps, low, high, "bit/s, e.g. 20_000_000 for 20 Mbit/s")
+    return _check_int(key, rate_bps, low, high, "bit/s, e.g. 20_000_000 for 20 Mbit/s")
+
+
+def default_bucket(rate_bps: int, queue_s: float = SHAPER_QUEUE_S) -> tuple[int, int]:
+    """The default (bucket, queue limit) in bytes of a shaper of ``rate_bps``: the bucket
+    SHAPER_BURST_S of tokens (at least SHAPER_MIN_BURST_BYTES), the queue ``queue_s`` at
+    the rate on top of the bucket."""
+    bytes_per_s = rate_bps // 8
+    burst = max(math.ceil(bytes_per_s * SHAPER_BURST_S), SHAPER_MIN_BURST_BYTES)
+    return burst, math.ceil(bytes_per_s * queue_s) + burst
 
 
 def shaper_capacity_pps(rate_bps: int, frame_size_with_fcs: int) -> float:
@@ -111,7 +129,7 @@ def shaper_capacity_pps(rate_bps: int, frame_size_with_fcs: int) -> float:
     the capacity is ``(rate_bps // 8) / (frame_size_with_fcs - 4)``; e.g.
     20 Mbit/s at 64 B: 41,666.7 pps, at 512 B: 4,921.3 pps.
     """
-    rate_bps = _check_rate_bps(rate_bps)
+    rate_bps = check_rate_bps(rate_bps)
     size = _check_int(
         "frame_size_with_fcs", frame_size_with_fcs, MIN_FRAME_BYTES + FCS_BYTES,
         MTU + 14 + FCS_BYTES, f"bytes with the FCS; frames cross a {MTU}-byte MTU",
@@ -122,15 +140,16 @@ def shaper_capacity_pps(rate_bps: int, frame_size_with_fcs: int) -> float:
 def _check_shaper(
     rate_bps: object, qdisc: object, burst_bytes: object, limit_bytes: object
 ) -> tuple[int, str, int, int]:
-    rate = _check_rate_bps(rate_bps)
+    rate = check_rate_bps(rate_bps)
     if qdisc not in SHAPER_QDISCS:
         raise NetloadConfigError(
             f"qdisc = {qdisc!r} is not a shaper netns-shaped offers; use one of "
             f"{list(SHAPER_QDISCS)}"
         )
     bytes_per_s = rate // 8
+    default_burst, _limit = default_bucket(rate)
     if burst_bytes is None:
-        burst = max(math.ceil(bytes_per_s * SHAPER_BURST_S), SHAPER_MIN_BURST_BYTES)
+        burst = default_burst
     else:
         burst = _check_int(
             "burst_bytes", burst_bytes, MTU + 14, max(bytes_per_s, SHAPER_MIN_BURST_BYTES),
