@@ -4,7 +4,8 @@ The RFC 2544 procedures run here against fake DUTs (pure logic, no engine), thei
 are recorded as the runner records them and the verdicts come from the real assertion
 helpers, so the document has the producer's exact shapes. It adds what a lab run has and
 the built-in sample lacks: a line rate (10 Gbit/s), DUT metadata, an IMIX size, MLRsearch,
-recovery, a traffic run with a latency meter, invalid trials, a failed test, and the
+recovery, a traffic run with a latency meter, Y.1564, every RFC 2889 procedure (on a fake
+4-port switch), invalid trials, a failed test, and the
 optional `environment` and latency `histogram` fields.
 
     python3 tests/data/make_full_sample.py          # rewrites tests/data/results-full.json
@@ -36,6 +37,10 @@ from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.rfc2544.recovery import RecoveryTrial, ResetResult, ResetTrial, system_recovery
+from pytest_netload.rfc2889 import (AddressTrial, BroadcastTrial, CongestionTrial, MeshTrial,
+                                    StreamCounts, address_caching_capacity,
+                                    address_learning_rate, broadcast_forwarding,
+                                    congestion_control, fully_meshed)
 from pytest_netload.units import frame_bits
 from pytest_netload.verdicts.assertions import assert_sac
 from pytest_netload.y1564 import (ServiceSample, check_services, service_configuration_test,
@@ -280,6 +285,59 @@ def _y1564() -> None:
     assert_sac([*results, spt])
 
 
+class FakeSwitch:
+    """An RFC 2889 DUT: 4 ports forwarding at most `port_pps` each (dropping the rest), a
+    fabric of `fabric_pps` in all, a table of `table` addresses learned up to `learn_fps`,
+    broadcast replicated to `bcast_pps`, no head-of-line blocking."""
+
+    names = ("p0", "p1", "p2", "p3")
+
+    def __init__(self, port_pps: float = 148_809.5, fabric_pps: float = 500_000.0,
+                 table: int = 8192, learn_fps: float = 25_000.0,
+                 bcast_pps: float = 100_000.0) -> None:
+        self.port_pps, self.fabric_pps, self.table, self.learn_fps, self.bcast_pps = (
+            port_pps, fabric_pps, table, learn_fps, bcast_pps)
+        self.rng = np.random.default_rng(3)
+
+    def measure_mesh(self, load: float, d: float) -> MeshTrial:
+        tx = round(load * d)
+        rx = min(tx, round(min(self.port_pps, self.fabric_pps / 4) * d))
+        return MeshTrial(load, (tx,) * 4, (rx,) * 4, d, port_names=self.names)
+
+    def measure_congestion(self, load: float, d: float) -> CongestionTrial:
+        half, full = round(load * d / 2), round(load * d)
+        share = min(1.0, self.port_pps * d / (half + full))  # C drops its overload
+        return CongestionTrial(load, d, StreamCounts("p0->p2", half, round(half * share)),
+                               StreamCounts("p0->p3", half, half),
+                               StreamCounts("p1->p2", full, round(full * share)),
+                               pause_frames=0, port_names=self.names)
+
+    def measure_addresses(self, count: int, learning_fps: float, test_fps: float) -> AddressTrial:
+        learned = min(count, self.table) if learning_fps <= self.learn_fps else count // 2
+        return AddressTrial(count, count, learned, count - learned,
+                            learning_rate_fps=learning_fps, test_rate_fps=test_fps)
+
+    def measure_broadcast(self, load: float, d: float) -> BroadcastTrial:
+        tx = round(load * d)
+        rx = min(tx, round(self.bcast_pps * d))
+        latency = tuple(_latency(self.rng, rx, 4_000 + 500 * i, 1.5) for i in range(3))
+        return BroadcastTrial(load, d, tx, (rx,) * 3, latency, port_names=self.names[1:])
+
+
+def _rfc2889() -> None:
+    """Every RFC 2889 procedure on a 4-port fake switch, recorded as bench/rfc2889.py does."""
+    switch, line = FakeSwitch(), 148_809.5  # 100 Mbit/s at 64 B
+    for result in (
+            fully_meshed(switch, ports=4, max_pps_per_port=line, duration_s=30.0),
+            congestion_control(switch, load_pps_per_port=line, duration_s=30.0),
+            address_caching_capacity(switch, low=1024, high=16384),
+            address_learning_rate(switch, count=4096, max_rate_fps=line),
+            broadcast_forwarding(switch, ports=4, max_pps=line, duration_s=30.0)):
+        data = result.as_dict()
+        record_measurement(data["procedure"], {**data, "frame_size": 64,
+                                               "port_names": list(switch.names)})
+
+
 def _histogram(latency: dict[str, Any], result: LatencyResult) -> None:
     """The optional `histogram` field (non-empty buckets), as a future producer may add."""
     h = result.histogram
@@ -301,6 +359,7 @@ def build() -> dict[str, Any]:
               _test(f"{base}test_latency_under_load", _traffic_and_latency, 5.4),
               _test(f"{base}test_dut_health", _dut_health, 2.1),
               _test(f"{base}test_service_activation", _y1564, 105.0),
+              _test(f"{base}test_switch_rfc2889", _rfc2889, 640.0),
               _test(f"{base}test_line_rate_at_64B", _too_strict, 7.9)]
     capture = "netload-results/captures/tests_acceptance_test_edge.py_test_line_rate_at_64B.pcap"
     tests[-1]["captures"] = [capture]
