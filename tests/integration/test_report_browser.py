@@ -72,10 +72,10 @@ def test_dom_holds_the_verdict_tables_and_plots(chromium: str, page: Path,
     dom = out.stdout
     assert re.search(r'id="overall-verdict".*?<div class="word">FAIL</div>', dom, re.DOTALL)
     assert '<td id="dut-name">edge-1</td>' in dom
-    assert dom.count("<svg") == 5
+    assert dom.count("<svg") == 6  # the Y.1564 interval plot is the sixth
     assert len(re.findall(r'<table class="frame-loss"', dom)) == 4
     for cls in ("throughput", "latency", "back-to-back", "recovery", "reset", "mlrsearch",
-                "verdicts"):
+                "y1564-sct", "y1564-spt", "verdicts"):
         assert f'<table class="{cls}"' in dom, cls
     assert _console_errors(out.stderr) == []
 
