@@ -13,9 +13,10 @@ ports, in their order (p0, p1, ...):
   frame to each address; frames that reach p0 were forwarded, frames that reach any
   other port were flooded (not learned). Before each trial the table is emptied: the
   built-in bridge flushes it, another DUT waits out its age time;
-- broadcast (§5.9): p0 sends broadcast frames, each other port counts them; a trial
-  where every port got every frame measures each port's latency in a run of its own
-  (one stream's latency cannot be told apart by port in one run).
+- broadcast (§5.9): p0 sends broadcast frames, each other port counts them; once the
+  search found the throughput, each port's latency is measured there in a run of its own
+  (one stream's latency cannot be told apart by port in one run), not after every
+  passing trial of the search (N - 1 runs each, most of them at loads never reported).
 
 Counts per port come from the RX queue counters (frames with a signature of this
 run's streams), so a flooded frame is counted wherever it arrived.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import format as fmt
@@ -164,9 +165,9 @@ class Rfc2889Runner:
         return out
 
     def _record(self, result: Any) -> Any:
-        data = result.as_dict()
-        record_measurement(data["procedure"], {**data, "frame_size": self.mark.frame_size,
-                                               "port_names": list(self.names)})
+        data = result.as_dict()  # its own port_names (broadcast: the receivers) come first
+        record_measurement(data["procedure"], {"port_names": list(self.names), **data,
+                                               "frame_size": self.mark.frame_size})
         return result
 
     # ---- §5.3 fully meshed -----------------------------------------------------------
@@ -301,7 +302,9 @@ class Rfc2889Runner:
         the marker's max_rate, else 100,000 fps)."""
         self._ports("address_learning_rate")
         m = self.mark
-        top = max_rate_fps or (m.max_rate.pps(m.frame_size) if m.max_rate else 100_000.0)
+        line = self.wired.topology.line_rate_bps  # a max_rate in % needs it, as _max_pps does
+        top = max_rate_fps or (m.max_rate.pps(m.frame_size, line_rate_bps=line)
+                               if m.max_rate else 100_000.0)
         result = address_learning_rate(
             _Bound(measure_addresses=self._measure_addresses), count=m.learning_count,
             max_rate_fps=top, test_rate_fps=m.test_rate_fps, retries=m.retries)
@@ -330,11 +333,7 @@ class Rfc2889Runner:
                 run, why = self._run([(stream, load)], receivers, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 rx = self._per_port(run, receivers)
-                latency: tuple[Any, ...] = ()
-                if why is None and all(n >= tx for n in rx):
-                    latency = tuple(self._latency(stream, load, port, duration_s)
-                                    for port in receivers)
-                return BroadcastTrial(load, duration_s, tx, tuple(rx), latency, why is None,
+                return BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
                                       why, self.names[1:len(ports)])
 
             result = broadcast_forwarding(_Bound(measure_broadcast=measure),
@@ -343,6 +342,11 @@ class Rfc2889Runner:
                                           resolution=self.mark.resolution,
                                           max_trials=self.mark.max_trials,
                                           retries=self.mark.retries)
+            at = result.throughput_trial
+            if at is not None:  # §5.9's latency: at the throughput, port by port
+                latency = tuple(self._latency(stream, at.offered_pps, port, at.duration_s)
+                                for port in receivers)
+                result = replace(result, throughput_trial=replace(at, latency=latency))
         finally:
             stream.free()
         return self._record(result)

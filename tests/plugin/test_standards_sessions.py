@@ -194,7 +194,7 @@ def test_rfc2889_broadcast_on_the_fake_engine(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=1)
     (m,) = [m for m in _results(pytester)["tests"][0]["measurements"]
             if m["kind"] == "rfc2889_broadcast_forwarding"]
-    assert m["port_names"][:2] == ["p0", "p1"] and m["trials"], m
+    assert m["port_names"] == ["p1"] and m["trials"], m  # the receivers, as latency is ordered
     result.stdout.fnmatch_lines(["*test_broadcast*PASS*RFC 2889 broadcast throughput*"])
 
 
