@@ -258,8 +258,8 @@ def test_port_rate_shapes_every_port_egress() -> None:
         assert {k: dut.info[k] for k in ("port_rate_bps", "shaper", "burst_bytes",
                                         "limit_bytes", "shaped_interfaces", "accounting")} == {
             "port_rate_bps": "5000000", "shaper": "tbf", "burst_bytes": "3028",
-            # 5 ms at 625,000 B/s on top of the bucket
-            "limit_bytes": str(3125 + 3028), "shaped_interfaces": ",".join(dut.interfaces),
+            # 20 ms at 625,000 B/s on top of the bucket
+            "limit_bytes": str(12_500 + 3028), "shaped_interfaces": ",".join(dut.interfaces),
             "accounting": "l2-nofcs"}
         assert "shaped to 5,000,000 bit/s" in dut.info["model"]
         assert dict(built.topology.dut) == dut.info

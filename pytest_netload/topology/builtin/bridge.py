@@ -11,9 +11,13 @@ rtnetlink by bridge_rtnl.py) for RFC 2889's address caching capacity.
 
 ``port_rate_bps`` gives every switch port a known egress capacity: a root TBF of
 that rate on each DUT-side port (``d<i>``, towards its generator port ``p<i>``),
-its bucket as netns-shaped's default (4 ms of tokens, at least two full-size
-frames) and a short queue, PORT_QUEUE_S at the rate on top of the bucket, beyond
-which the port drops (a qdisc drop: the loss attribution reads it per port). The
+its bucket and queue netns-shaped's defaults (4 ms of tokens, at least two
+full-size frames; 20 ms at the rate on top of the bucket), beyond which the port
+drops (a qdisc drop: the loss attribution reads it per port). The queue is short
+enough that a trial of a second or two overshoots the capacity by ~1-2 % (the
+bucket and the queue pass through on top of the rate), and long enough to absorb the
+generator's catch-up bursts (a valid trial may bunch up to 32 frames per stream;
+5 ms, 6 frames of 512 B at 5 Mbit/s, lost frames at 83 % of the capacity). The
 TBF counts frames as netns-shaped's does, the Ethernet frame without FCS, so a
 port forwards ``shaper_capacity_pps(port_rate_bps, frame_size)`` frames per
 second (shaped.py), e.g. 5 Mbit/s at 512 B: 1,230.3 pps. The generator ports
@@ -73,7 +77,6 @@ BRIDGE_AGEING_S = 300  # the kernel's default; with learning off the static entr
 AGEING_RANGE_S = (10, 1_000_000)  # IEEE 802.1D's range for the ageing time
 MAX_LEARNED_TOP = 0xFFFF_FFFF  # a u32; 0 would be the kernel's "no limit": say None
 _NUD_NOARP = 0x40  # a static forwarding-table entry (`bridge fdb add ... static`)
-PORT_QUEUE_S = 0.005  # port_rate_bps: each port queues 5 ms at its rate on top of its bucket
 
 
 class _SwitchFlow(Flow):
@@ -147,7 +150,7 @@ def _bridge_netfilter_off() -> None:
 
 def _shape_ports(dut: Dut, rate_bps: int) -> dict[str, str]:
     """A TBF of ``rate_bps`` on every bridge port's egress; what dut.info records of it."""
-    burst, limit = default_bucket(rate_bps, PORT_QUEUE_S)
+    burst, limit = default_bucket(rate_bps)  # netns-shaped's: 4 ms bucket, 20 ms queue
     for iface in dut.interfaces:
         add_tbf(dut, iface, rate_bps=rate_bps, burst_bytes=burst, limit_bytes=limit,
                 needed_by="netns-bridge's port_rate_bps")
@@ -244,7 +247,8 @@ def netns_bridge(
     ``Dut.flush_fdb()`` forgets it.
 
     ``port_rate_bps`` (bit/s, 8,000 to 10**10 like netns-shaped's ``rate_bps``; None: no
-    shaping): every bridge port's egress is a TBF of that rate with a short queue, so each
+    shaping): every bridge port's egress is a TBF of that rate with netns-shaped's default
+    bucket and queue (4 ms of tokens, at least 3028 B; 20 ms more queued), so each
     port forwards at most ``shaper_capacity_pps(port_rate_bps, frame_size)`` frames per
     second (the frame counted without FCS) and drops the rest at its qdisc.
     """
