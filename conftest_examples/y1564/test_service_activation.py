@@ -1,4 +1,4 @@
-"""ITU-T Y.1564 service activation on the built-in netns-policed DUT (about 40 s, root
+"""ITU-T Y.1564 service activation on the built-in netns-policed DUT (about 20 s, root
 needed): `.venv/bin/python -m pytest conftest_examples/y1564`.
 
 netns-policed polices p0 -> p1 at a CIR of 10 Mbit/s with a 12,500-byte bucket (CBS),
@@ -27,7 +27,7 @@ DATA = {"name": "data", "cir": "6Mbit/s", "frame_size": 1024, "dscp": 0,
         "sac": {"flr": "0.1%", "ftd": "20ms", "availability": "99%"}}
 
 
-@pytest.mark.y1564(services=[INTERNET], step_duration="2s")
+@pytest.mark.y1564(services=[INTERNET], step_duration="1s")
 def test_service_configuration(y1564):
     """CIR 25/50/75/100 %, then 125 %: the policer holds the IR at the CIR (+ its
     bucket's burst) and nothing below the CIR is lost."""
@@ -38,9 +38,9 @@ def test_service_configuration(y1564):
     assert policing.sample.lost > 0, "the policer dropped nothing at 125 % of its CIR"
 
 
-@pytest.mark.y1564(services=[VOICE, DATA], spt_duration="10s", interval="1s")
+@pytest.mark.y1564(services=[VOICE, DATA], spt_duration="6s", interval="1s")
 def test_service_performance(y1564):
-    """Both services at their CIR at once for 10 s: 8 Mbit/s into the 10 Mbit/s policer,
+    """Both services at their CIR at once for 6 s: 8 Mbit/s into the 10 Mbit/s policer,
     every interval available, no frame lost."""
     result = y1564.spt()
     assert_sac(result)

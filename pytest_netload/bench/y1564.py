@@ -30,6 +30,7 @@ from ..units import Rate, frame_bits
 from ..y1564 import (
     AVAILABILITY_N,
     AVAILABILITY_THRESHOLD,
+    CHECKPOINT_EVERY_S,
     FDV_QUANTILE,
     INTERVAL_S,
     IR_TOLERANCE,
@@ -78,6 +79,9 @@ class Y1564Mark:
     checkpoint: bool = True
     """The performance test appends each interval to a checkpoint file (docs/y1564.md)
     and a rerun after a crash resumes from it."""
+    checkpoint_every_s: float = CHECKPOINT_EVERY_S
+    """At most this much of the run (in intervals) is lost by a crash: the file is
+    flushed and fsync'ed that often."""
 
 
 @dataclass
@@ -268,7 +272,7 @@ class Y1564Runner:
                 measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
                 availability_threshold=m.availability_threshold,
                 availability_n=m.availability_n, checkpoint=path, resume=again,
-                fdv_quantile=m.fdv_quantile)
+                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s)
         record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})

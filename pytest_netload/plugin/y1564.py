@@ -25,7 +25,8 @@ Y1564_HELP = (
     "y1564(services=[...], steps=[0.25, 0.5, 0.75, 1.0], step_duration='10s', eir_step=True, "
     "policing=True, policing_overshoot=1.25, ir_tolerance=0.02, spt_duration='15m', "
     "interval='1s', availability_threshold=0.5, availability_n=10, fdv_quantile=99.9, "
-    "drain='0.1s', retries=2, wire=0, learning_frames=10, checkpoint=True): ITU-T Y.1564 "
+    "drain='0.1s', retries=2, wire=0, learning_frames=10, checkpoint=True, "
+    "checkpoint_every='10s'): ITU-T Y.1564 "
     "service activation with the y1564 fixture. Each service: {'name', 'cir' (e.g. "
     "'10Mbit/s', L2 with FCS), 'eir', 'cbs', 'ebs', 'frame_size', 'dscp', 'pcp', 'vlan', "
     "'dport', 'sac': {'flr': '0.1%', 'ftd': '10ms', 'fdv': '1ms', 'availability': "
@@ -33,7 +34,7 @@ Y1564_HELP = (
 Y1564_ARGS = ("services", "steps", "step_duration", "eir_step", "policing",
               "policing_overshoot", "ir_tolerance", "spt_duration", "interval",
               "availability_threshold", "availability_n", "fdv_quantile", "drain", "retries",
-              "wire", "learning_frames", "checkpoint")
+              "wire", "learning_frames", "checkpoint", "checkpoint_every")
 
 
 def _ratio(name: str, value: Any, low: float, high: float, example: str) -> float:
@@ -66,7 +67,7 @@ def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
                 raise NetloadConfigError(f"steps={value!r}: give shares of the CIR, e.g. "
                                          "[0.25, 0.5, 0.75, 1.0]")
             out["steps"] = tuple(value)  # the procedure checks them (names `steps`)
-        elif key in ("step_duration", "spt_duration", "interval"):
+        elif key in ("step_duration", "spt_duration", "interval", "checkpoint_every"):
             out[f"{key}_s"] = run_seconds(value, what=key)
         elif key == "drain":
             out["drain_s"] = run_seconds(value, what="drain", zero_ok=True)
