@@ -3,7 +3,7 @@
 One class binds every measurer protocol of rfc2889/ to engine runs over the topology's
 ports, in their order (p0, p1, ...):
 
-- fully meshed (§5.3): a stream from every port to every other, each port's load split
+- fully meshed (§5.1): a stream from every port to every other, each port's load split
   evenly over its destinations; a port's rx counts the frames of the streams to it;
 - congestion control (§5.5): A = p0 sends half its load to C = p2 and half to D = p3,
   B = p1 all of it to C;
@@ -13,7 +13,7 @@ ports, in their order (p0, p1, ...):
   frame to each address; frames that reach p0 were forwarded, frames that reach any
   other port were flooded (not learned). Before each trial the table is emptied: the
   built-in bridge flushes it, another DUT waits out its age time;
-- broadcast (§5.9): p0 sends broadcast frames, each other port counts them; once the
+- broadcast (§5.10): p0 sends broadcast frames, each other port counts them; once the
   search found the throughput, each port's latency is measured there in a run of its own
   (one stream's latency cannot be told apart by port in one run), not after every
   passing trial of the search (N - 1 runs each, most of them at loads never reported).
@@ -170,7 +170,7 @@ class Rfc2889Runner:
                                                "frame_size": self.mark.frame_size})
         return result
 
-    # ---- §5.3 fully meshed -----------------------------------------------------------
+    # ---- §5.1 fully meshed -----------------------------------------------------------
 
     def fully_meshed(self) -> Any:
         ports = self._ports("fully_meshed")
@@ -316,7 +316,7 @@ class Rfc2889Runner:
         dut = self.wired.topology.dut or {}
         return float(dut["ageing_s"]) if str(dut.get("ageing_s", "")).isdigit() else None
 
-    # ---- §5.9 broadcast ----------------------------------------------------------------
+    # ---- §5.10 broadcast ----------------------------------------------------------------
 
     def broadcast_forwarding(self) -> Any:
         ports = self._ports("broadcast_forwarding")
@@ -343,7 +343,7 @@ class Rfc2889Runner:
                                           max_trials=self.mark.max_trials,
                                           retries=self.mark.retries)
             at = result.throughput_trial
-            if at is not None:  # §5.9's latency: at the throughput, port by port
+            if at is not None:  # §5.10's latency: at the throughput, port by port
                 latency = tuple(self._latency(stream, at.offered_pps, port, at.duration_s)
                                 for port in receivers)
                 result = replace(result, throughput_trial=replace(at, latency=latency))

@@ -4,13 +4,13 @@ logic over measurer protocols.
 Nothing here imports the engine: the bench binds each protocol to real trials, and unit
 tests bind them to fake switches. Procedures and what they measure:
 
-* `fully_meshed` (§5.3, `ForwardingMeasurer`): forwarding rate at the maximum offered
+* `fully_meshed` (§5.1, `ForwardingMeasurer`): forwarding rate at the maximum offered
   load and throughput of N ports all sending to all.
 * `congestion_control` (§5.5, `CongestionMeasurer`): head-of-line blocking and back
   pressure over 4 ports with one port congested at 150 %.
 * `address_caching_capacity` (§5.7) and `address_learning_rate` (§5.8,
   `AddressMeasurer`): the address table's size and how fast it fills.
-* `broadcast_forwarding` (§5.9, `BroadcastMeasurer`): broadcast throughput, forwarding
+* `broadcast_forwarding` (§5.10, `BroadcastMeasurer`): broadcast throughput, forwarding
   rate and per-port latency from one port to all others.
 
 Defaults. TRIAL_S, 30 s, is the trial duration RFC 2889 recommends for its forwarding

@@ -1,4 +1,4 @@
-"""RFC 2889 §5.9 broadcast frame forwarding and latency.
+"""RFC 2889 §5.10 broadcast frame forwarding and latency.
 
 One port sends broadcast frames; the switch should deliver every one of them to each
 of the N-1 other ports. Three figures come of it: the broadcast throughput, the
@@ -101,7 +101,7 @@ class BroadcastMeasurer(Protocol):
 
 @dataclass(frozen=True)
 class BroadcastResult:
-    """RFC 2889 §5.9 over `ports` ports (one sender, ports - 1 receivers)."""
+    """RFC 2889 §5.10 over `ports` ports (one sender, ports - 1 receivers)."""
 
     ports: int
     max_pps: float
@@ -155,7 +155,7 @@ def broadcast_forwarding(
     retries: int = 2,
     on_trial: Callable[[BroadcastTrial], None] | None = None,
 ) -> BroadcastResult:
-    """RFC 2889 §5.9 over `ports` ports: the forwarding rate at `max_pps`, the highest
+    """RFC 2889 §5.10 over `ports` ports: the forwarding rate at `max_pps`, the highest
     load that reaches every receiving port in full (binary search to `resolution`, a
     ratio of the lower bound or a Resolution), and the per-port latency there."""
     top, duration, res = check_search("broadcast_forwarding", ports, max_pps, "max_pps", duration_s,

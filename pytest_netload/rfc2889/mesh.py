@@ -1,4 +1,4 @@
-"""RFC 2889 §5.3 fully meshed forwarding: every one of N ports sends to every other
+"""RFC 2889 §5.1 fully meshed forwarding: every one of N ports sends to every other
 port, its destinations in round robin, each port at the same load.
 
 Two figures come of it. The forwarding rate at the maximum offered load (FRMOL): one
@@ -113,7 +113,7 @@ class ForwardingMeasurer(Protocol):
 
 @dataclass(frozen=True)
 class MeshResult:
-    """RFC 2889 §5.3: the forwarding rate at the maximum offered load and the
+    """RFC 2889 §5.1: the forwarding rate at the maximum offered load and the
     throughput (highest loss-free per-port load) of a fully meshed N-port run."""
 
     ports: int
@@ -168,7 +168,7 @@ def fully_meshed(
     retries: int = 2,
     on_trial: Callable[[MeshTrial], None] | None = None,
 ) -> MeshResult:
-    """RFC 2889 §5.3 over `ports` ports: FRMOL at `max_pps_per_port`, then the
+    """RFC 2889 §5.1 over `ports` ports: FRMOL at `max_pps_per_port`, then the
     throughput by binary search. `resolution` is a ratio of the lower bound in (0, 1)
     (default 0.5 %) or a Resolution; a trial the generator failed is retried at most
     `retries` times and never counted as the DUT's loss."""

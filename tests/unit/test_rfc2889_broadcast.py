@@ -1,4 +1,4 @@
-"""RFC 2889 §5.9 on a fake switch that replicates broadcasts only up to a rate: the
+"""RFC 2889 §5.10 on a fake switch that replicates broadcasts only up to a rate: the
 throughput is that rate, the forwarding rate at the maximum is what it replicated, and
 the latency per port is the throughput trial's."""
 

@@ -1,4 +1,4 @@
-"""RFC 2889 §5.3 on a fake switch whose fabric forwards at most a fixed aggregate rate:
+"""RFC 2889 §5.1 on a fake switch whose fabric forwards at most a fixed aggregate rate:
 FRMOL is that rate at the maximum load, the throughput is the highest per-port load
 under it; invalid trials are retried; bad inputs name their field."""
 

@@ -13,11 +13,11 @@ from .text import DASH, fmt_count, fmt_loss, fmt_ns, fmt_pps
 __all__ = ["RFC2889_KINDS", "rfc2889_rows"]
 
 RFC2889_KINDS = {
-    "rfc2889_fully_meshed": "§5.3 fully meshed",
+    "rfc2889_fully_meshed": "§5.1 fully meshed",
     "rfc2889_congestion_control": "§5.5 congestion control",
     "rfc2889_address_caching_capacity": "§5.7 address caching capacity",
     "rfc2889_address_learning_rate": "§5.8 address learning rate",
-    "rfc2889_broadcast_forwarding": "§5.9 broadcast forwarding",
+    "rfc2889_broadcast_forwarding": "§5.10 broadcast forwarding",
 }
 
 
