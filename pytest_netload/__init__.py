@@ -36,7 +36,8 @@ from .traffic.packets import (
 from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
 from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
 from .units import Duration, Rate, Size
-from .verdicts.assertions import assert_latency, assert_loss, assert_sac, assert_throughput
+from .verdicts.assertions import (assert_latency, assert_loss, assert_rfc2889, assert_sac,
+                                  assert_throughput)
 from .y1564 import Sac, Service
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "Vlan",
     "assert_latency",
     "assert_loss",
+    "assert_rfc2889",
     "assert_sac",
     "assert_throughput",
     "bidirectional",

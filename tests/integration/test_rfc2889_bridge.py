@@ -49,6 +49,7 @@ TABLES = (64, 200)
 
 INNER = f'''
 import pytest
+from pytest_netload import assert_rfc2889
 
 RATE, SIZE, CAP = {PORT_RATE_BPS}, {FRAME_SIZE}, {CAPACITY_PPS!r}
 SHAPED = "port_rate_bps={PORT_RATE_BPS}"
@@ -66,7 +67,9 @@ def _show(result):
 @pytest.mark.rfc2889(low=1, high=200, learning_rate="5000pps", test_rate="5000pps",
                      drain="0.1s")
 def test_capacity_64(rfc2889):
-    print("capacity", rfc2889.address_caching_capacity().capacity)
+    result = rfc2889.address_caching_capacity()
+    print("capacity", result.capacity)
+    assert_rfc2889(result, at_least=64)
 
 
 @pytest.mark.netload_topology("netns-bridge:ports=3,learning=true,max_learned=200",
@@ -89,6 +92,7 @@ def test_congestion(rfc2889, dut):
     _show(result)
     tbf = {{where: after[where] - before[where] for where in after}}
     print("congestion", result.describe(), "TBF drops", tbf)
+    assert_rfc2889(result, head_of_line_blocking=False)
     c, d = dut.interfaces[2], dut.interfaces[3]
     assert tbf[f"tbf on {{c}}"] == result.congested_lost, tbf  # C's TBF dropped them
     assert tbf[f"tbf on {{d}}"] == 0, tbf

@@ -1,0 +1,121 @@
+"""`assert_rfc2889`: an RFC 2889 result against the figure a switch must reach.
+
+One helper for every procedure the `rfc2889` fixture runs; what `at_least` bounds
+depends on the result:
+
+| result of | `at_least` bounds | e.g. |
+|---|---|---|
+| `fully_meshed()` | the throughput per port | `"100kpps"`, `1e5` |
+| `broadcast_forwarding()` | the broadcast throughput | `"50kpps"` |
+| `address_caching_capacity()` | the address count | `8192` |
+| `address_learning_rate()` | the learning rate | `"1000pps"` |
+
+`congestion_control()` takes `head_of_line_blocking` and `back_pressure` instead
+(False: must not be seen; True: must be). Every check is recorded, passed or failed,
+before anything is raised; a failure reads::
+
+    RFC 2889 address caching capacity 60 is not >= 64
+    measured: 60 addresses (61 not all learned; 11 trials)
+    required: address caching capacity >= 64
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import format as fmt
+from ..errors import NetloadConfigError
+from ..measure.recording import record_verdict
+from ..units import as_rate
+
+__all__ = ["assert_rfc2889"]
+
+_FIGURES = {
+    # procedure: (words, attribute, is a frame rate)
+    "rfc2889_fully_meshed": ("fully meshed throughput per port", "throughput_pps_per_port", True),
+    "rfc2889_broadcast_forwarding": ("broadcast throughput", "throughput_pps", True),
+    "rfc2889_address_caching_capacity": ("address caching capacity", "capacity", False),
+    "rfc2889_address_learning_rate": ("address learning rate", "learning_rate_fps", True),
+}
+
+
+def _bound(value: Any, rate: bool, words: str) -> float:
+    if rate:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        parsed = as_rate(value, what="at_least")
+        if parsed.kind != "pps":
+            raise NetloadConfigError(f"at_least={value!r}: the {words} is a frame rate; give "
+                                     "e.g. '100kpps' or a number of frames per second")
+        return parsed.value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise NetloadConfigError(f"at_least={value!r}: the {words} is a number of addresses; "
+                                 "give a whole number, e.g. 8192")
+    return float(value)
+
+
+def _show(value: float, rate: bool) -> str:
+    return fmt.rate_pps(value) if rate else fmt.count(value)
+
+
+def _congestion(result: Any, head_of_line_blocking: bool | None,
+                back_pressure: bool | None) -> None:
+    failed = []
+    for name, want in (("head_of_line_blocking", head_of_line_blocking),
+                       ("back_pressure", back_pressure)):
+        if want is None:
+            continue
+        if not isinstance(want, bool):
+            raise NetloadConfigError(f"{name}={want!r}: give True (must be seen), False (must "
+                                     "not) or leave it out")
+        seen = bool(getattr(result, name))
+        words = name.replace("_", " ")
+        ok = seen == want
+        record_verdict(f"rfc2889:{name}", ok, seen, want, summary=result.as_dict()["summary"])
+        if not ok:
+            failed.append(f"RFC 2889 congestion control: {words} "
+                          f"{'seen' if seen else 'not seen'}, required "
+                          f"{'seen' if want else 'not seen'}")
+    if head_of_line_blocking is None and back_pressure is None:
+        raise NetloadConfigError("assert_rfc2889 on a congestion control result needs "
+                                 "head_of_line_blocking= and/or back_pressure= (True or False)")
+    if failed:
+        raise AssertionError("\n".join([*failed, f"measured: {result.as_dict()['summary']}"]))
+
+
+def assert_rfc2889(result: Any, *, at_least: Any = None,
+                   head_of_line_blocking: bool | None = None,
+                   back_pressure: bool | None = None) -> None:
+    """Pass when the RFC 2889 `result` reaches `at_least` (see the module for what it
+    bounds), or for congestion control shows (True) or does not show (False) head-of-line
+    blocking and back pressure; else AssertionError with measured beside required."""
+    procedure = getattr(result, "as_dict", lambda: {})().get("procedure")
+    if procedure == "rfc2889_congestion_control":
+        if at_least is not None:
+            raise NetloadConfigError("at_least= does not apply to congestion control; give "
+                                     "head_of_line_blocking= or back_pressure=")
+        _congestion(result, head_of_line_blocking, back_pressure)
+        return
+    if procedure not in _FIGURES:
+        raise NetloadConfigError(
+            f"assert_rfc2889 got {type(result).__name__}; give what an rfc2889 procedure "
+            "returns (fully_meshed(), congestion_control(), address_caching_capacity(), "
+            "address_learning_rate(), broadcast_forwarding())")
+    if head_of_line_blocking is not None or back_pressure is not None:
+        raise NetloadConfigError("head_of_line_blocking= and back_pressure= apply to "
+                                 "congestion control only; give at_least=")
+    words, attribute, rate = _FIGURES[procedure]
+    if at_least is None:
+        raise NetloadConfigError(f"assert_rfc2889 on the {words} needs at_least=, e.g. "
+                                 + ("'100kpps'" if rate else "8192"))
+    need = _bound(at_least, rate, words)
+    measured = float(getattr(result, attribute) or 0.0)
+    ok = measured >= need
+    trials = getattr(result, "trials", ())
+    record_verdict(f"rfc2889:{procedure[len('rfc2889_'):]}", ok, measured, need,
+                   trials=len(trials))
+    if not ok:
+        raise AssertionError(
+            f"RFC 2889 {words} {_show(measured, rate)} is not >= {_show(need, rate)}\n"
+            f"measured: {_show(measured, rate)} ({len(trials)} trials)\n"
+            f"required: {words} >= {_show(need, rate)}")
