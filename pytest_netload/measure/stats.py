@@ -26,8 +26,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import signal  # type: ignore[import-untyped,unused-ignore]
-from scipy.stats import beta, binom  # type: ignore[import-untyped,unused-ignore]
 
 from ..errors import NetloadConfigError
 
@@ -46,6 +44,17 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+# scipy is imported where it is used: it takes ~0.7 s to import, which every pytest
+# session (and every engine host) would pay before its first test otherwise.
+
+
+def _binom() -> Any:
+    from scipy.stats import binom  # type: ignore[import-untyped,unused-ignore]
+
+    return binom
+
 
 # q * n is compared with the nearest integer at this relative tolerance, so that a share
 # such as 0.07 (stored as 0.07000000000000000666) of n = 100 gives rank 6, not 7.
@@ -170,23 +179,23 @@ def ci_coverage(n: int, q: float, lo: int, hi: int) -> float:
     if not lo <= hi <= n - 1:
         raise NetloadConfigError(f"ranks ({lo}, {hi}): need 0 <= lo <= hi <= n - 1 = {n - 1}")
     # 1 - P(B <= lo) - P(B > hi): the two tails, each computed where it is small.
-    return float(max(0.0, 1.0 - binom.cdf(lo, n, q) - binom.sf(hi, n, q)))
+    return float(max(0.0, 1.0 - _binom().cdf(lo, n, q) - _binom().sf(hi, n, q)))
 
 
 def _largest_with_cdf_at_most(budget: float, n: int, q: float) -> int:
-    k = int(binom.ppf(budget, n, q))
-    while k >= 0 and binom.cdf(k, n, q) > budget:
+    k = int(_binom().ppf(budget, n, q))
+    while k >= 0 and _binom().cdf(k, n, q) > budget:
         k -= 1
-    while k + 1 <= n - 1 and binom.cdf(k + 1, n, q) <= budget:
+    while k + 1 <= n - 1 and _binom().cdf(k + 1, n, q) <= budget:
         k += 1
     return k
 
 
 def _smallest_with_sf_at_most(budget: float, n: int, q: float) -> int:
-    k = int(binom.isf(budget, n, q))
-    while k <= n - 1 and binom.sf(k, n, q) > budget:
+    k = int(_binom().isf(budget, n, q))
+    while k <= n - 1 and _binom().sf(k, n, q) > budget:
         k += 1
-    while k - 1 >= 0 and binom.sf(k - 1, n, q) <= budget:
+    while k - 1 >= 0 and _binom().sf(k - 1, n, q) <= budget:
         k -= 1
     return k
 
@@ -214,8 +223,8 @@ def percentile_ci(n: int, q: float, confidence: float = 0.95) -> tuple[int, int]
     q = _quantile(q)
     c = _confidence(confidence)
     alpha = 1.0 - c
-    tail_low_min = float(binom.cdf(0, n, q))  # lo = 0: all n values above the quantile
-    tail_high_min = float(binom.sf(n - 1, n, q))  # hi = n - 1: all n values below it
+    tail_low_min = float(_binom().cdf(0, n, q))  # lo = 0: all n values above the quantile
+    tail_high_min = float(_binom().sf(n - 1, n, q))  # hi = n - 1: all n values below it
     if n == 1 or tail_low_min + tail_high_min > alpha + _COVERAGE_ATOL:
         return 0, n - 1
     budget_low = budget_high = alpha / 2
@@ -322,6 +331,8 @@ def rfc3550_jitter_series(transit_ns: Any) -> FloatArray:
             "transit_ns: jitter needs at least two arrivals, got 1 (no transit difference)"
         )
     d = np.abs(np.diff(t))
+    from scipy import signal  # type: ignore[import-untyped,unused-ignore]
+
     series: FloatArray = np.asarray(signal.lfilter([1.0 / 16], [1.0, -15.0 / 16], d), np.float64)
     return series
 
@@ -380,4 +391,6 @@ def clopper_pearson_upper(lost: int, n: int, confidence: float = 0.95) -> float:
         raise NetloadConfigError(f"lost packets {lost}: more than the {n} sent")
     if lost == n:
         return 1.0
+    from scipy.stats import beta  # type: ignore[import-untyped,unused-ignore]
+
     return float(beta.ppf(c, lost + 1, n - lost))
