@@ -269,8 +269,8 @@ def _present_spaces() -> set[str]:
 
 
 @root_test
-# two operating points, each size and each rate once (5 Mbit/s at 512 B and 10 Mbit/s at
-# 1518 B gave -0.066 % and -0.069 %; the other two pairings -0.069 % and -0.025 %)
+# two operating points, each rate and each size once (5 Mbit/s at 1518 B and 10 Mbit/s at
+# 512 B measured -0.069 % and -0.025 %; the other two pairings -0.066 % and -0.069 %)
 @pytest.mark.parametrize(("cir", "size"), [(5_000_000, 1518), (10_000_000, 512)])
 def test_policer_passes_the_cir_and_drops_the_rest(engine: Any, cir: int, size: int) -> None:
     """1.25x the CIR for 2 s: the L2 rate received (frames x size with FCS x 8 / 2 s) is
