@@ -71,7 +71,8 @@ def _congestion(result: Any, head_of_line_blocking: bool | None,
         seen = bool(getattr(result, name))
         words = name.replace("_", " ")
         ok = seen == want
-        record_verdict(f"rfc2889:{name}", ok, seen, want, summary=result.as_dict()["summary"])
+        record_verdict(f"rfc2889:{name}", ok, "seen" if seen else "not seen",
+                       "seen" if want else "not seen", summary=result.as_dict()["summary"])
         if not ok:
             failed.append(f"RFC 2889 congestion control: {words} "
                           f"{'seen' if seen else 'not seen'}, required "

@@ -344,7 +344,9 @@ def test_weighted_streams_share_packets_and_add_up_the_bits(
 def test_two_streams_on_one_port_start_together(
         controller: Callable[..., RateController]) -> None:
     rc = controller()
-    r = rc.run([udp("one"), udp("two")], "200kpps", duration="0.1s", timing_samples=1)
+    # a worker that lost its CPU before its first burst starts late: judge a calm run
+    r = calm_run(lambda: rc.run([udp("one"), udp("two")], "200kpps", duration="0.1s",
+                                timing_samples=1))
     a, b = (o.result for o in r.streams)
     for s in (a, b):
         assert_all_received(s)

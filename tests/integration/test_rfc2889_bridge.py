@@ -161,9 +161,16 @@ def session(pytester: pytest.Pytester) -> dict[str, Any]:
         result = pytester.runpytest_subprocess(
             "-p", "no:cacheprovider", "-p", "no:randomly", "-s", "-rs",
             "--netload-report-dir=out", "test_switch.py", timeout=300)
-        doc = load(pytester.path / "out" / "results.json")  # valid against the schema
-        tests = {t["nodeid"].split("::")[1].split("[")[0]: t for t in doc["tests"]}
-        _SESSION.update(result=result, tests=tests, path=Path(pytester.path))
+        _SESSION.update(result=result, path=Path(pytester.path))
+        try:  # once: a failure here fails each test, it does not run the session again
+            doc = load(pytester.path / "out" / "results.json")  # valid against the schema
+        except Exception as exc:
+            _SESSION["error"] = exc
+        else:
+            _SESSION["tests"] = {t["nodeid"].split("::")[1].split("[")[0]: t
+                                 for t in doc["tests"]}
+    if "error" in _SESSION:
+        raise _SESSION["error"]
     return _SESSION
 
 
