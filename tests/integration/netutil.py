@@ -7,6 +7,7 @@ import contextlib
 import secrets
 import subprocess
 from collections.abc import Iterator
+from typing import Any
 
 
 def sh(*args: str, check: bool = True) -> str:
@@ -30,3 +31,18 @@ def veth_pair(prefix: str = "nlv", *, up: bool = True) -> Iterator[tuple[str, st
         yield a, b
     finally:
         sh("ip", "link", "del", a, check=False)
+
+
+@contextlib.contextmanager
+def open_ports(engine: Any, built: Any) -> Iterator[dict[str, Any]]:
+    """The engine's ports on a built topology's ports, by name; closed before the
+    topology's interfaces go away."""
+    opened = {}
+    try:
+        for spec in built.topology.ports:
+            assert spec.device is not None
+            opened[spec.name] = engine.port(spec.device)
+        yield opened
+    finally:
+        for port in opened.values():
+            port.close()

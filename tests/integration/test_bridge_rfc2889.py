@@ -14,8 +14,6 @@ import errno
 import json
 import os
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -24,6 +22,8 @@ import pytest
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.topology.builtin import BuiltTopology, Dut, build, bridge_rtnl
 from pytest_netload.topology.builtin.kernel import _call_in_netns
+
+from netutil import open_ports
 
 INTEGRATION = pytest.mark.integration
 NEEDS_ROOT = pytest.mark.skipif(
@@ -185,18 +185,6 @@ def _rx_packets(built: BuiltTopology) -> dict[str, int]:
                 for p in built.topology.ports}
 
 
-@contextmanager
-def _ports(engine: Any, built: BuiltTopology) -> Iterator[dict[str, Any]]:
-    """The engine's ports on the topology, closed before the interfaces go away."""
-    opened = {}
-    try:
-        for spec in built.topology.ports:
-            assert spec.device is not None
-            opened[spec.name] = engine.port(spec.device)
-        yield opened
-    finally:
-        for port in opened.values():
-            port.close()
 
 
 def _send(engine: Any, ports: dict[str, Any], built: BuiltTopology, tx: str,
@@ -311,7 +299,7 @@ def test_every_wire_of_a_4_port_static_bridge_forwards(engine: Any) -> None:
     from pytest_netload.traffic.streams import flow_stream
 
     count = 20
-    with build("netns-bridge", ports=4, prefix=PREFIX) as built, _ports(engine, built) as ports:
+    with build("netns-bridge", ports=4, prefix=PREFIX) as built, open_ports(engine, built) as ports:
         flows = built.topology.flows()
         streams = [engine.load(ports[f.tx.name], flow_stream(f, size=64)) for f in flows]
         before = _rx_packets(built)
@@ -352,7 +340,7 @@ def _to_stream(built: BuiltTopology, mac: str) -> Any:
 def test_learning_stops_at_max_learned_and_floods_beyond(engine: Any) -> None:
     limit, sources, count = 64, 200, 50
     with build("netns-bridge", ports=4, learning=True, max_learned=limit,
-               prefix=PREFIX) as built, _ports(engine, built) as ports:
+               prefix=PREFIX) as built, open_ports(engine, built) as ports:
         dut = built.dut
         assert dut is not None
         bridge = dut.info["bridge"]
@@ -396,7 +384,7 @@ def test_learning_stops_at_max_learned_and_floods_beyond(engine: Any) -> None:
 def test_without_a_limit_every_source_is_learned(engine: Any) -> None:
     sources = 200
     with build("netns-bridge", ports=4, learning=True, prefix=PREFIX) as built, \
-            _ports(engine, built) as ports:
+            open_ports(engine, built) as ports:
         dut = built.dut
         assert dut is not None and dut.info["max_learned"] == "none"
         data = _call_in_netns(dut.namespace, partial(bridge_rtnl.bridge_data, dut.info["bridge"]))

@@ -18,8 +18,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -39,6 +38,7 @@ from pytest_netload.topology.builtin import (
 )
 
 from calm import calm_run
+from netutil import open_ports
 
 INTEGRATION = pytest.mark.integration
 NEEDS_ROOT = pytest.mark.skipif(
@@ -204,18 +204,6 @@ def _root_qdisc(built: BuiltTopology, iface: str) -> dict[str, Any]:
     return dict(root)
 
 
-@contextmanager
-def _ports(engine: Any, built: BuiltTopology) -> Iterator[dict[str, Any]]:
-    """The engine's ports on the topology, closed before the interfaces go away."""
-    opened = {}
-    try:
-        for spec in built.topology.ports:
-            assert spec.device is not None
-            opened[spec.name] = engine.port(spec.device)
-        yield opened
-    finally:
-        for port in opened.values():
-            port.close()
 
 
 def _flow(built: BuiltTopology, tx: str) -> Any:
@@ -275,7 +263,7 @@ def test_shaper_capacity_is_measured_within_2_percent(
 
     capacity = shaper_capacity_pps(RATE_BPS, size)
     with build("netns-shaped", neighbours="static", rate_bps=RATE_BPS, qdisc=qdisc) as built, \
-            _ports(engine, built) as ports:
+            open_ports(engine, built) as ports:
         d1 = built.dut.interfaces[1]  # type: ignore[union-attr]
         rc = RateController(engine, ports["p0"], rx=[ports["p1"]])
 
@@ -308,7 +296,8 @@ def test_shaper_leaves_p1_to_p0_alone(engine: Any) -> None:
     from pytest_netload.traffic.streams import flow_stream
 
     capacity = shaper_capacity_pps(RATE_BPS, 64)
-    with build("netns-shaped", neighbours="static", rate_bps=RATE_BPS) as built, _ports(engine, built) as ports:
+    with build("netns-shaped", neighbours="static", rate_bps=RATE_BPS) as built, \
+            open_ports(engine, built) as ports:
         rc = RateController(engine, ports["p1"], rx=[ports["p0"]])
         r = rc.run(flow_stream(_flow(built, "p1"), size=64), f"{OVERLOAD * capacity:.0f}pps",
                    duration="0.5s")
@@ -344,7 +333,7 @@ def test_lossy_loss_is_binomial_and_counted_by_the_rule(engine: Any) -> None:
     from pytest_netload.traffic.streams import flow_stream
 
     count, ratio = 200_000, 0.01
-    with build("netns-lossy", neighbours="static") as built, _ports(engine, built) as ports:
+    with build("netns-lossy", neighbours="static") as built, open_ports(engine, built) as ports:
         rule = built.dut.loss_rule  # type: ignore[union-attr]
         assert rule is not None and built.topology.dut["loss_ratio"] == str(ratio)
         forward = RateController(engine, ports["p0"], rx=[ports["p1"]])
@@ -422,7 +411,7 @@ def test_bridge_forwards_both_directions_exact(engine: Any) -> None:
     from pytest_netload.traffic.streams import flow_stream
 
     count = 100_000
-    with build("netns-bridge") as built, _ports(engine, built) as ports:
+    with build("netns-bridge") as built, open_ports(engine, built) as ports:
         dut = built.dut
         assert dut is not None
         streams = [engine.load(ports[f.tx.name], flow_stream(f, size=64, name=f.tx.name))

@@ -21,8 +21,7 @@ import os
 import struct
 import subprocess
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import pytest
@@ -39,6 +38,7 @@ from pytest_netload.topology.builtin import (
 from pytest_netload.topology.builtin import policed as policed_module
 
 from calm import calm_run
+from netutil import open_ports
 
 NEEDS_ROOT = pytest.mark.skipif(
     os.geteuid() != 0, reason="the DUT is namespaces and veths, and the engine runs DPDK: "
@@ -173,17 +173,6 @@ def _gone(prog_id: int) -> bool:
     return False
 
 
-@contextmanager
-def _ports(engine: Any, built: BuiltTopology) -> Iterator[dict[str, Any]]:
-    opened = {}
-    try:
-        for spec in built.topology.ports:
-            assert spec.device is not None
-            opened[spec.name] = engine.port(spec.device)
-        yield opened
-    finally:
-        for port in opened.values():
-            port.close()
 
 
 def _json(dut: Any, cmd: list[str]) -> Any:
@@ -281,7 +270,7 @@ def test_policer_passes_the_cir_and_drops_the_rest(engine: Any, cir: int, size: 
 
     pps = policer_conforming_pps(cir, size)
     with build("netns-policed", neighbours="static", cir_bps=cir) as built, \
-            _ports(engine, built) as ports:
+            open_ports(engine, built) as ports:
         dut = built.dut
         assert dut is not None and dut.policer is not None
         cbs = int(dut.info["cbs_bytes"])
@@ -326,7 +315,7 @@ def test_p1_to_p0_is_not_policed(engine: Any) -> None:
 
     pps = policer_conforming_pps(5_000_000, 512)
     with build("netns-policed", neighbours="static", cir_bps=5_000_000) as built, \
-            _ports(engine, built) as ports:
+            open_ports(engine, built) as ports:
         rc = RateController(engine, ports["p1"], rx=[ports["p0"]])
         r = rc.run(flow_stream(_flow(built, "p1"), size=512), f"{2 * pps:.0f}pps",
                    duration="1s", drain="0.5s")
@@ -346,7 +335,7 @@ def test_loss_attribution_names_the_policer(engine: Any) -> None:
 
     pps = policer_conforming_pps(10_000_000, 512)
     with build("netns-policed", neighbours="static") as built, \
-            _ports(engine, built) as ports:
+            open_ports(engine, built) as ports:
         dut = built.dut
         assert dut is not None
         stream = engine.load(ports["p0"], flow_stream(_flow(built, "p0"), size=512))
