@@ -167,8 +167,10 @@ worker_main(void *arg)
 				 * stall in the middle of a turn ends every stream alike. */
 				if (!over && t->n_phases && run->end_tsc && rte_rdtsc() >= run->end_tsc)
 					over = 1;
-				if (!over)
+				if (!over) {
+					netload_tx_prefetch(run, w, i);
 					netload_tx_step(run, t);
+				}
 				if (over || t->done)
 					netload_tx_finish(t, netload_tx_end_reason(run, t, over));
 				else
@@ -204,6 +206,9 @@ worker_main(void *arg)
 				break;
 		}
 	}
+	/* Histogram additions still in the queues' logs, before the results are read. */
+	for (i = 0; i < w->n_rx; i++)
+		netload_rx_flush(run, &run->rx[w->rx[i]]);
 	cpu_account(run, w, &mark);
 	__atomic_add_fetch(&run->finished, 1, __ATOMIC_RELEASE);
 	return 0;

@@ -109,6 +109,16 @@ struct rx_stream_state {
 	uint64_t *sample_rx;
 } __rte_cache_aligned;
 
+/* One histogram addition waiting in an RX queue's log (rx.c hlog_apply). */
+struct rx_hist_add {
+	uint64_t **table;         /* the histogram's page table */
+	struct rx_stream_state *st;  /* whose hist_unrecorded counts a page not had */
+	uint64_t n;               /* 64 bits: merged additions of a long run can pass 2^32 */
+	uint32_t idx;             /* bucket */
+};
+
+#define NETLOAD_RX_HLOG 64
+
 struct rx_task {
 	uint16_t port_id;
 	uint16_t queue;
@@ -127,6 +137,8 @@ struct rx_task {
 	uint64_t sleeps;
 	uint64_t *seen_block;     /* every stream's sequence window, in one allocation */
 	uint64_t **tables;        /* every stream's histogram page tables */
+	uint32_t hlog_n;          /* additions waiting in hlog */
+	struct rx_hist_add hlog[NETLOAD_RX_HLOG];
 } __rte_cache_aligned;
 
 /* A delay line (the reference DUT): a FIFO of frames and their release times. */
@@ -234,7 +246,9 @@ void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t
 int netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 		const struct netload_rx_conf *q, const struct netload_run_conf *c);
 void netload_rx_task_free(const struct netload_run *run, struct rx_task *t);
+void netload_tx_prefetch(const struct netload_run *run, const struct worker *w, uint32_t i);
 void netload_rx_burst(struct netload_run *run, struct rx_task *t, int count);
+void netload_rx_flush(struct netload_run *run, struct rx_task *t);
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);
 void netload_fwd_release_all(struct fwd_task *f);
 

@@ -131,25 +131,77 @@ hist_page(struct netload_run *run, uint64_t **table, uint32_t page)
 	return table[page];
 }
 
-/* Add n to bucket idx of a paged histogram. */
-static inline void
-hist_add_n(struct netload_run *run, struct rx_stream_state *st, uint64_t **table,
-		uint32_t idx, uint64_t n)
+/*
+ * The queue's log of histogram additions, applied in batches: with thousands of
+ * streams each addition's page table entry and bucket are cache misses, and
+ * the apply overlaps them (all table entries are prefetched, then all buckets)
+ * where adding in place would wait for each in turn. Applied when full and
+ * when the worker ends the run, before the run's results can be read.
+ */
+static __rte_noinline void
+hlog_apply(struct netload_run *run, struct rx_task *t)
 {
-	uint64_t *p = table[idx >> NETLOAD_HIST_PAGE_SHIFT];
+	struct rx_hist_add *e = t->hlog;
+	uint64_t *pages[NETLOAD_RX_HLOG];
+	uint32_t i, n = t->hlog_n;
 
-	if (unlikely(p == NULL) &&
-			(p = hist_page(run, table, idx >> NETLOAD_HIST_PAGE_SHIFT)) == NULL) {
-		st->hist_unrecorded += n;
-		return;
+	for (i = 0; i < n; i++)
+		rte_prefetch0(&e[i].table[e[i].idx >> NETLOAD_HIST_PAGE_SHIFT]);
+	for (i = 0; i < n; i++) {
+		pages[i] = e[i].table[e[i].idx >> NETLOAD_HIST_PAGE_SHIFT];
+		if (likely(pages[i] != NULL))
+			rte_prefetch0(&pages[i][e[i].idx & (NETLOAD_HIST_PAGE - 1)]);
 	}
-	p[idx & (NETLOAD_HIST_PAGE - 1)] += n;
+	for (i = 0; i < n; i++) {
+		uint32_t page = e[i].idx >> NETLOAD_HIST_PAGE_SHIFT;
+		uint64_t *p = pages[i];
+
+		/* A page first used in this batch: an earlier entry may have taken it. */
+		if (unlikely(p == NULL) && (p = e[i].table[page]) == NULL &&
+				(p = hist_page(run, e[i].table, page)) == NULL) {
+			e[i].st->hist_unrecorded += e[i].n;
+			continue;
+		}
+		p[e[i].idx & (NETLOAD_HIST_PAGE - 1)] += e[i].n;
+	}
+	t->hlog_n = 0;
+}
+
+void
+netload_rx_flush(struct netload_run *run, struct rx_task *t)
+{
+	if (t->hlog_n != 0)
+		hlog_apply(run, t);
+}
+
+/* Add n to bucket idx of a paged histogram (through the queue's log). */
+static inline void
+hist_add_n(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		uint64_t **table, uint32_t idx, uint64_t n)
+{
+	struct rx_hist_add *e;
+
+	if (t->hlog_n != 0) {
+		e = &t->hlog[t->hlog_n - 1];
+		if (e->table == table && e->idx == idx) {
+			e->n += n;
+			return;
+		}
+		if (unlikely(t->hlog_n == NETLOAD_RX_HLOG))
+			hlog_apply(run, t);
+	}
+	e = &t->hlog[t->hlog_n++];
+	e->table = table;
+	e->st = st;
+	e->idx = idx;
+	e->n = n;
 }
 
 static inline void
-hist_add(struct netload_run *run, struct rx_stream_state *st, uint64_t **table, uint64_t ns)
+hist_add(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		uint64_t **table, uint64_t ns)
 {
-	hist_add_n(run, st, table, netload_hist_index_inline(ns), 1);
+	hist_add_n(run, t, st, table, netload_hist_index_inline(ns), 1);
 }
 
 /*
@@ -175,23 +227,23 @@ struct hist_batch {
 };
 
 static inline void
-batch_flush(struct netload_run *run, struct rx_stream_state *st, uint64_t **table,
-		struct hist_batch *b)
+batch_flush(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		uint64_t **table, struct hist_batch *b)
 {
 	if (b->n != 0)
-		hist_add_n(run, st, table, b->idx, b->n);
+		hist_add_n(run, t, st, table, b->idx, b->n);
 	b->n = 0;
 }
 
 static inline void
-batch_add(struct netload_run *run, struct rx_stream_state *st, uint64_t **table,
-		struct hist_batch *b, uint32_t idx)
+batch_add(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		uint64_t **table, struct hist_batch *b, uint32_t idx)
 {
 	if (likely(b->idx == idx && b->n != 0)) {
 		b->n++;
 		return;
 	}
-	batch_flush(run, st, table, b);
+	batch_flush(run, t, st, table, b);
 	b->idx = idx;
 	b->n = 1;
 }
@@ -221,7 +273,8 @@ lat_load(struct lat_acc *a, const struct rx_stream_state *st)
 }
 
 static inline void
-lat_store(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a)
+lat_store(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		struct lat_acc *a)
 {
 	st->lat_min = a->min;
 	st->lat_max = a->max;
@@ -231,9 +284,9 @@ lat_store(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a
 	st->prev_transit = a->prev_transit;
 	st->prev_seq = a->prev_seq;
 	st->ipdv_pairs = a->ipdv_pairs;
-	batch_flush(run, st, st->lat_hist, &a->lat);
-	batch_flush(run, st, st->ipdv_pos, &a->pos);
-	batch_flush(run, st, st->ipdv_neg, &a->neg);
+	batch_flush(run, t, st, st->lat_hist, &a->lat);
+	batch_flush(run, t, st, st->ipdv_pos, &a->pos);
+	batch_flush(run, t, st, st->ipdv_neg, &a->neg);
 }
 
 /*
@@ -242,14 +295,14 @@ lat_store(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a
  * consecutive sequence numbers.
  */
 static inline void
-latency(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a,
-		uint32_t seq, uint64_t ns)
+latency(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		struct lat_acc *a, uint32_t seq, uint64_t ns)
 {
 	a->min = RTE_MIN(a->min, ns);
 	a->max = RTE_MAX(a->max, ns);
 	a->sum += ns;
 	a->samples++;
-	batch_add(run, st, st->lat_hist, &a->lat,
+	batch_add(run, t, st, st->lat_hist, &a->lat,
 			netload_hist_index_bits(ns, run->lat_bits, run->lat_buckets));
 	if (a->prev_transit != 0) {
 		uint64_t d = ns > a->prev_transit ? ns - a->prev_transit : a->prev_transit - ns;
@@ -258,9 +311,9 @@ latency(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a,
 		a->jitter16 += d - ((a->jitter16 + 8) >> 4);
 		if (seq == (uint32_t)(a->prev_seq + 1)) {
 			if (ns >= a->prev_transit)
-				batch_add(run, st, st->ipdv_pos, &a->pos, netload_hist_index_inline(d));
+				batch_add(run, t, st, st->ipdv_pos, &a->pos, netload_hist_index_inline(d));
 			else
-				batch_add(run, st, st->ipdv_neg, &a->neg, netload_hist_index_inline(d));
+				batch_add(run, t, st, st->ipdv_neg, &a->neg, netload_hist_index_inline(d));
 			a->ipdv_pairs++;
 		}
 	}
@@ -270,17 +323,18 @@ latency(struct netload_run *run, struct rx_stream_state *st, struct lat_acc *a,
 
 /* Inter-arrival gap histogram: frames of one burst share its time (gap 0). */
 static inline void
-gap(struct netload_run *run, struct rx_stream_state *st, uint64_t now, uint64_t frames)
+gap(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st, uint64_t now,
+		uint64_t frames)
 {
 	if (unlikely(st->first_tsc == 0)) {
 		st->first_tsc = now;
 	} else {
 		uint64_t g = now - st->last_tsc;
 
-		hist_add(run, st, st->gap_hist, g == 0 ? 0 : netload_ticks_ns(g, run->ns_mult));
+		hist_add(run, t, st, st->gap_hist, g == 0 ? 0 : netload_ticks_ns(g, run->ns_mult));
 	}
 	if (frames > 1)
-		hist_add_n(run, st, st->gap_hist, 0, frames - 1);
+		hist_add_n(run, t, st, st->gap_hist, 0, frames - 1);
 	st->last_tsc = now;
 }
 
@@ -334,11 +388,11 @@ arrival_timed(struct netload_run *run, struct rx_task *t, struct rx_stream_state
 	st->packets++;
 	st->by_tx_end += by_end;
 	st->bytes += f->len;
-	gap(run, st, now, 1);
+	gap(run, t, st, now, 1);
 	if (stamped) {
 		lat_load(&a, st);
-		latency(run, st, &a, f->seq, lat_ns);
-		lat_store(run, st, &a);
+		latency(run, t, st, &a, f->seq, lat_ns);
+		lat_store(run, t, st, &a);
 	}
 	track(st, f->seq, f->tx_tsc);
 }
@@ -365,8 +419,8 @@ seen_range(uint64_t *bits, uint64_t first, uint32_t k)
  * step when they continue the stream in order (the common case).
  */
 static inline void
-arrivals(struct netload_run *run, struct rx_stream_state *st, const struct rx_frame *f,
-		uint32_t k, uint64_t by_end, uint64_t now)
+arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		const struct rx_frame *f, uint32_t k, uint64_t by_end, uint64_t now)
 {
 	const uint64_t ns_mult = run->ns_mult;
 	const uint32_t next = (uint32_t)st->next;
@@ -381,14 +435,14 @@ arrivals(struct netload_run *run, struct rx_stream_state *st, const struct rx_fr
 		bytes += f[i].len;
 		in_order &= f[i].seq == next + i;
 		if (likely(tx != 0))
-			latency(run, st, &a, f[i].seq,
+			latency(run, t, st, &a, f[i].seq,
 					netload_ticks_ns(now > tx ? now - tx : 0, ns_mult));
 	}
-	lat_store(run, st, &a);
+	lat_store(run, t, st, &a);
 	st->packets += k;
 	st->bytes += bytes;
 	st->by_tx_end += by_end * k;
-	gap(run, st, now, k);
+	gap(run, t, st, now, k);
 	if (likely(in_order)) {
 		seen_range(st->seen, st->next, k);
 		st->next += k;
@@ -424,7 +478,8 @@ capture(const struct netload_run *run, struct rx_task *t, const struct rte_mbuf 
  * so they pay nothing for it).
  */
 static inline void
-classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct rx_frame *f)
+classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct rx_frame *f,
+		uint16_t *last)
 {
 	struct netload_signature copy;
 	const netload_sig_t *sig;
@@ -446,7 +501,19 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 	f->slot = slot;
 	f->seq = sig->seq;
 	f->tx_tsc = sig->tx_tsc;
-	rte_prefetch0(&t->streams[slot]);
+	if (slot != *last) {
+		/* A stream's first frame in the burst: fetch its state for the accounting
+		 * pass, all three lines, and the word of its sequence window that this
+		 * frame's number marks (the window's address needs no stream state). */
+		const char *st = (const char *)&t->streams[slot];
+
+		rte_prefetch0(st);
+		rte_prefetch0(st + RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(st + 2 * RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(&t->seen_block[(size_t)slot * (NETLOAD_SEQ_WINDOW / 64) +
+				((sig->seq & WINDOW_MASK) >> 6)]);
+		*last = slot;
+	}
 	return;
 foreign:
 	t->foreign++;
@@ -465,7 +532,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	struct rx_frame f[NETLOAD_MAX_BURST];
-	uint16_t n, i, j;
+	uint16_t n, i, j, last = NETLOAD_NO_SLOT;
 	uint64_t now, bytes = 0, tx_end, by_end;
 
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
@@ -499,7 +566,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		bytes += m->pkt_len;
 		if (unlikely(t->capture != NULL))
 			capture(run, t, m, now);
-		classify(run, t, m, &f[i]);
+		classify(run, t, m, &f[i], &last);
 	}
 	for (i = 0; i < n; i = j) {
 		uint16_t slot = f[i].slot;
@@ -516,7 +583,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			for (k = i; k < j; k++)
 				arrival_timed(run, t, st, bufs[k], &f[k], by_end);
 		} else {
-			arrivals(run, st, &f[i], j - i, by_end, now);
+			arrivals(run, t, st, &f[i], j - i, by_end, now);
 		}
 	}
 	SHARED_STORE(&t->packets, t->packets + n);

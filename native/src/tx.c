@@ -57,6 +57,39 @@ due(struct tx_task *t, uint64_t now_fp, uint64_t horizon_fp, uint16_t want)
  * the burst is topped up with new ones, so the PMD always sees full bursts
  * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
  */
+/*
+ * What the worker's TX turn will read for the tasks after its i-th, fetched a
+ * few tasks ahead: with thousands of streams, each stream's task, its state and
+ * its template are cache misses, and one stream's burst is long enough to hide
+ * them for the next. Each stage needs the one before it in cache: the task
+ * three ahead; the stream state two ahead (its pointer is in the task); the
+ * template one ahead (its pointer is in the state). A few streams stay in cache
+ * anyway, and take none of this.
+ */
+#define TX_PREFETCH_MIN_TASKS 16
+
+void
+netload_tx_prefetch(const struct netload_run *run, const struct worker *w, uint32_t i)
+{
+	const uint32_t n = w->n_tx;
+	const struct netload_stream *s;
+	const char *p;
+
+	if (n < TX_PREFETCH_MIN_TASKS)
+		return;
+	rte_prefetch0(&run->tx[w->tx[(i + 3) % n]]);
+	s = run->tx[w->tx[(i + 2) % n]].stream;
+	p = (const char *)s;
+	rte_prefetch0(p);
+	rte_prefetch0(p + RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(&s->sequence_len);
+	rte_prefetch0(&s->fields[0]);
+	rte_prefetch0((const char *)&s->fields[0] + RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(&s->rng);
+	s = run->tx[w->tx[(i + 1) % n]].stream;
+	rte_prefetch0(s->frames[0].data);
+}
+
 uint16_t
 netload_tx_step(struct netload_run *run, struct tx_task *t)
 {

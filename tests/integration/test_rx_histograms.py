@@ -58,6 +58,20 @@ def test_interleaved_streams_fill_their_histograms_exactly(
         assert s.latency_min_ns <= lat.percentile(50).value_ns <= s.latency_max_ns * 1.01
 
 
+def test_a_thousand_streams_fill_their_histograms_exactly(
+        engine: Engine, ring: Callable[..., Port]) -> None:
+    """Additions wait in each RX queue's log and are applied in batches (rx.c hlog_apply):
+    with 1,000 streams a batch spans many streams and pages, and the last one is applied
+    when the worker ends the run. None may be lost, doubled or land in another stream."""
+    port = ring()
+    loaded = [engine.load(port, Stream(T4, size=64, name=f"s{i}")) for i in range(1000)]
+    r = engine.run(loaded, [port], count=300)
+    for s in r.streams:
+        assert (s.rx_packets, s.lost, s.duplicates, s.reordered) == (300, 0, 0, 0), s
+        assert s.hist_unrecorded == 0, s
+        assert recorded(s) == expected_additions(s), s
+
+
 def test_a_run_short_of_pages_counts_what_it_could_not_record(
         engine: Engine, ring: Callable[..., Port]) -> None:
     port = ring()
