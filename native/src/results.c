@@ -82,6 +82,11 @@ merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *co
 				field);
 
 		netload_rx_hist_add_into(table, counts, n);
+		/* Bucket 0's counts kept in the stream's state (run.h gap_zero). */
+		if (n != 0 && field == offsetof(struct rx_stream_state, gap_hist))
+			counts[0] += run->rx[q].streams[i].gap_zero;
+		else if (n != 0 && field == offsetof(struct rx_stream_state, ipdv_pos))
+			counts[0] += run->rx[q].streams[i].ipdv_zero;
 	}
 	return 0;
 }

@@ -253,7 +253,7 @@ batch_add(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st
  * the per-frame chain stays in registers (histogram stores could alias it).
  */
 struct lat_acc {
-	uint64_t min, max, sum, samples, jitter16, prev_transit, prev_seq, ipdv_pairs;
+	uint64_t min, max, sum, samples, jitter16, prev_transit, prev_seq, ipdv_pairs, ipdv_zero;
 	struct hist_batch lat, pos, neg;
 };
 
@@ -268,6 +268,7 @@ lat_load(struct lat_acc *a, const struct rx_stream_state *st)
 	a->prev_transit = st->prev_transit;
 	a->prev_seq = st->prev_seq;
 	a->ipdv_pairs = st->ipdv_pairs;
+	a->ipdv_zero = st->ipdv_zero;
 	a->lat.n = a->pos.n = a->neg.n = 0;
 	a->lat.idx = a->pos.idx = a->neg.idx = 0;
 }
@@ -284,6 +285,7 @@ lat_store(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st
 	st->prev_transit = a->prev_transit;
 	st->prev_seq = a->prev_seq;
 	st->ipdv_pairs = a->ipdv_pairs;
+	st->ipdv_zero = a->ipdv_zero;
 	batch_flush(run, t, st, st->lat_hist, &a->lat);
 	batch_flush(run, t, st, st->ipdv_pos, &a->pos);
 	batch_flush(run, t, st, st->ipdv_neg, &a->neg);
@@ -310,7 +312,9 @@ latency(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		/* J += (|D| - J) / 16, with J kept scaled by 16 (RFC 3550 A.8). */
 		a->jitter16 += d - ((a->jitter16 + 8) >> 4);
 		if (seq == (uint32_t)(a->prev_seq + 1)) {
-			if (ns >= a->prev_transit)
+			if (d == 0)
+				a->ipdv_zero++;
+			else if (ns > a->prev_transit)
 				batch_add(run, t, st, st->ipdv_pos, &a->pos, netload_hist_index_inline(d));
 			else
 				batch_add(run, t, st, st->ipdv_neg, &a->neg, netload_hist_index_inline(d));
@@ -318,6 +322,29 @@ latency(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		}
 	}
 	a->prev_transit = ns ? ns : 1;
+	a->prev_seq = seq;
+}
+
+/*
+ * The next frame of a stream whose TX stamp equals the one latency() just took
+ * (frames of one TX burst carry one stamp, and arrive in one RX burst at one
+ * time): the same latency again, so the same updates with nothing recomputed.
+ * min and max stay, the latency bucket is the batch's own, the transit
+ * difference is 0 (jitter decays by its own sixteenth), and a consecutive pair
+ * adds IPDV 0 (to ipdv_zero). Only for a latency above 0 (prev_transit holds 1
+ * for a 0).
+ */
+static inline void
+latency_again(struct lat_acc *a, uint32_t seq, uint64_t ns)
+{
+	a->sum += ns;
+	a->samples++;
+	a->lat.n++;
+	a->jitter16 -= (a->jitter16 + 8) >> 4;
+	if (seq == (uint32_t)(a->prev_seq + 1)) {
+		a->ipdv_zero++;
+		a->ipdv_pairs++;
+	}
 	a->prev_seq = seq;
 }
 
@@ -331,10 +358,12 @@ gap(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st, uint
 	} else {
 		uint64_t g = now - st->last_tsc;
 
-		hist_add(run, t, st, st->gap_hist, g == 0 ? 0 : netload_ticks_ns(g, run->ns_mult));
+		if (g == 0)
+			st->gap_zero++;
+		else
+			hist_add(run, t, st, st->gap_hist, netload_ticks_ns(g, run->ns_mult));
 	}
-	if (frames > 1)
-		hist_add_n(run, t, st, st->gap_hist, 0, frames - 1);
+	st->gap_zero += frames - 1;
 	st->last_tsc = now;
 }
 
@@ -425,7 +454,7 @@ arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 	const uint64_t ns_mult = run->ns_mult;
 	const uint32_t next = (uint32_t)st->next;
 	struct lat_acc a;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, last_tx = 0, last_ns = 0;
 	uint32_t i, in_order = 1;
 
 	lat_load(&a, st);
@@ -434,9 +463,15 @@ arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 
 		bytes += f[i].len;
 		in_order &= f[i].seq == next + i;
-		if (likely(tx != 0))
-			latency(run, t, st, &a, f[i].seq,
-					netload_ticks_ns(now > tx ? now - tx : 0, ns_mult));
+		if (unlikely(tx == 0))
+			continue;
+		if (tx == last_tx && a.prev_transit == last_ns) {
+			latency_again(&a, f[i].seq, last_ns);
+			continue;
+		}
+		last_tx = tx;
+		last_ns = netload_ticks_ns(now > tx ? now - tx : 0, ns_mult);
+		latency(run, t, st, &a, f[i].seq, last_ns);
 	}
 	lat_store(run, t, st, &a);
 	st->packets += k;
