@@ -16,6 +16,12 @@ sequence numbers that never repeat, every one stamped, TX and RX on the same
 worker. That rate bounds RX alone from below (the worker also sends every
 frame); its ratio to testpmd rxonly is the second figure of the last line, and the
 same loop with latency on every 16th frame (stamp_every=16) the third.
+
+The fourth figure puts that loop beside testpmd on the same device and core:
+testpmd flowgen on a looped `net_ring` port builds and sends each burst (its own
+64-byte UDP frames, flows varied per packet, IPv4 checksum) and receives and
+frees what comes back, one worker doing both, as ours does. Ours classifies
+every frame it receives, checks its sequence number and takes its latency.
 Usage: python benchmarks/rx_vs_testpmd.py [seconds per round]
 """
 
@@ -89,9 +95,13 @@ def main() -> None:
                 rates.append(s.rx_packets / (seconds / 3))
             return max(rates)
 
+    def loop_peer() -> float:
+        return testpmd_pps(["net_ring_flowgen0"], "flowgen", seconds)[0]
+
     peer_pps, our_pps, ratios = alternate(3, peer, ours)
     _, inorder_pps, inorder_ratios = alternate(3, peer, in_order)
     _, sparse_pps, sparse_ratios = alternate(3, peer, lambda: in_order(16))
+    loop_peer_pps, loop_pps, loop_ratios = alternate(3, loop_peer, in_order)
     print_table(
         [("dpdk-testpmd rxonly (pcap replay)", f"{peer_pps / 1e6:.2f}"),
          ("pytest-netload, duplicate path (pcap replay: classify + seq window + latency "
@@ -99,16 +109,23 @@ def main() -> None:
          ("pytest-netload, in-order path (net_ring loop, TX + RX on one worker: a lower "
           "bound)", f"{inorder_pps / 1e6:.2f}"),
          ("pytest-netload, in-order path, latency on every 16th frame (stamp_every=16)",
-          f"{sparse_pps / 1e6:.2f}")],
+          f"{sparse_pps / 1e6:.2f}"),
+         ("dpdk-testpmd flowgen (net_ring loop: TX + RX and free on one worker)",
+          f"{loop_peer_pps / 1e6:.2f}"),
+         ("pytest-netload, in-order path beside it (the same loop, measured again)",
+          f"{loop_pps / 1e6:.2f}")],
         ("tool (64 B, 1 worker)", "Mpps"),
     )
     print("per-round ratios, duplicate path:", " ".join(f"{r:.2f}" for r in ratios))
     print("per-round ratios, in-order loop:", " ".join(f"{r:.2f}" for r in inorder_ratios))
     print("per-round ratios, in-order loop, stamp_every=16:",
           " ".join(f"{r:.2f}" for r in sparse_ratios))
+    print("per-round ratios, in-order loop against testpmd's flowgen loop:",
+          " ".join(f"{r:.2f}" for r in loop_ratios))
     print(f"rx_vs_testpmd: {statistics.median(ratios):.3f} "
           f"rx_inorder_loop_vs_testpmd: {statistics.median(inorder_ratios):.3f} "
-          f"rx_inorder_loop_stamp16_vs_testpmd: {statistics.median(sparse_ratios):.3f}")
+          f"rx_inorder_loop_stamp16_vs_testpmd: {statistics.median(sparse_ratios):.3f} "
+          f"rx_inorder_loop_vs_testpmd_flowgen_loop: {statistics.median(loop_ratios):.3f}")
 
 
 if __name__ == "__main__":
