@@ -57,6 +57,34 @@ netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_t
 	return 0;
 }
 
+/*
+ * Counts of a histogram that the stream's state holds, not its pages: bucket
+ * 0's gap 0 and IPDV 0 (run.h gap_zero, ipdv_zero) and each histogram's
+ * latest batch (lat_b ...).
+ */
+static void
+pending_into(const struct rx_stream_state *st, size_t field, uint64_t *counts, uint32_t n)
+{
+	const struct hist_batch *b;
+	uint64_t zero = 0;
+
+	if (field == offsetof(struct rx_stream_state, lat_hist)) {
+		b = &st->lat_b;
+	} else if (field == offsetof(struct rx_stream_state, gap_hist)) {
+		b = &st->gap_b;
+		zero = st->gap_zero;
+	} else if (field == offsetof(struct rx_stream_state, ipdv_pos)) {
+		b = &st->pos_b;
+		zero = st->ipdv_zero;
+	} else {
+		b = &st->neg_b;
+	}
+	if (n != 0)
+		counts[0] += zero;
+	if (b->n != 0 && b->idx < n)
+		counts[b->idx] += b->n;
+}
+
 static int
 merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *counts,
 		uint32_t n, const char *what)
@@ -82,11 +110,7 @@ merge_hist(const struct netload_run *run, uint32_t i, size_t field, uint64_t *co
 				field);
 
 		netload_rx_hist_add_into(table, counts, n);
-		/* Bucket 0's counts kept in the stream's state (run.h gap_zero). */
-		if (n != 0 && field == offsetof(struct rx_stream_state, gap_hist))
-			counts[0] += run->rx[q].streams[i].gap_zero;
-		else if (n != 0 && field == offsetof(struct rx_stream_state, ipdv_pos))
-			counts[0] += run->rx[q].streams[i].ipdv_zero;
+		pending_into(&run->rx[q].streams[i], field, counts, n);
 	}
 	return 0;
 }

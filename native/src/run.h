@@ -74,6 +74,20 @@ struct tx_task {
  * every in-order frame touches; the rest is for gaps, reordering and the
  * slower timing modes.
  */
+/* What the classifier keeps of a signed frame for the accounting pass. */
+struct rx_frame {
+	uint64_t tx_tsc;
+	uint32_t seq;
+	uint16_t slot;            /* NETLOAD_NO_SLOT: no stream of this run */
+	uint16_t len;
+};
+
+/* Additions to one bucket of a histogram, not yet made (rx.c batch_add). */
+struct hist_batch {
+	uint32_t idx;
+	uint32_t n;
+};
+
 struct rx_stream_state {
 	/* hot: every frame */
 	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */
@@ -102,6 +116,12 @@ struct rx_stream_state {
 	 * when thousands of streams run. */
 	uint64_t gap_zero;
 	uint64_t ipdv_zero;
+	/* Each histogram's latest additions, one bucket and its count: added to the
+	 * pages (through the queue's log) when another bucket comes, and to the counts
+	 * when the histogram is read. A stream's values repeat a bucket from burst to
+	 * burst (the gap between a stream's bursts, its latency), and each addition
+	 * to a page is a cache miss at 10,000 streams. */
+	struct hist_batch lat_b, pos_b, neg_b, gap_b;
 	uint64_t duplicates;
 	uint64_t reordered;
 	uint64_t gap_events;      /* arrivals that skipped sequence numbers */
@@ -145,6 +165,14 @@ struct rx_task {
 	uint64_t **tables;        /* every stream's histogram page tables */
 	uint32_t hlog_n;          /* additions waiting in hlog */
 	struct rx_hist_add hlog[NETLOAD_RX_HLOG];
+	/* The burst whose accounting waits for the next poll (rx.c netload_rx_burst):
+	 * its frames in held[cur ^ 1]; held[cur] takes the next burst's. */
+	int defer;                /* accounting waits a burst (not in the timed modes) */
+	uint32_t cur;
+	uint16_t held_n;
+	uint64_t held_now;
+	uint64_t held_by_end;
+	struct rx_frame held[2][NETLOAD_MAX_BURST];
 } __rte_cache_aligned;
 
 /* A delay line (the reference DUT): a FIFO of frames and their release times. */

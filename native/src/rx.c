@@ -167,13 +167,6 @@ hlog_apply(struct netload_run *run, struct rx_task *t)
 	t->hlog_n = 0;
 }
 
-void
-netload_rx_flush(struct netload_run *run, struct rx_task *t)
-{
-	if (t->hlog_n != 0)
-		hlog_apply(run, t);
-}
-
 /* Add n to bucket idx of a paged histogram (through the queue's log). */
 static inline void
 hist_add_n(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
@@ -197,13 +190,6 @@ hist_add_n(struct netload_run *run, struct rx_task *t, struct rx_stream_state *s
 	e->n = n;
 }
 
-static inline void
-hist_add(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
-		uint64_t **table, uint64_t ns)
-{
-	hist_add_n(run, t, st, table, netload_hist_index_inline(ns), 1);
-}
-
 /*
  * A frame's arrival on the NIC clock of its port, in ns on the run's
  * timeline; 0 when the NIC gave the frame no timestamp.
@@ -218,14 +204,10 @@ hw_arrival_ns(uint16_t port_id, const struct rte_mbuf *m)
 }
 
 /*
- * A histogram's additions of one burst: runs of equal buckets become one
- * addition (a burst's latencies mostly share a bucket).
+ * A histogram's additions are batched: runs of equal buckets become one
+ * addition (a burst's latencies mostly share a bucket, and so do a stream's
+ * bursts). The batch lives in the stream's state (run.h lat_b ...).
  */
-struct hist_batch {
-	uint32_t idx;
-	uint32_t n;
-};
-
 static inline void
 batch_flush(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		uint64_t **table, struct hist_batch *b)
@@ -239,7 +221,7 @@ static inline void
 batch_add(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		uint64_t **table, struct hist_batch *b, uint32_t idx)
 {
-	if (likely(b->idx == idx && b->n != 0)) {
+	if (likely(b->idx == idx && b->n != 0 && b->n != UINT32_MAX)) {
 		b->n++;
 		return;
 	}
@@ -269,13 +251,13 @@ lat_load(struct lat_acc *a, const struct rx_stream_state *st)
 	a->prev_seq = st->prev_seq;
 	a->ipdv_pairs = st->ipdv_pairs;
 	a->ipdv_zero = st->ipdv_zero;
-	a->lat.n = a->pos.n = a->neg.n = 0;
-	a->lat.idx = a->pos.idx = a->neg.idx = 0;
+	a->lat = st->lat_b;
+	a->pos = st->pos_b;
+	a->neg = st->neg_b;
 }
 
 static inline void
-lat_store(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
-		struct lat_acc *a)
+lat_store(struct rx_stream_state *st, const struct lat_acc *a)
 {
 	st->lat_min = a->min;
 	st->lat_max = a->max;
@@ -286,9 +268,9 @@ lat_store(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st
 	st->prev_seq = a->prev_seq;
 	st->ipdv_pairs = a->ipdv_pairs;
 	st->ipdv_zero = a->ipdv_zero;
-	batch_flush(run, t, st, st->lat_hist, &a->lat);
-	batch_flush(run, t, st, st->ipdv_pos, &a->pos);
-	batch_flush(run, t, st, st->ipdv_neg, &a->neg);
+	st->lat_b = a->lat;
+	st->pos_b = a->pos;
+	st->neg_b = a->neg;
 }
 
 /*
@@ -361,7 +343,8 @@ gap(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st, uint
 		if (g == 0)
 			st->gap_zero++;
 		else
-			hist_add(run, t, st, st->gap_hist, netload_ticks_ns(g, run->ns_mult));
+			batch_add(run, t, st, st->gap_hist, &st->gap_b,
+					netload_hist_index_inline(netload_ticks_ns(g, run->ns_mult)));
 	}
 	st->gap_zero += frames - 1;
 	st->last_tsc = now;
@@ -375,14 +358,6 @@ sample(const struct netload_run *run, struct rx_stream_state *st, uint64_t tx, u
 		st->sample_rx[st->n_samples++] = rx;
 	}
 }
-
-/* What the classifier keeps of a signed frame for the accounting pass. */
-struct rx_frame {
-	uint64_t tx_tsc;
-	uint32_t seq;
-	uint16_t slot;            /* NETLOAD_NO_SLOT: no stream of this run */
-	uint16_t len;
-};
 
 /*
  * One frame of a stream in the slow timing modes: latency on NIC clocks (the
@@ -421,7 +396,7 @@ arrival_timed(struct netload_run *run, struct rx_task *t, struct rx_stream_state
 	if (stamped) {
 		lat_load(&a, st);
 		latency(run, t, st, &a, f->seq, lat_ns);
-		lat_store(run, t, st, &a);
+		lat_store(st, &a);
 	}
 	track(st, f->seq, f->tx_tsc);
 }
@@ -465,7 +440,8 @@ arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		in_order &= f[i].seq == next + i;
 		if (unlikely(tx == 0))
 			continue;
-		if (tx == last_tx && a.prev_transit == last_ns) {
+		/* (At a full batch, latency() flushes it.) */
+		if (tx == last_tx && a.prev_transit == last_ns && a.lat.n != UINT32_MAX) {
 			latency_again(&a, f[i].seq, last_ns);
 			continue;
 		}
@@ -473,7 +449,7 @@ arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		last_ns = netload_ticks_ns(now > tx ? now - tx : 0, ns_mult);
 		latency(run, t, st, &a, f[i].seq, last_ns);
 	}
-	lat_store(run, t, st, &a);
+	lat_store(st, &a);
 	st->packets += k;
 	st->bytes += bytes;
 	st->by_tx_end += by_end * k;
@@ -538,13 +514,14 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 	f->tx_tsc = sig->tx_tsc;
 	if (slot != *last) {
 		/* A stream's first frame in the burst: fetch its state for the accounting
-		 * pass, all three lines, and the word of its sequence window that this
+		 * pass, the four lines it uses, and the word of its sequence window that this
 		 * frame's number marks (the window's address needs no stream state). */
 		const char *st = (const char *)&t->streams[slot];
 
 		rte_prefetch0(st);
 		rte_prefetch0(st + RTE_CACHE_LINE_SIZE);
 		rte_prefetch0(st + 2 * RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(st + 3 * RTE_CACHE_LINE_SIZE);
 		rte_prefetch0(&t->seen_block[(size_t)slot * (NETLOAD_SEQ_WINDOW / 64) +
 				((sig->seq & WINDOW_MASK) >> 6)]);
 		*last = slot;
@@ -557,17 +534,62 @@ foreign:
 }
 
 /*
+ * The accounting pass of one burst's classified frames f[0..n) (bufs: the
+ * burst's mbufs, for the timed modes only), stream by stream, a run of
+ * consecutive frames of one stream at a time.
+ */
+static void
+account(struct netload_run *run, struct rx_task *t, struct rte_mbuf **bufs,
+		const struct rx_frame *f, uint16_t n, uint64_t now, uint64_t by_end)
+{
+	uint16_t i, j;
+
+	for (i = 0; i < n; i = j) {
+		uint16_t slot = f[i].slot;
+		struct rx_stream_state *st;
+
+		for (j = i + 1; j < n && f[j].slot == slot; j++)
+			;
+		if (slot == NETLOAD_NO_SLOT)
+			continue;
+		st = &t->streams[slot];
+		if (unlikely(bufs != NULL && (st->hw_clock || run->timing_samples != 0))) {
+			uint16_t k;
+
+			for (k = i; k < j; k++)
+				arrival_timed(run, t, st, bufs[k], &f[k], by_end);
+		} else {
+			arrivals(run, t, st, &f[i], j - i, by_end, now);
+		}
+	}
+}
+
+/* The burst held back for accounting (netload_rx_burst), accounted now. */
+static inline void
+account_held(struct netload_run *run, struct rx_task *t)
+{
+	account(run, t, NULL, t->held[t->cur ^ 1], t->held_n, t->held_now, t->held_by_end);
+	t->held_n = 0;
+}
+
+/*
  * One burst: classify every frame (prefetching trailers ahead, and each
- * frame's stream state), then account the frames stream by stream, a run of
- * consecutive frames of one stream at a time. Every frame is counted and
+ * frame's stream state), then account the frames. Every frame is counted and
  * sequence-checked, and latency is taken on every stamped frame.
+ *
+ * The accounting is one burst behind (t->defer; not in the timed modes, which
+ * read each frame's mbuf): a burst's classified frames wait in t->held while
+ * the previous burst's are accounted. The stream state and sequence-window
+ * words the classifier prefetched then have a whole poll to arrive, where with
+ * thousands of streams they come from memory. Results are read only once the
+ * worker has accounted the last burst (netload_rx_flush).
  */
 void
 netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
-	struct rx_frame f[NETLOAD_MAX_BURST];
-	uint16_t n, i, j, last = NETLOAD_NO_SLOT;
+	struct rx_frame local[NETLOAD_MAX_BURST], *f;
+	uint16_t n, i, last = NETLOAD_NO_SLOT;
 	uint64_t now, bytes = 0, tx_end, by_end;
 
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
@@ -589,6 +611,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	tx_end = SHARED_LOAD(&run->tx_end_tsc);
 	by_end = tx_end == 0 || now < tx_end;
 	t->bursts++;
+	f = t->defer ? t->held[t->cur] : local;
 	for (i = 0; i < n && i < RX_PREFETCH; i++)
 		rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i], char *,
 				bufs[i]->pkt_len - NETLOAD_SIGNATURE_BYTES));
@@ -603,28 +626,30 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			capture(run, t, m, now);
 		classify(run, t, m, &f[i], &last);
 	}
-	for (i = 0; i < n; i = j) {
-		uint16_t slot = f[i].slot;
-		struct rx_stream_state *st;
-
-		for (j = i + 1; j < n && f[j].slot == slot; j++)
-			;
-		if (slot == NETLOAD_NO_SLOT)
-			continue;
-		st = &t->streams[slot];
-		if (unlikely(st->hw_clock || run->timing_samples != 0)) {
-			uint16_t k;
-
-			for (k = i; k < j; k++)
-				arrival_timed(run, t, st, bufs[k], &f[k], by_end);
-		} else {
-			arrivals(run, t, st, &f[i], j - i, by_end, now);
-		}
+	if (likely(t->defer)) {
+		if (t->held_n != 0)
+			account_held(run, t);
+		t->held_n = n;
+		t->held_now = now;
+		t->held_by_end = by_end;
+		t->cur ^= 1;
+	} else {
+		account(run, t, bufs, f, n, now, by_end);
 	}
 	SHARED_STORE(&t->packets, t->packets + n);
 	t->bytes += bytes;
 	asan_fence(bufs, n, 0);
 	rte_pktmbuf_free_bulk(bufs, n);
+}
+
+/* What a worker does when it ends a run: the held burst, then the log. */
+void
+netload_rx_flush(struct netload_run *run, struct rx_task *t)
+{
+	if (t->held_n != 0)
+		account_held(run, t);
+	if (t->hlog_n != 0)
+		hlog_apply(run, t);
 }
 
 /* Histogram pages of one stream's four histograms on one queue, all dense. */
@@ -721,6 +746,11 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 				"fewer streams", (size_t)c->n_tx * (NETLOAD_SEQ_WINDOW / 8 +
 				sizeof(uint64_t *) * pages_per_stream(run)) >> 20, c->n_tx,
 				q->queue, q->port_id);
+	/* Accounting a burst behind needs no mbuf: not in the timed modes. */
+	t->defer = c->timing_samples == 0;
+	for (j = 0; j < c->n_tx; j++)
+		if (run->tx[j].hw_clock)
+			t->defer = 0;
 	for (j = 0; j < c->n_tx; j++) {
 		struct rx_stream_state *st = &t->streams[j];
 		uint64_t **tab = t->tables + (size_t)j * pages_per_stream(run);
