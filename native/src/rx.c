@@ -134,8 +134,9 @@ hist_page(struct netload_run *run, uint64_t **table, uint32_t page)
 /*
  * The queue's log of histogram additions, applied in batches: with thousands of
  * streams each addition's page table entry and bucket are cache misses, and
- * the apply overlaps them (all table entries are prefetched, then all buckets)
- * where adding in place would wait for each in turn. Applied when full and
+ * the log overlaps them where adding in place would wait for each in turn: an
+ * entry's page-table entry is prefetched as it is logged, and the apply
+ * prefetches every bucket of the batch before it adds to any. Applied when full and
  * when the worker ends the run, before the run's results can be read.
  */
 static __rte_noinline void
@@ -145,8 +146,6 @@ hlog_apply(struct netload_run *run, struct rx_task *t)
 	uint64_t *pages[NETLOAD_RX_HLOG];
 	uint32_t i, n = t->hlog_n;
 
-	for (i = 0; i < n; i++)
-		rte_prefetch0(&e[i].table[e[i].idx >> NETLOAD_HIST_PAGE_SHIFT]);
 	for (i = 0; i < n; i++) {
 		pages[i] = e[i].table[e[i].idx >> NETLOAD_HIST_PAGE_SHIFT];
 		if (likely(pages[i] != NULL))
@@ -183,6 +182,8 @@ hist_add_n(struct netload_run *run, struct rx_task *t, struct rx_stream_state *s
 		if (unlikely(t->hlog_n == NETLOAD_RX_HLOG))
 			hlog_apply(run, t);
 	}
+	/* Its page-table entry, for the apply: by then it has arrived. */
+	rte_prefetch0(&table[idx >> NETLOAD_HIST_PAGE_SHIFT]);
 	e = &t->hlog[t->hlog_n++];
 	e->table = table;
 	e->st = st;
