@@ -69,11 +69,6 @@ struct tx_task {
 #define NETLOAD_HIST_PAGES(buckets) \
 	(((buckets) + NETLOAD_HIST_PAGE - 1) >> NETLOAD_HIST_PAGE_SHIFT)
 
-/*
- * One stream as one RX queue sees it. The first two cache lines hold what
- * every in-order frame touches; the rest is for gaps, reordering and the
- * slower timing modes.
- */
 /* What the classifier keeps of a signed frame for the accounting pass. */
 struct rx_frame {
 	uint64_t tx_tsc;
@@ -88,6 +83,12 @@ struct hist_batch {
 	uint32_t n;
 };
 
+/*
+ * One stream as one RX queue sees it. The first four cache lines (up to
+ * `duplicates`, RX_STATE_HOT_LINES in rx.c, which the classifier prefetches)
+ * hold what every in-order frame touches; the rest is for reordering and the
+ * slower timing modes.
+ */
 struct rx_stream_state {
 	/* hot: every frame */
 	uint64_t next;            /* highest sequence seen + 1 (64-bit extended) */

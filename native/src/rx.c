@@ -480,6 +480,16 @@ capture(const struct netload_run *run, struct rx_task *t, const struct rte_mbuf 
 	t->captured++;
 }
 
+/* A stream's sequence window in the queue's block (st->seen, without st). */
+static inline uint64_t *
+stream_window(const struct rx_task *t, uint32_t slot)
+{
+	return t->seen_block + (size_t)slot * (NETLOAD_SEQ_WINDOW / 64);
+}
+
+/* Cache lines of a stream's state that its in-order frames use (run.h). */
+#define RX_STATE_HOT_LINES 4
+
 /* Frames ahead whose trailer the classifier prefetches. */
 #define RX_PREFETCH 4
 
@@ -518,13 +528,13 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 		 * pass, the four lines it uses, and the word of its sequence window that this
 		 * frame's number marks (the window's address needs no stream state). */
 		const char *st = (const char *)&t->streams[slot];
+		uint32_t k;
 
-		rte_prefetch0(st);
-		rte_prefetch0(st + RTE_CACHE_LINE_SIZE);
-		rte_prefetch0(st + 2 * RTE_CACHE_LINE_SIZE);
-		rte_prefetch0(st + 3 * RTE_CACHE_LINE_SIZE);
-		rte_prefetch0(&t->seen_block[(size_t)slot * (NETLOAD_SEQ_WINDOW / 64) +
-				((sig->seq & WINDOW_MASK) >> 6)]);
+		RTE_BUILD_BUG_ON(offsetof(struct rx_stream_state, duplicates) >
+				RX_STATE_HOT_LINES * RTE_CACHE_LINE_SIZE);
+		for (k = 0; k < RX_STATE_HOT_LINES; k++)
+			rte_prefetch0(st + k * RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(&stream_window(t, slot)[(sig->seq & WINDOW_MASK) >> 6]);
 		*last = slot;
 	}
 	return;
@@ -758,7 +768,7 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 
 		st->lat_min = UINT64_MAX;
 		st->hw_clock = (uint32_t)run->tx[j].hw_clock;
-		st->seen = t->seen_block + (size_t)j * (NETLOAD_SEQ_WINDOW / 64);
+		st->seen = stream_window(t, j);
 		st->lat_hist = tab;
 		st->gap_hist = tab + lat_pages;
 		st->ipdv_pos = tab + lat_pages + std_pages;

@@ -53,11 +53,6 @@ due(struct tx_task *t, uint64_t now_fp, uint64_t horizon_fp, uint16_t want)
 }
 
 /*
- * Build a burst and send it. Frames the PMD refused last time go first and
- * the burst is topped up with new ones, so the PMD always sees full bursts
- * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
- */
-/*
  * What the worker's TX turn will read for the tasks after its i-th, fetched a
  * few tasks ahead: with thousands of streams, each stream's task, its state and
  * its template are cache misses, and one stream's burst is long enough to hide
@@ -92,6 +87,11 @@ netload_tx_prefetch(const struct netload_run *run, const struct worker *w, uint3
 	rte_prefetch0(s->frames[0].data);
 }
 
+/*
+ * Build a burst and send it. Frames the PMD refused last time go first and
+ * the burst is topped up with new ones, so the PMD always sees full bursts
+ * (a trickle of small retries costs a syscall each on AF_XDP and AF_PACKET).
+ */
 uint16_t
 netload_tx_step(struct netload_run *run, struct tx_task *t)
 {
