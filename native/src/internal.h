@@ -16,6 +16,16 @@ extern int netload_logtype;
 #define NETLOAD_LOG(level, ...) \
 	rte_log(RTE_LOG_ ## level, netload_logtype, "NETLOAD: " __VA_ARGS__)
 
+/*
+ * DPDK's error-level messages while the control thread listens (eal.c): start
+ * clears the text, mark is its length so far, text is every message since start
+ * on one line (" / " between messages), stop ends listening.
+ */
+void netload_log_tap_start(void);
+size_t netload_log_tap_mark(void);
+const char *netload_log_tap_text(void);
+void netload_log_tap_stop(void);
+
 /* Record the calling thread's last error and log it; returns status. */
 int netload_fail(int status, const char *fmt, ...) __rte_format_printf(2, 3);
 

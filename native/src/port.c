@@ -171,12 +171,17 @@ find_or_probe(const char *device, uint16_t *port_id, int *probed)
 	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
 		return 0;
 	ret = rte_dev_probe(device);
+	if (ret < 0 && ret != -EEXIST && netload_log_tap_mark() > 0)
+		return netload_fail(NETLOAD_ENODEV,
+				"device '%s' could not be probed: DPDK said: %s (%s)",
+				device, netload_log_tap_text(), rte_strerror(-ret));
 	if (ret < 0 && ret != -EEXIST)
 		return netload_fail(NETLOAD_ENODEV,
 				"device '%s' could not be probed (DPDK: %s); check the "
 				"driver name (net_af_xdp, net_af_packet, net_pcap, net_tap, "
-				"net_memif, net_ring, net_null or a PCI address bound to "
-				"vfio-pci) and its arguments", device, rte_strerror(-ret));
+				"net_memif, net_virtio_user, net_ring, net_null or a PCI "
+				"address bound to vfio-pci) and its arguments",
+				device, rte_strerror(-ret));
 	if (rte_eth_dev_get_port_by_name(name, port_id) != 0)
 		return netload_fail(NETLOAD_ENODEV,
 				"device '%s' was probed but no ethdev port is named '%s'",
@@ -204,8 +209,33 @@ release(uint16_t port_id)
 	memset(&netload_nic_clocks[port_id], 0, sizeof(netload_nic_clocks[port_id]));
 }
 
+/*
+ * Drivers whose start returns success although the device did not start: a
+ * vhost-user backend that refused the memory table (too many memory regions)
+ * is only logged by net_virtio_user. An error DPDK logs while such a port
+ * starts fails the open, with DPDK's text.
+ */
+static int
+start_swallows_errors(const char *driver)
+{
+	return driver != NULL && strcmp(driver, "net_virtio_user") == 0;
+}
+
+static int port_open(const struct netload_port_conf *conf, uint16_t *port_id);
+
 int
 netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
+{
+	int ret;
+
+	netload_log_tap_start();
+	ret = port_open(conf, port_id);
+	netload_log_tap_stop();
+	return ret;
+}
+
+static int
+port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 {
 	struct rte_eth_conf eth_conf;
 	struct rte_eth_dev_info info;
@@ -215,6 +245,7 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	uint16_t pid, q, nb_rxd, nb_txd;
 	uint32_t data_room, mbufs;
 	int probed, ret, socket, hw_ts;
+	size_t mark;
 
 	if (conf == NULL || conf->device == NULL || conf->device[0] == '\0')
 		return netload_fail(NETLOAD_EINVAL, "port device string is empty");
@@ -225,6 +256,9 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	ret = find_or_probe(conf->device, &pid, &probed);
 	if (ret < 0)
 		return ret;
+	/* net_virtio_user reports its backend's refusal at configure or start only in
+	 * the log: anything it logs from here on is checked after the start */
+	mark = netload_log_tap_mark();
 	ps = &ports[pid];
 	if (ps->open)
 		return netload_fail(NETLOAD_EBUSY, "port '%s' (port %u) is already open",
@@ -318,8 +352,20 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	ret = rte_eth_dev_start(pid);
 	if (ret < 0) {
 		release(pid);
-		return netload_fail(NETLOAD_EPORT, "port '%s': start failed: %s",
-				conf->device, rte_strerror(-ret));
+		return netload_fail(NETLOAD_EPORT, "port '%s': start failed: %s%s%s",
+				conf->device, rte_strerror(-ret),
+				netload_log_tap_mark() > mark ? "; DPDK said: " : "",
+				netload_log_tap_mark() > mark ? netload_log_tap_text() + mark : "");
+	}
+	if (netload_log_tap_mark() > mark && start_swallows_errors(info.driver_name)) {
+		release(pid);
+		return netload_fail(NETLOAD_EPORT, "port '%s' (driver %s) did not start: "
+				"DPDK said: %s%s", conf->device, info.driver_name,
+				netload_log_tap_text() + mark,
+				strstr(netload_log_tap_text() + mark, "memory region") ?
+				"; a vhost-user peer maps at most 8 memory regions: start "
+				"the engine with --single-file-segments in hugepages, or "
+				"--no-huge (its default EAL arguments do one of them)" : "");
 	}
 	if (conf->promiscuous) {
 		ret = rte_eth_promiscuous_enable(pid);

@@ -577,8 +577,11 @@ class Engine:
                 f"create the Engine with pci=[{address!r}] (the EAL probes only the PCI "
                 "devices it is given, so the machine's other NICs stay untouched)"
             )
+        # a port that listens for its peer (vhost-user server) waits for it as a link does
+        options.setdefault("peer_wait_s", self.link_timeout_s)
         info = self._call("port_open", device=device, lock_wait_s=self.port_wait_s,
-                          timeout_s=self.call_timeout_s + self.port_wait_s, **options)
+                          timeout_s=self.call_timeout_s + self.port_wait_s +
+                          float(options["peer_wait_s"]), **options)
         return Port(self, int(info["port_id"]), device, info, self._generation, name)
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,

@@ -8,12 +8,17 @@ module: the C side already reports nanoseconds.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import glob
 import os
 import secrets
+import signal
 import socket
+import stat
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,20 +150,58 @@ def _records(ctype: str, cdata: Any, n: int) -> np.ndarray:
 # ---- EAL -----------------------------------------------------------------------
 
 
-def hugepages_available() -> bool:
-    """True when hugetlbfs is mounted and some hugepages are free."""
+def hugepage_memory() -> dict[str, int]:
+    """Hugepages on this machine: `mounted` (1 when a hugetlbfs is mounted), and in
+    MiB, summed over the page sizes, `free_mb` and `total_mb`."""
     try:
         with open("/proc/mounts", encoding="ascii") as f:
-            mounted = any(line.split()[2] == "hugetlbfs" for line in f if line.strip())
+            mounted = any(len(parts) > 2 and parts[2] == "hugetlbfs"
+                          for parts in (line.split() for line in f))
     except OSError:
-        return False
-    if not mounted:
-        return False
-    for path in glob.glob("/sys/kernel/mm/hugepages/hugepages-*/free_hugepages"):
-        with open(path, encoding="ascii") as f:
-            if int(f.read().strip() or 0) > 0:
-                return True
-    return False
+        mounted = False
+    free_mb = total_mb = 0
+    for folder in glob.glob("/sys/kernel/mm/hugepages/hugepages-*kB"):
+        size_kb = int(folder.rsplit("-", 1)[1][:-2])
+        try:
+            with open(f"{folder}/free_hugepages", encoding="ascii") as f:
+                free = int(f.read().strip() or 0)
+            with open(f"{folder}/nr_hugepages", encoding="ascii") as f:
+                total = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            continue
+        free_mb += free * size_kb // 1024
+        total_mb += total * size_kb // 1024
+    return {"mounted": int(mounted), "free_mb": free_mb, "total_mb": total_mb}
+
+
+HUGEPAGE_FIX = ("reserve and mount them (as root: `bash scripts/setup.sh --hugepages=2048`, or "
+                "`echo 1024 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages` and "
+                "`mount -t hugetlbfs nodev /dev/hugepages`), give the engine less memory "
+                "(memory_mb=, --netload-engine-memory), or run it without hugepages "
+                "(hugepages=False: vhost-user and memif ports work on its memfd memory)")
+
+
+def hugepages_available(memory_mb: int = 1) -> bool:
+    """True when hugetlbfs is mounted and at least `memory_mb` of hugepages are free."""
+    found = hugepage_memory()
+    return bool(found["mounted"]) and found["free_mb"] >= memory_mb
+
+
+def check_hugepages(memory_mb: int) -> None:
+    """NetloadEnvironmentError naming the fix when hugepages were asked for but
+    `memory_mb` of them are not free and mounted (what DPDK reports as "Cannot
+    allocate memory", without the cause)."""
+    found = hugepage_memory()
+    if not found["mounted"]:
+        raise NetloadEnvironmentError(
+            f"the engine was asked to use hugepages (-m {memory_mb} MiB), but no hugetlbfs "
+            f"is mounted: {HUGEPAGE_FIX}")
+    if found["free_mb"] < memory_mb:
+        held = found["total_mb"] - found["free_mb"]
+        raise NetloadEnvironmentError(
+            f"the engine asks for {memory_mb} MiB of hugepages (-m {memory_mb}), but only "
+            f"{found['free_mb']} MiB of {found['total_mb']} MiB are free ({held} MiB held by "
+            f"other processes, e.g. a DPDK DUT such as ovs-vswitchd or testpmd): {HUGEPAGE_FIX}")
 
 
 def default_eal_args(
@@ -188,9 +231,17 @@ def default_eal_args(
         args = ["-l", ",".join(str(c) for c in cpus)]
     prefix = file_prefix or f"netload-{os.getpid()}-{secrets.token_hex(3)}"
     args += ["--file-prefix", prefix, "--no-telemetry", "-m", str(memory_mb)]
-    use_huge = hugepages_available() if hugepages is None else hugepages
-    if not use_huge:
-        args.append("--no-huge")
+    # By default hugepages only where all of the memory is free in them (else memfd
+    # memory, --no-huge, which vhost-user and memif ports share as well); asked for,
+    # they must be there. In hugepages, one file per memory segment list: a vhost-user
+    # peer maps at most 8 memory regions, and page-per-file memory has hundreds.
+    if hugepages is None:
+        use_huge = hugepages_available(memory_mb)
+    else:
+        use_huge = bool(hugepages)
+        if use_huge:
+            check_hugepages(memory_mb)
+    args.append("--single-file-segments" if use_huge else "--no-huge")
     if pci:
         for addr in pci:
             args += ["-a", addr]
@@ -277,7 +328,10 @@ def port_open(
     rx_mbufs: int = 0,
     promiscuous: bool = True,
     hw_timestamps: bool | str = "auto",
+    peer_wait_s: float = 10.0,
 ) -> int:
+    """Open `device` as a port; its id. A port that listens for its peer (a vhost-user
+    server, `listening_socket`) waits up to `peer_wait_s` for it to connect."""
     if not isinstance(device, str) or not device.strip():
         raise NetloadConfigError(
             f"port device {device!r}: give a DPDK device string such as "
@@ -299,8 +353,91 @@ def port_open(
         },
     )
     out = ffi.new("uint16_t *")
-    _check(lib.netload_port_open(conf, out), f"port '{device}'")
+    server = listening_socket(device)
+    if server is not None:
+        remove_stale_socket(server)
+    with _interrupt_after(peer_wait_s if server is not None else 0.0) as fired:
+        try:
+            _check(lib.netload_port_open(conf, out), f"port '{device}'")
+        except NetloadEnvironmentError as exc:
+            if server is not None:
+                remove_stale_socket(server)
+            if fired:
+                raise NetloadEnvironmentError(
+                    f"port '{device}': no peer connected to its socket {server} within "
+                    f"{peer_wait_s:g} s: start the DUT's side first (a vhost-user client "
+                    "such as an OVS dpdkvhostuserclient port with vhost-server-path="
+                    f"{server}, or testpmd's net_vhost with client=1), or give it longer "
+                    f"(--netload-link-timeout); DPDK: {exc}") from None
+            raise
     return int(out[0])
+
+
+def _devargs(device: str) -> tuple[str, dict[str, str]]:
+    name, _, rest = device.partition(",")
+    args = {}
+    for item in rest.split(","):
+        key, _, value = item.partition("=")
+        if key.strip():
+            args[key.strip()] = value.strip()
+    return name.strip(), args
+
+
+def listening_socket(device: str) -> str | None:
+    """The socket path a port listens on as the server of its peer: a vhost-user port
+    in server mode (`net_virtio_user...,path=P,server=1`, the side an OVS
+    dpdkvhostuserclient connects to) or a memif server (`net_memif...,role=server`,
+    default socket /run/memif.sock); None for every other device."""
+    name, args = _devargs(device)
+    if name.startswith("net_virtio_user") and args.get("server") == "1":
+        return args.get("path") or None
+    if name.startswith("net_memif") and args.get("role", "client") == "server":
+        return args.get("socket", "/run/memif.sock")
+    return None
+
+
+def remove_stale_socket(path: str) -> bool:
+    """Remove `path` when it is a Unix socket that nothing listens on (left by a port
+    whose process died, or by a failed open); True when it was removed. A socket in use,
+    or a file of another kind, is left alone."""
+    try:
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(0.5)
+        probe.connect(path)
+        return False  # someone listens: theirs
+    except OSError as exc:
+        if exc.errno != errno.ECONNREFUSED:
+            return False
+    finally:
+        probe.close()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return True
+
+
+@contextlib.contextmanager
+def _interrupt_after(seconds: float) -> Iterator[list[int]]:
+    """Bound a native call that blocks in a system call (a vhost-user server's accept
+    inside DPDK's probe waits for its peer forever): after `seconds`, SIGALRM every
+    0.1 s interrupts it (EINTR, so DPDK gives up) until the block ends. Yields a list
+    that holds an entry once the alarm fired. Only in the main thread (where signal
+    handlers run); elsewhere, or for 0 s, the call is not bounded."""
+    fired: list[int] = []
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield fired
+        return
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
+    try:
+        yield fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 HW_TIMESTAMPS = {False: "NETLOAD_HW_TS_OFF", True: "NETLOAD_HW_TS_ON", "auto": "NETLOAD_HW_TS_AUTO"}

@@ -202,9 +202,11 @@ def _open_port(engine: Engine, spec: Any, backend: str, link: LinkPolicy | None 
 
         device = vdev_string(backend, spec.name, spec.iface)
     queues = int(getattr(spec, "queues", 1) or 1)
+    if link is not None:
+        # also bounds the wait after a lost link, and a vhost-user server's for its peer
+        engine.link_timeout_s = link.timeout_s
     port = engine.port(device, name=spec.name, rx_queues=queues, tx_queues=queues)
     if link is not None:
-        engine.link_timeout_s = link.timeout_s  # also bounds the wait after a lost link
         try:
             state = check_port_link(port, spec.name, link)
         except BaseException:
