@@ -28,7 +28,7 @@ from ..measure.results import RunResult, build_run_result
 from ..units import run_seconds
 from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
-from .locks import cmdline
+from ..locks import cmdline
 from .wire import TERMINATED_NOTE, unpack_array
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -320,9 +320,9 @@ class Engine:
         self._log_dir = log_dir
         self.call_timeout_s = call_timeout_s
         self.isolate_workers = isolate_workers
-        # How long a start waits for worker CPUs another engine busy-polls (engine/locks.py).
+        # How long a start waits for worker CPUs another engine busy-polls (locks.py).
         self.cpu_wait_s = float(cpu_wait_s)
-        # How long opening a port waits for another engine that holds it (engine/locks.py;
+        # How long opening a port waits for another engine that holds it (locks.py;
         # the plugin sets --netload-port-wait).
         self.port_wait_s = float(port_wait_s)
         self._saved_affinity: dict[int, set[int]] = {}

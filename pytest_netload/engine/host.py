@@ -25,7 +25,7 @@ from types import FrameType
 from typing import Any
 
 from .. import errors
-from . import locks
+from .. import locks
 from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
 from .ringdrops import RingDrops

@@ -55,7 +55,7 @@ def _check(spec: Any, config: pytest.Config) -> str:
             f"{spec!r} builds a real DUT, and this session runs on the fake engine "
             f"({settings.engine}): give topology files, or leave --netload-engine out")
     if not builtin and spec != settings.topology:
-        from ..engine.locks import port_lock_name
+        from ..locks import port_lock_name
 
         topology = _load(spec, config)
         pci = [p.name for p in topology.ports

@@ -95,7 +95,7 @@ class Controller:
 
             topology = config.stash.get(TOPOLOGY_KEY, None)
         # a topology file that names its lcores says where engines run: the locks keep
-        # two workers off the same ones (engine/locks.py)
+        # two workers off the same ones (locks.py)
         if _local(settings) and not (topology and any(p.lcores for p in topology.ports)):
             local = sum(_count(spec) for spec in config.option.tx if "popen" in spec)
             if local > 1:

@@ -20,7 +20,7 @@ from calm import judged_unless_the_machine_was_busy
 
 from pytest_netload.bench.validity import generator_failure
 from pytest_netload.engine.client import Engine, Tx
-from pytest_netload.engine.locks import LOCK_DIR_ENV, cpu_lock_path, try_claim
+from pytest_netload.locks import LOCK_DIR_ENV, cpu_lock_path, try_claim
 from pytest_netload.errors import NetloadWarning, ResourceBusy
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic.packets import UDP, Eth, IPv4

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pytest_netload.engine import locks
+from pytest_netload import locks
 from pytest_netload.engine.client import Engine, Tx
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
 from pytest_netload.traffic.streams import Stream

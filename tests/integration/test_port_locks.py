@@ -1,6 +1,6 @@
 """Port locks: two engines, or two pytest sessions (two CI jobs), never share a port.
 
-Each engine host locks every port it opens (engine/locks.py: a flock on a file named
+Each engine host locks every port it opens (locks.py: a flock on a file named
 after the PCI address or kernel interface) for as long as it is open. A second one
 fails at once naming the holder, or waits up to --netload-port-wait; a holder that
 died left no lock.

@@ -1,4 +1,4 @@
-"""Machine-wide locks (engine/locks.py): one holder at a time, named when busy, released
+"""Machine-wide locks (locks.py): one holder at a time, named when busy, released
 by the kernel when the holder dies; worker CPUs planned around other engines' locks."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netload.engine import locks
+from pytest_netload import locks
 from pytest_netload.errors import NetloadEnvironmentError, ResourceBusy
 
 Holder = Callable[..., "subprocess.Popen[str]"]
 HoldCpus = Callable[..., None]
 HOLD = """
 import sys, time
-from pytest_netload.engine.locks import claim, holder_info
+from pytest_netload.locks import claim, holder_info
 lock = claim(sys.argv[1], holder_info("test lock", for_pid=1, for_cmdline="pytest --demo"))
 print("held", flush=True)
 time.sleep(float(sys.argv[2]))

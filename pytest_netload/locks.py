@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from ..errors import ResourceBusy
+from .errors import ResourceBusy
 
 LOCK_DIR_ENV = "NETLOAD_LOCK_DIR"
 ROOT_LOCK_DIR = "/var/run/netload"
