@@ -147,6 +147,8 @@ netload_mbuf_tmpl(struct rte_mbuf *m)
  * or (0) the shared one of its socket and size class; and a new serial. */
 int netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index,
 		int socket, uint32_t private_mbufs);
+/* Free the pools whose mbufs are all back (after the ports gave back what they sent). */
+void netload_pool_collect(void);
 void netload_pool_detach(struct netload_frame *fr);
 uint32_t netload_pool_shared_mbufs(uint16_t len);
 

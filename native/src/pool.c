@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_memory.h>
@@ -131,7 +132,10 @@ netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index
 	if (private_mbufs) {
 		struct tag_arg ta = { fr->data, fr->len, fr->serial };
 
-		snprintf(name, sizeof(name), "nls%u_%u", stream_id, index);
+		/* by serial: a retired pool of an earlier stream may still hold its name */
+		snprintf(name, sizeof(name), "nls%" PRIu64, fr->serial);
+		RTE_SET_USED(stream_id);
+		RTE_SET_USED(index);
 		/* DPDK refuses a cache above 2/3 of the pool: small pools get a smaller one. */
 		fr->pool = rte_pktmbuf_pool_create(name, private_mbufs,
 				RTE_MIN((uint32_t)NETLOAD_POOL_CACHE, private_mbufs * 2 / 3), 0,
@@ -167,6 +171,78 @@ netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index
 	return 0;
 }
 
+/*
+ * A pool is freed only when every one of its mbufs is back in it. A port may
+ * still hold some after the last frame that used the pool was freed: PMDs free
+ * sent mbufs lazily (virtio at its next transmit, NICs past a threshold), so
+ * freeing the pool then would hand its memory to the next pool while the port
+ * still points into it, and its late frees would corrupt that pool's mbufs
+ * (frames sent twice, sequence numbers overwritten). First the ports are asked
+ * to give back what they sent (between runs only); a shared pool that is still
+ * not full stays for the next stream of its class, a private one waits in
+ * `retired` and is freed once full, at the latest when the ports close.
+ */
+#define MAX_RETIRED 256
+static struct rte_mempool *retired[MAX_RETIRED];
+
+static void
+release_sent_mbufs(void)
+{
+	struct rte_eth_dev_info info;
+	uint16_t pid, q;
+
+	if (netload_run_active())
+		return;  /* the workers own the TX queues */
+	RTE_ETH_FOREACH_DEV(pid) {
+		if (!netload_port_is_open(pid) || rte_eth_dev_info_get(pid, &info) != 0)
+			continue;
+		for (q = 0; q < info.nb_tx_queues; q++)
+			rte_eth_tx_done_cleanup(pid, q, 0);
+	}
+}
+
+void
+netload_pool_collect(void)
+{
+	uint32_t i, s, c;
+
+	release_sent_mbufs();
+	for (i = 0; i < MAX_RETIRED; i++)
+		if (retired[i] != NULL && rte_mempool_full(retired[i])) {
+			rte_mempool_free(retired[i]);
+			retired[i] = NULL;
+		}
+	for (s = 0; s < RTE_MAX_NUMA_NODES; s++)
+		for (c = 0; c < N_CLASSES; c++) {
+			struct shared_pool *sp = &shared[s][c];
+
+			if (sp->mp != NULL && sp->refs == 0 && rte_mempool_full(sp->mp)) {
+				rte_mempool_free(sp->mp);
+				sp->mp = NULL;
+			}
+		}
+}
+
+static void
+retire(struct rte_mempool *mp)
+{
+	uint32_t i;
+
+	netload_pool_collect();
+	if (rte_mempool_full(mp)) {
+		rte_mempool_free(mp);
+		return;
+	}
+	for (i = 0; i < MAX_RETIRED; i++)
+		if (retired[i] == NULL) {
+			retired[i] = mp;
+			return;
+		}
+	/* no room: the pool stays allocated (memory, never a use after free) */
+	NETLOAD_LOG(WARNING, "pool %s kept: a port still holds %u of its mbufs\n",
+			mp->name, mp->size - rte_mempool_avail_count(mp));
+}
+
 void
 netload_pool_detach(struct netload_frame *fr)
 {
@@ -175,7 +251,7 @@ netload_pool_detach(struct netload_frame *fr)
 	if (fr->pool == NULL)
 		return;
 	if (fr->private_pool) {
-		rte_mempool_free(fr->pool);
+		retire(fr->pool);
 		private_pools--;
 		fr->pool = NULL;
 		return;
@@ -186,10 +262,8 @@ netload_pool_detach(struct netload_frame *fr)
 
 			if (sp->mp != fr->pool)
 				continue;
-			if (--sp->refs == 0) {
-				rte_mempool_free(sp->mp);
-				sp->mp = NULL;
-			}
+			if (--sp->refs == 0)
+				netload_pool_collect();  /* freed when full, else kept for the next */
 			fr->pool = NULL;
 			return;
 		}

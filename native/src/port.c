@@ -207,6 +207,7 @@ release(uint16_t port_id)
 	rte_mempool_free(ps->rx_pool);
 	memset(ps, 0, sizeof(*ps));
 	memset(&netload_nic_clocks[port_id], 0, sizeof(netload_nic_clocks[port_id]));
+	netload_pool_collect();  /* the closed port gave back the TX pools' mbufs */
 }
 
 /*
