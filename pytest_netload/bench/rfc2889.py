@@ -33,6 +33,7 @@ from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
+from ..rfc2544.lower_bound import SearchMax
 from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO
 from ..rfc2889 import (
     DEFAULT_HIGH_ADDRESSES,
@@ -64,6 +65,7 @@ ADDRESS_BASE_MAC = 0x0A4E4C000000  # locally administered, unlike any generator 
 BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
 CALIBRATION_S = 1.0
+CALIBRATION_SHARE = 0.95   # search from 95 % of what the generator sends, as rfc2544 does
 
 
 @dataclass(frozen=True)
@@ -124,23 +126,29 @@ class Rfc2889Runner:
     def _load(self, tx: Port, stream: Stream) -> LoadedStream:
         return self.engine.load(tx, stream)
 
-    def _max_pps(self, entries: Sequence[tuple[int, LoadedStream]], senders: int,
-                 rx: list[Port]) -> float:
-        """Per-port maximum: the marker's, the line rate's, else what the slowest sending
-        port sends at full speed with all of them sending (x 0.95, as rfc2544 does)."""
+    def _search_max(self, entries: Sequence[tuple[int, LoadedStream]], senders: int,
+                    rx: list[Port]) -> SearchMax:
+        """Per-port maximum and where it came from: the marker's, the line rate's, else
+        what the slowest sending port sends at full speed with all of them sending (the
+        generator's ceiling, kept; the search starts at CALIBRATION_SHARE of it)."""
         if self.mark.max_rate is not None:
-            return self.mark.max_rate.pps(self.mark.frame_size,
-                                          line_rate_bps=self.wired.topology.line_rate_bps)
+            return SearchMax(self.mark.max_rate.pps(
+                self.mark.frame_size, line_rate_bps=self.wired.topology.line_rate_bps),
+                "max_rate")
         line = self.wired.topology.line_rate_bps
         if line:
-            return line / frame_bits(self.mark.frame_size, "l1")
+            return SearchMax(line / frame_bits(self.mark.frame_size, "l1"), "line_rate")
         full = tuple(MaxRate().phases(lambda _r: 0.0, None, seed=1))
         run = self.engine.run([Tx(s, 0, full) for _i, s in entries], rx,
                               duration_s=CALIBRATION_S, drain_s=0.1)
         sent = [0.0] * senders
         for (i, _s), r in zip(entries, run.streams):
             sent[i] += r.tx_pps
-        return min(sent) * 0.95
+        if min(sent) <= 0:
+            raise NetloadConfigError(
+                f"calibration: a sending port sent nothing in {fmt.time_s_exact(CALIBRATION_S)}"
+                "; check the ports' links")
+        return SearchMax(min(sent) * CALIBRATION_SHARE, "generator", min(sent))
 
     def _run(self, entries: Sequence[tuple[LoadedStream, float]], rx: list[Port],
              duration_s: float) -> tuple[Any, str | None]:
@@ -179,7 +187,7 @@ class Rfc2889Runner:
         loaded = [(i, j, self._load(ports[i], self._stream(
             ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))) for i, j in pairs]
         try:
-            max_pps = self._max_pps([(i, s) for i, _j, s in loaded], n, list(ports))
+            top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
 
             def measure(load: float, duration_s: float) -> MeshTrial:
                 run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
@@ -192,10 +200,12 @@ class Rfc2889Runner:
                                  self.names[:n])
 
             result = fully_meshed(_Bound(measure_mesh=measure), ports=n,
-                                  max_pps_per_port=max_pps,
+                                  max_pps_per_port=top.pps,
                                   duration_s=self.mark.trial_duration_s,
                                   resolution=self.mark.resolution,
-                                  max_trials=self.mark.max_trials, retries=self.mark.retries)
+                                  max_trials=self.mark.max_trials, retries=self.mark.retries,
+                                  max_source=top.source,
+                                  generator_max_pps_per_port=top.generator_max_pps)
         finally:
             for _i, _j, s in loaded:
                 s.free()
@@ -211,8 +221,8 @@ class Rfc2889Runner:
                                                   f"{self.wired.name_of(y)}")), share)
                   for x, y, share in specs]
         try:
-            max_pps = self._max_pps([(0, loaded[0][0]), (0, loaded[1][0]),
-                                     (1, loaded[2][0])], 2, [c, d])
+            max_pps = self._search_max([(0, loaded[0][0]), (0, loaded[1][0]),
+                                        (1, loaded[2][0])], 2, [c, d]).pps
 
             def measure(load: float, duration_s: float) -> CongestionTrial:
                 run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
@@ -302,7 +312,7 @@ class Rfc2889Runner:
         the marker's max_rate, else 100,000 fps)."""
         self._ports("address_learning_rate")
         m = self.mark
-        line = self.wired.topology.line_rate_bps  # a max_rate in % needs it, as _max_pps does
+        line = self.wired.topology.line_rate_bps  # a max_rate in % needs it (_search_max)
         top = max_rate_fps or (m.max_rate.pps(m.frame_size, line_rate_bps=line)
                                if m.max_rate else 100_000.0)
         result = address_learning_rate(
@@ -327,7 +337,7 @@ class Rfc2889Runner:
         stream = self._load(sender, Stream(frame, size=self.mark.frame_size,
                                            name=f"{self.names[0]}->broadcast"))
         try:
-            max_pps = self._max_pps([(0, stream)], 1, receivers)
+            top = self._search_max([(0, stream)], 1, receivers)
 
             def measure(load: float, duration_s: float) -> BroadcastTrial:
                 run, why = self._run([(stream, load)], receivers, duration_s)
@@ -337,11 +347,11 @@ class Rfc2889Runner:
                                       why, self.names[1:len(ports)])
 
             result = broadcast_forwarding(_Bound(measure_broadcast=measure),
-                                          ports=len(ports), max_pps=max_pps,
+                                          ports=len(ports), max_pps=top.pps,
                                           duration_s=self.mark.trial_duration_s,
                                           resolution=self.mark.resolution,
                                           max_trials=self.mark.max_trials,
-                                          retries=self.mark.retries)
+                                          retries=self.mark.retries, **top.source_args)
             at = result.throughput_trial
             if at is not None:  # §5.10's latency: at the throughput, port by port
                 latency = tuple(self._latency(stream, at.offered_pps, port, at.duration_s)

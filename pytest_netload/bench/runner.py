@@ -29,6 +29,7 @@ from ..rfc2544 import (
 from ..rfc2544.back_to_back import BackToBackResult, back_to_back
 from ..rfc2544.frame_loss import FrameLossResult, frame_loss_sweep
 from ..rfc2544.latency import LatencyProcedureResult, latency_trials
+from ..rfc2544.lower_bound import SearchMax
 from ..rfc2544.mlr import LossGoal, MlrResult, check_goals, mlr_search
 from ..rfc2544.recovery import (
     RecoveryResult,
@@ -145,13 +146,21 @@ class Rfc2544Runner:
                     "the MTU of the ports and the DUT")
         return sizes
 
-    def _max_pps(self, measurer: EngineMeasurer, mean_size: float) -> float:
+    def _search_max(self, measurer: EngineMeasurer, mean_size: float) -> SearchMax:
+        """The procedures' maximum load and where it came from: the marker's max_rate,
+        else the topology's line rate, else CALIBRATION_SHARE of the generator's
+        calibrated ceiling (which the result keeps, so a throughput the generator bounded
+        reads as the lower bound it is)."""
         line = self.ports.topology.line_rate_bps
         if self.mark.max_rate is not None:
-            return self.mark.max_rate.pps(mean_size, line_rate_bps=line)
+            return SearchMax(self.mark.max_rate.pps(mean_size, line_rate_bps=line), "max_rate")
         if line:
-            return line / frame_bits(mean_size, "l1")
-        return self.calibration.generator_max_pps(measurer) * CALIBRATION_SHARE
+            return SearchMax(line / frame_bits(mean_size, "l1"), "line_rate")
+        ceiling = self.calibration.generator_max_pps(measurer)
+        return SearchMax(ceiling * CALIBRATION_SHARE, "generator", ceiling)
+
+    def _max_pps(self, measurer: EngineMeasurer, mean_size: float) -> float:
+        return self._search_max(measurer, mean_size).pps
 
     def learn(self) -> None:
         """RFC 2544 §23: learning frames before any trial (`send_learning_frames`)."""
@@ -230,9 +239,9 @@ class Rfc2544Runner:
                 out.append(self._mlr_throughput(self.ndr_pdr([size], stream=stream)[0]))
                 continue
             with self._measurer(size, stream, "throughput") as measurer:
-                max_pps = self._max_pps(measurer, measurer.mean_frame_size)
+                top = self._search_max(measurer, measurer.mean_frame_size)
                 result = binary_search(
-                    partial(measurer.measure, duration_s=self.trial_duration_s), max_pps,
+                    partial(measurer.measure, duration_s=self.trial_duration_s), top.pps,
                     frame_size=size, mean_frame_size=measurer.mean_frame_size,
                     duration_s=self.trial_duration_s, loss_tolerance=self.mark.loss_tolerance,
                     resolution_ratio=self.mark.resolution_ratio,
@@ -240,7 +249,7 @@ class Rfc2544Runner:
                         measurer.mean_frame_size, self.ports.topology.line_rate_bps),
                     max_trials=self.mark.max_trials, retries=self.mark.retries,
                     line_rate_bps=self.ports.topology.line_rate_bps,
-                    on_trial=self._progress("throughput", size))
+                    on_trial=self._progress("throughput", size), **top.source_args)
             self._record("throughput", result.as_dict())
             out.append(result)
         return ThroughputResult(tuple(out))
@@ -269,13 +278,13 @@ class Rfc2544Runner:
         chosen = self._goals(goals)
         for size in self._sizes(frame_sizes):
             with self._measurer(size, stream, "mlrsearch") as m:
-                max_pps = self._max_pps(m, m.mean_frame_size)
+                top = self._search_max(m, m.mean_frame_size)
                 result = mlr_search(
-                    m.measure, min_pps=max_pps / 1000, max_pps=max_pps, goals=chosen,
+                    m.measure, min_pps=top.pps / 1000, max_pps=top.pps, goals=chosen,
                     frame_size=size, mean_frame_size=m.mean_frame_size,
                     time_budget_s=budget, retries=self.mark.retries,
                     line_rate_bps=self.ports.topology.line_rate_bps,
-                    on_trial=self._progress("mlrsearch", size))
+                    on_trial=self._progress("mlrsearch", size), **top.source_args)
             self._record("mlrsearch", result.as_dict())
             out.append(result)
         return out
@@ -288,22 +297,30 @@ class Rfc2544Runner:
             goal.upper_bound_pps, result.max_pps, result.trials, goal.loss_ratio,
             goal.goal.final_trial_duration_s, result.line_rate_bps,
             generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch",
-            goals=result.goals)
+            goals=result.goals, max_source=result.max_source,
+            generator_max_pps=result.generator_max_pps)
         self._record("throughput", tp.as_dict())
         return tp
 
+    def _throughput(self, size: FrameSize, measurer: EngineMeasurer, given: Any,
+                    stream: Any = None) -> tuple[float, bool | None]:
+        """The load the later procedures start from: given (a Rate, a pps number or a
+        throughput result), else measured now by the marker's search; and whether that
+        throughput is only a lower bound the generator set (None: a rate was given)."""
+        if given is None:
+            measured = self.throughput([size], stream=stream)[size]
+            return measured.throughput_pps, measured.lower_bound_by_generator
+        if hasattr(given, "__getitem__") and hasattr(given, "frame_sizes"):
+            at = given[size]
+            return float(at.throughput_pps), bool(getattr(at, "lower_bound_by_generator", False))
+        if isinstance(given, (int, float)) and not isinstance(given, bool):
+            return float(given), None
+        return as_rate(given, what="throughput").pps(
+            measurer.mean_frame_size, line_rate_bps=self.ports.topology.line_rate_bps), None
+
     def _throughput_pps(self, size: FrameSize, measurer: EngineMeasurer,
                         given: Any, stream: Any = None) -> float:
-        """The load the later procedures start from: given (a Rate, a pps number or a
-        throughput result), else measured now by the marker's search."""
-        if given is None:
-            return self.throughput([size], stream=stream)[size].throughput_pps
-        if hasattr(given, "__getitem__") and hasattr(given, "frame_sizes"):
-            return float(given[size].throughput_pps)
-        if isinstance(given, (int, float)) and not isinstance(given, bool):
-            return float(given)
-        return as_rate(given, what="throughput").pps(measurer.mean_frame_size,
-                                                     line_rate_bps=self.ports.topology.line_rate_bps)
+        return self._throughput(size, measurer, given, stream)[0]
 
     def latency(self, frame_sizes: Any = None, *, throughput: Any = None,
                 trials: int = LATENCY_TRIALS, duration: Any = None,
@@ -313,14 +330,16 @@ class Rfc2544Runner:
         out = []
         for size in self._sizes(frame_sizes):
             with self._measurer(size, stream, "latency") as m:
-                load = self._throughput_pps(size, m, throughput, stream)
+                load, bounded = self._throughput(size, m, throughput, stream)
                 if load <= 0:
                     raise NetloadConfigError(
                         f"latency at {frame_size_label(size)}: the throughput is 0 pps, so "
                         "there is no rate to measure latency at")
                 seconds = self._duration(duration, LATENCY_DURATION_S)
                 result = self._latency_at(m, load, size, seconds, trials)
-            self._record("latency_rfc2544", {**result.as_dict(), "throughput_pps": load})
+            self._record("latency_rfc2544", {
+                **result.as_dict(), "throughput_pps": load,
+                **({} if bounded is None else {"throughput_lower_bound_by_generator": bounded})})
             out.append(result)
         return out
 
@@ -353,15 +372,16 @@ class Rfc2544Runner:
         out = []
         for size in self._sizes(frame_sizes):
             with self._measurer(size, stream, "frame_loss") as m:
-                max_pps = self._max_pps(m, m.mean_frame_size)
+                top = self._search_max(m, m.mean_frame_size)
                 seconds = self._duration(duration, self.mark.trial_duration_s)
-                result = frame_loss_sweep(partial(m.measure, duration_s=seconds), max_pps,
+                result = frame_loss_sweep(partial(m.measure, duration_s=seconds), top.pps,
                                           frame_size=size,
                                           mean_frame_size=m.mean_frame_size,
                                           duration_s=seconds, step=step,
                                           retries=self.mark.retries,
                                           line_rate_bps=self.ports.topology.line_rate_bps,
-                                          on_trial=self._progress("frame loss", size))
+                                          on_trial=self._progress("frame loss", size),
+                                          **top.source_args)
             self._record("frame_loss", result.as_dict())
             out.append(result)
         return out
@@ -377,9 +397,8 @@ class Rfc2544Runner:
         for size in self._sizes(frame_sizes):
             with self._measurer(size, stream, "back_to_back") as m:
                 # back to back: the generator's full rate, not the search's 95 % of it
-                rate = self._max_pps(m, m.mean_frame_size)
-                if not self.ports.topology.line_rate_bps and self.mark.max_rate is None:
-                    rate /= CALIBRATION_SHARE
+                top = self._search_max(m, m.mean_frame_size)
+                rate = top.generator_max_pps or top.pps
                 max_frames = max(1, int(rate * burst_s))
                 result = back_to_back(lambda n, m=m, rate=rate: m.measure_burst(n, rate),
                                       rate_pps=rate, max_frames=max_frames, frame_size=size,
@@ -400,14 +419,16 @@ class Rfc2544Runner:
         relief_s = self._duration(relief, RECOVERY_RELIEF_S)
         for size in self._sizes(frame_sizes):
             with self._measurer(size, stream, "recovery") as m:
-                tput = self._throughput_pps(size, m, throughput, stream)
+                tput, bounded = self._throughput(size, m, throughput, stream)
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 result = system_recovery(
                     lambda o, r, m=m: m.measure_recovery(o, r, overload_s, relief_s),
                     throughput_pps=tput, max_pps=max(max_pps, tput), frame_size=size,
                     repetitions=repetitions, retries=self.mark.retries,
                     on_trial=self._progress("recovery", size))
-            self._record("recovery", result.as_dict())
+            self._record("recovery", {
+                **result.as_dict(),
+                **({} if bounded is None else {"throughput_lower_bound_by_generator": bounded})})
             out.append(result)
         return out
 

@@ -20,7 +20,12 @@ JSON format history:
   (Clopper-Pearson, 95 %); test outcome "error" (setup or teardown failed,
   or the engine host crashed during the test) with its `error` text;
   `session` (exit status, interrupted, stop reason, tests collected and
-  run, tests in which the engine crashed).
+  run, tests in which the engine crashed); where a search's maximum came
+  from and whether its figure is only a lower bound the generator set
+  (`max_source`, `generator_max_pps`, `lower_bound_by_generator` on
+  throughput, mlrsearch and its goals, frame_loss and the RFC 2889
+  searches; `throughput_lower_bound_by_generator` on latency_rfc2544 and
+  recovery; a verdict's `lower_bound_by_generator` and `outcome` "error").
 """
 
 from __future__ import annotations

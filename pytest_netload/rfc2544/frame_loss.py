@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from .lower_bound import MaxSource, check_max_source
 from .summary import check_positive
 from .throughput import valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
@@ -35,6 +36,12 @@ class FrameLossResult:
     line_rate_bps: float | None = None
     skipped_pps: tuple[float, ...] = ()
     """Loads the generator could not offer."""
+    max_source: MaxSource | None = None
+    """Where `max_pps` came from: "line_rate", "max_rate" or "generator"; None: not said.
+    From the generator's ceiling, a sweep that loses nothing at 100 % never saturated the
+    DUT."""
+    generator_max_pps: float | None = None
+    """The generator's calibrated ceiling when `max_source` is "generator"; None otherwise."""
 
     @property
     def label(self) -> str:
@@ -58,6 +65,7 @@ class FrameLossResult:
                         "loss_ratio": t.loss_ratio, "lost": t.lost, "tx_packets": t.tx_packets,
                         "loss_upper_bound": t.loss_upper_bound()} for t in self.points],
             "skipped_pps": list(self.skipped_pps),
+            "max_source": self.max_source, "generator_max_pps": self.generator_max_pps,
             "trials": [t.as_dict() for t in self.trials],
         }
 
@@ -73,10 +81,14 @@ def frame_loss_sweep(
     retries: int = 2,
     line_rate_bps: float | None = None,
     on_trial: Callable[[TrialResult], None] | None = None,
+    max_source: MaxSource | None = None,
+    generator_max_pps: float | None = None,
 ) -> FrameLossResult:
     """Run the RFC 2544 §26.3 sweep: 100 %, then `step` lower each time, until two
-    successive loads lose nothing (or the load would reach 0)."""
+    successive loads lose nothing (or the load would reach 0). `max_source` (and
+    `generator_max_pps`) say where `max_pps` came from, for the record."""
     check_positive(max_pps, "maximum load (pps)")
+    max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
     if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step <= 0.5:
         raise NetloadConfigError(f"step={step!r}: give a share of the maximum in (0, 0.5], "
                                  "the RFC uses 0.1")
@@ -99,4 +111,5 @@ def frame_loss_sweep(
             clean_in_a_row = clean_in_a_row + 1 if trial.lost == 0 else 0
         k += 1
     return FrameLossResult(frame_size, mean_frame_size, max_pps, float(step), tuple(points),
-                           tuple(log), duration_s, line_rate_bps, tuple(skipped))
+                           tuple(log), duration_s, line_rate_bps, tuple(skipped),
+                           max_source, generator_max_pps)

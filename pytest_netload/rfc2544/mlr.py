@@ -22,6 +22,10 @@ What the package is told, and why:
   the DUT lost. The lowest such load is the result's `generator_ceiling_pps`; later requests at
   or above it are answered the same way without a trial (`unmeasured_loads_pps` lists them),
   and a goal whose upper bound lies there says so (`upper_bound_by_generator`).
+- A goal whose lower bound the generator set (its upper bound is the generator's, or there is
+  none and the maximum was the generator's calibrated ceiling: `max_source` "generator") says
+  so too (`lower_bound_by_generator`): the DUT was never saturated, and the goal's figure is
+  only a lower bound of the DUT's.
 - Goals never fail fast: a goal whose lower bound is not found reports None.
 - `time_budget_s` counts intended trial durations (every try, warmup included), so it is
   deterministic; a trial that would cross it is not started, and the result keeps the bounds
@@ -49,6 +53,7 @@ from MLRsearch import (  # type: ignore[import-untyped]
 
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import MAX_RUN_S, MIN_TRIAL_S, frame_bits
+from .lower_bound import MaxSource, check_max_source
 from .throughput import FrameSizeThroughput, check_frame_sizes
 from .trial import FrameSize, TrialResult, frame_size_label
 
@@ -215,6 +220,10 @@ class MlrGoalResult:
     """Lower bound x (1 - its quantile loss ratio), RFC 9971; <= lower_bound_pps."""
     upper_bound_by_generator: bool = False
     """The upper bound is at or above the generator ceiling: set by the generator, not the DUT."""
+    lower_bound_by_generator: bool = False
+    """The lower bound is only a lower bound of the DUT's, set by the generator: the upper
+    bound is the generator's (`upper_bound_by_generator`), or there is none and the search's
+    maximum was the generator's calibrated ceiling. The DUT was never saturated."""
 
     @property
     def name(self) -> str:
@@ -241,7 +250,8 @@ class MlrGoalResult:
                 "lower_bound_pps": self.lower_bound_pps, "upper_bound_pps": self.upper_bound_pps,
                 "conditional_throughput_pps": self.conditional_throughput_pps,
                 "relative_width": self.relative_width,
-                "upper_bound_by_generator": self.upper_bound_by_generator}
+                "upper_bound_by_generator": self.upper_bound_by_generator,
+                "lower_bound_by_generator": self.lower_bound_by_generator}
 
 
 @dataclass(frozen=True)
@@ -267,6 +277,10 @@ class MlrResult:
     unmeasured_loads_pps: tuple[float, ...] = ()
     """Loads asked for at or above the ceiling and answered "nothing sent" without a trial."""
     method: str = METHOD
+    max_source: MaxSource | None = None
+    """Where `max_pps` came from: "line_rate", "max_rate" or "generator"; None: not said."""
+    generator_max_pps: float | None = None
+    """The generator's calibrated ceiling when `max_source` is "generator"; None otherwise."""
 
     @property
     def label(self) -> str:
@@ -299,7 +313,8 @@ class MlrResult:
             self.frame_size, self.mean_frame_size, g.lower_bound_pps or 0.0, g.upper_bound_pps,
             self.max_pps, self.trials, g.loss_ratio, g.goal.final_trial_duration_s,
             self.line_rate_bps, generator_ceiling_pps=self.generator_ceiling_pps,
-            method=self.method, goals=(g, *(o for o in self.goals if o is not g)))
+            method=self.method, goals=(g, *(o for o in self.goals if o is not g)),
+            max_source=self.max_source, generator_max_pps=self.generator_max_pps)
 
     def bps(self, name: str, layer: str = "l1") -> float | None:
         """A goal's conditional throughput as a bit rate at `layer`; None without a lower bound."""
@@ -317,6 +332,7 @@ class MlrResult:
             "total_trial_time_s": self.total_trial_time_s, "time_budget_s": self.time_budget_s,
             "budget_exhausted": self.budget_exhausted, "stop_reason": self.stop_reason,
             "generator_ceiling_pps": self.generator_ceiling_pps,
+            "max_source": self.max_source, "generator_max_pps": self.generator_max_pps,
             "unmeasured_loads_pps": list(self.unmeasured_loads_pps),
             "trials": [t.as_dict() for t in self.trials],
         }
@@ -386,13 +402,17 @@ def mlr_search(
     line_rate_bps: float | None = None,
     warmup_s: float = 0.0,
     wall_limit_s: float | None = None,
+    max_source: MaxSource | None = None,
+    generator_max_pps: float | None = None,
 ) -> MlrResult:
     """RFC 9971 MLRsearch between `min_pps` and `max_pps` for every goal at once.
 
     `measure(load_pps, duration_s)` runs one trial. `goals` is a preset name
     (``rfc2544-strict``, ``etsi-tst009``, ``ci-fast``) or a tuple of LossGoal. `warmup_s` > 0
     runs one trial at `max_pps` first, logged and budgeted but not used. InvalidTrial names
-    the reasons when no trial was valid at all.
+    the reasons when no trial was valid at all. `max_source` says where `max_pps` came from
+    ("line_rate", "max_rate" or "generator", with the generator's calibrated ceiling in
+    `generator_max_pps`), so each goal can say whether the generator set its lower bound.
     """
     goal_tuple = check_goals(goals)
     (size,) = check_frame_sizes((frame_size,), "frame_size")
@@ -408,6 +428,7 @@ def mlr_search(
     if not _real(warmup_s) or warmup_s < 0:
         raise NetloadConfigError(f"warmup_s={warmup_s!r}: give seconds >= 0 (0: no warmup)")
     _check_rate("time_budget_s", time_budget_s, optional=True)
+    max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
     first_s = warmup_s or max(g.initial_trial_duration_s for g in goal_tuple)
     if time_budget_s is not None and time_budget_s < first_s:
         raise NetloadConfigError(f"time_budget_s={time_budget_s!r} leaves no room for the first "
@@ -444,13 +465,16 @@ def mlr_search(
         found_goal = found[g.search_goal()]
         low, high = found_goal.relevant_lower_bound, found_goal.relevant_upper_bound
         throughput = found_goal.conditional_throughput
+        by_generator = high is not None and ceiling is not None and float(high) >= ceiling
         results.append(MlrGoalResult(
             g, None if low is None else float(low), None if high is None else float(high),
             None if throughput is None else float(throughput),
-            upper_bound_by_generator=high is not None and ceiling is not None
-            and float(high) >= ceiling))
+            upper_bound_by_generator=by_generator,
+            lower_bound_by_generator=low is not None and (
+                by_generator or (high is None and max_source == "generator"))))
     return MlrResult(
         tuple(results), tuple(measurer.trials), size, float(mean_frame_size), float(min_pps),
         float(max_pps), measurer.spent_s, budget_exhausted=stop_reason is not None,
         stop_reason=stop_reason, time_budget_s=time_budget_s, line_rate_bps=line_rate_bps,
-        generator_ceiling_pps=ceiling, unmeasured_loads_pps=tuple(measurer.unmeasured))
+        generator_ceiling_pps=ceiling, unmeasured_loads_pps=tuple(measurer.unmeasured),
+        max_source=max_source, generator_max_pps=generator_max_pps)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .. import format as fmt
 from ..errors import InvalidTrial, NetloadConfigError
 from ..units import frame_bits
+from .lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from .trial import FrameSize, TrialResult, frame_size_label
 
 if TYPE_CHECKING:
@@ -161,10 +162,28 @@ class FrameSizeThroughput:
     """MLRsearch: every goal's bounds (NDR, PDR, ...), first the goal whose lower bound is
     `throughput_pps`, then the others in the search's order; empty for a binary search.
     Not in `as_dict`: the search's "mlrsearch" record has them."""
+    max_source: MaxSource | None = None
+    """Where `max_pps` came from: "line_rate", "max_rate" or "generator" (a share of the
+    generator's calibrated ceiling); None when the caller did not say."""
+    generator_max_pps: float | None = None
+    """The generator's calibrated ceiling (its full rate, of which `max_pps` is a share)
+    when `max_source` is "generator"; None otherwise."""
 
     @property
     def label(self) -> str:
         return frame_size_label(self.frame_size)
+
+    @property
+    def lower_bound_by_generator(self) -> bool:
+        """The throughput is only a lower bound of the DUT's, set by the generator: no valid
+        trial failed, and the search's top was the generator's (its maximum passed and was
+        the generator's calibrated ceiling, or a load the generator could not offer closed
+        the bracket). An MLRsearch's: its first goal's (MlrGoalResult)."""
+        if self.goals:
+            return self.goals[0].lower_bound_by_generator
+        return lower_bound_by_generator(self.throughput_pps, self.upper_pps,
+                                        self.generator_ceiling_pps, self.max_pps,
+                                        self.max_source)
 
     def bps(self, layer: str = "l1") -> float:
         return self.throughput_pps * frame_bits(self.mean_frame_size, layer)
@@ -215,6 +234,9 @@ class FrameSizeThroughput:
             "loss_tolerance": self.loss_tolerance,
             "duration_s": self.duration_s,
             "generator_ceiling_pps": self.generator_ceiling_pps,
+            "max_source": self.max_source,
+            "generator_max_pps": self.generator_max_pps,
+            "lower_bound_by_generator": self.lower_bound_by_generator,
             "method": self.method,
             "bracket_pps": list(self.bracket_pps),
             **(self.resolution.as_dict() if self.resolution is not None else
@@ -320,6 +342,8 @@ def binary_search(
     min_pps: float = 0.0,
     line_rate_bps: float | None = None,
     on_trial: Callable[[TrialResult], None] | None = None,
+    max_source: MaxSource | None = None,
+    generator_max_pps: float | None = None,
 ) -> FrameSizeThroughput:
     """RFC 2544 §26.1 throughput at one frame size by binary search.
 
@@ -335,10 +359,16 @@ def binary_search(
     ceiling, like a failure, but is never counted as the DUT's loss: the
     result's `generator_ceiling_pps` says so. When no load was ever valid,
     InvalidTrial names the reasons.
+
+    `max_source` says where `max_pps` came from ("line_rate", "max_rate" or
+    "generator", with the generator's calibrated ceiling in `generator_max_pps`), so the
+    result can tell a throughput the generator bounded from the DUT's
+    (`lower_bound_by_generator`).
     """
     resolution = DEFAULT_RESOLUTION if resolution_pps is None and resolution_ratio is None \
         else Resolution(resolution_ratio, resolution_pps)
     check_search(max_pps, loss_tolerance, resolution, max_trials, retries)
+    max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
     log: list[TrialResult] = []
     ceiling: float | None = None
 
@@ -370,7 +400,8 @@ def binary_search(
     return FrameSizeThroughput(frame_size, mean_frame_size, lo, upper, max_pps, tuple(log),
                                loss_tolerance, duration_s, line_rate_bps,
                                generator_ceiling_pps=ceiling, resolution=resolution,
-                               resolution_reached=lo == max_pps or resolution.reached(lo, hi))
+                               resolution_reached=lo == max_pps or resolution.reached(lo, hi),
+                               max_source=max_source, generator_max_pps=generator_max_pps)
 
 
 def check_frame_sizes(frame_sizes: Sequence[Any], what: str = "frame_sizes") -> tuple[FrameSize, ...]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import NetloadConfigError
+from ..rfc2544.lower_bound import lower_bound_by_generator
 from ..rfc2544.throughput import Resolution, check_reachable
 from ._search import check_count, check_rate, check_retries, search_count, search_rate
 
@@ -202,10 +203,22 @@ class LearningRateResult:
     def at_maximum(self) -> bool:
         return self.learning_rate_fps == self.max_rate_fps
 
+    @property
+    def lower_bound_by_generator(self) -> bool:
+        """The learning rate is only a lower bound of the switch's, set by the generator:
+        every valid trial learned every address, and a rate the generator could not offer
+        (`ceiling_fps`) closed the search (rfc2544.lower_bound). The maximum rate is given
+        (the marker's max_rate or 100,000 fps), never the generator's, so a learning rate
+        at it is the search's limit, not the generator's."""
+        return lower_bound_by_generator(self.learning_rate_fps, self.upper_fps,
+                                        self.ceiling_fps, self.max_rate_fps, None)
+
     def as_dict(self) -> dict[str, Any]:
         return {"procedure": "rfc2889_address_learning_rate", "count": self.count,
                 "learning_rate_fps": self.learning_rate_fps, "upper_fps": self.upper_fps,
-                "ceiling_fps": self.ceiling_fps, "max_rate_fps": self.max_rate_fps,
+                "ceiling_fps": self.ceiling_fps,
+                "lower_bound_by_generator": self.lower_bound_by_generator,
+                "max_rate_fps": self.max_rate_fps,
                 "min_rate_fps": self.min_rate_fps, "test_rate_fps": self.test_rate_fps,
                 "at_maximum": self.at_maximum, **self.resolution.as_dict(),
                 "resolution_reached": self.resolution_reached,

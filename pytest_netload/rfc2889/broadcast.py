@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
+from ..rfc2544.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..rfc2544.throughput import (
     DEFAULT_MAX_TRIALS,
     DEFAULT_RESOLUTION_RATIO,
@@ -117,6 +118,20 @@ class BroadcastResult:
     resolution: Resolution
     resolution_reached: bool
     trials: tuple[BroadcastTrial, ...]
+    max_source: MaxSource | None = None
+    """Where `max_pps` came from: "line_rate", "max_rate" or "generator"; None: not said."""
+    generator_max_pps: float | None = None
+    """The generator's calibrated ceiling (of which `max_pps` is a share) when `max_source`
+    is "generator"; None otherwise."""
+
+    @property
+    def lower_bound_by_generator(self) -> bool:
+        """The broadcast throughput is only a lower bound of the DUT's, set by the
+        generator: every valid trial reached every port in full, and the search's top was
+        the generator's (rfc2544.lower_bound)."""
+        return lower_bound_by_generator(self.throughput_pps, self.upper_pps,
+                                        self.generator_ceiling_pps, self.max_pps,
+                                        self.max_source)
 
     @property
     def forwarding_rate_at_max_pps(self) -> float | None:
@@ -134,6 +149,8 @@ class BroadcastResult:
             "max_pps": self.max_pps, "duration_s": self.duration_s,
             "throughput_pps": self.throughput_pps, "upper_pps": self.upper_pps,
             "generator_ceiling_pps": self.generator_ceiling_pps,
+            "max_source": self.max_source, "generator_max_pps": self.generator_max_pps,
+            "lower_bound_by_generator": self.lower_bound_by_generator,
             "forwarding_rate_at_max_pps": self.forwarding_rate_at_max_pps,
             "loss_ratio_at_max": None if self.max_load_trial is None
             else self.max_load_trial.loss_ratio,
@@ -154,12 +171,17 @@ def broadcast_forwarding(
     max_trials: int = DEFAULT_MAX_TRIALS,
     retries: int = 2,
     on_trial: Callable[[BroadcastTrial], None] | None = None,
+    max_source: MaxSource | None = None,
+    generator_max_pps: float | None = None,
 ) -> BroadcastResult:
     """RFC 2889 §5.10 over `ports` ports: the forwarding rate at `max_pps`, the highest
     load that reaches every receiving port in full (binary search to `resolution`, a
-    ratio of the lower bound or a Resolution), and the per-port latency there."""
-    top, duration, res = check_search("broadcast_forwarding", ports, max_pps, "max_pps", duration_s,
-                                      resolution, max_trials, retries)
+    ratio of the lower bound or a Resolution), and the per-port latency there.
+    `max_source` says where `max_pps` came from ("generator": a share of
+    `generator_max_pps`), so the result tells a throughput the generator bounded."""
+    top, duration, res = check_search("broadcast_forwarding", ports, max_pps, "max_pps",
+                                      duration_s, resolution, max_trials, retries)
+    max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
 
     def measure(load: float) -> BroadcastTrial:
         trial = measurer.measure_broadcast(load, duration)
@@ -173,4 +195,5 @@ def broadcast_forwarding(
                       max_trials=max_trials, retries=retries, on_trial=on_trial,
                       what=f"the broadcast forwarding search over {ports} ports")
     return BroadcastResult(ports, top, duration, out.found, out.upper, out.ceiling,
-                           out.at_max, out.passing, res, out.reached, out.trials)
+                           out.at_max, out.passing, res, out.reached, out.trials, max_source,
+                           generator_max_pps)

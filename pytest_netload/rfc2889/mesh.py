@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import NetloadConfigError
+from ..rfc2544.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..rfc2544.throughput import (
     DEFAULT_MAX_TRIALS,
     DEFAULT_RESOLUTION_RATIO,
@@ -130,6 +131,21 @@ class MeshResult:
     resolution: Resolution
     resolution_reached: bool
     trials: tuple[MeshTrial, ...]
+    max_source: MaxSource | None = None
+    """Where `max_pps_per_port` came from: "line_rate", "max_rate" or "generator"; None:
+    not said."""
+    generator_max_pps_per_port: float | None = None
+    """The generator's calibrated ceiling per port (the full rate of the slowest sending
+    port, of which `max_pps_per_port` is a share) when `max_source` is "generator"."""
+
+    @property
+    def lower_bound_by_generator(self) -> bool:
+        """The throughput is only a lower bound of the DUT's, set by the generator: no
+        valid trial lost a frame, and the search's top was the generator's
+        (rfc2544.lower_bound)."""
+        return lower_bound_by_generator(self.throughput_pps_per_port, self.upper_pps_per_port,
+                                        self.generator_ceiling_pps_per_port,
+                                        self.max_pps_per_port, self.max_source)
 
     @property
     def forwarding_rate_at_max_pps(self) -> float | None:
@@ -152,6 +168,9 @@ class MeshResult:
             "throughput_pps": self.throughput_pps,
             "upper_pps_per_port": self.upper_pps_per_port,
             "generator_ceiling_pps_per_port": self.generator_ceiling_pps_per_port,
+            "max_source": self.max_source,
+            "generator_max_pps_per_port": self.generator_max_pps_per_port,
+            "lower_bound_by_generator": self.lower_bound_by_generator,
             **self.resolution.as_dict(), "resolution_reached": self.resolution_reached,
             "trials": [t.as_dict() for t in self.trials],
         }
@@ -167,13 +186,19 @@ def fully_meshed(
     max_trials: int = DEFAULT_MAX_TRIALS,
     retries: int = 2,
     on_trial: Callable[[MeshTrial], None] | None = None,
+    max_source: MaxSource | None = None,
+    generator_max_pps_per_port: float | None = None,
 ) -> MeshResult:
     """RFC 2889 §5.1 over `ports` ports: FRMOL at `max_pps_per_port`, then the
     throughput by binary search. `resolution` is a ratio of the lower bound in (0, 1)
     (default 0.5 %) or a Resolution; a trial the generator failed is retried at most
-    `retries` times and never counted as the DUT's loss."""
-    max_pps, duration, res = check_search("fully_meshed", ports, max_pps_per_port, "max_pps_per_port", duration_s,
-                                      resolution, max_trials, retries)
+    `retries` times and never counted as the DUT's loss. `max_source` says where the
+    maximum came from ("generator": a share of `generator_max_pps_per_port`), so the
+    result tells a throughput the generator bounded (`lower_bound_by_generator`)."""
+    max_pps, duration, res = check_search("fully_meshed", ports, max_pps_per_port,
+                                          "max_pps_per_port", duration_s, resolution,
+                                          max_trials, retries)
+    max_source, generator_max = check_max_source(max_source, generator_max_pps_per_port)
 
     def measure(load: float) -> MeshTrial:
         trial = measurer.measure_mesh(load, duration)
@@ -187,4 +212,4 @@ def fully_meshed(
                       max_trials=max_trials, retries=retries, on_trial=on_trial,
                       what=f"the fully meshed search over {ports} ports")
     return MeshResult(ports, max_pps, duration, out.at_max, out.found, out.upper,
-                      out.ceiling, res, out.reached, out.trials)
+                      out.ceiling, res, out.reached, out.trials, max_source, generator_max)

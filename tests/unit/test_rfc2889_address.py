@@ -179,7 +179,7 @@ def test_learning_rate_at_the_maximum_and_below_the_minimum() -> None:
     assert slow.learning_rate_fps == 0.0 and slow.upper_fps == 1.0 and len(slow.trials) == 2
     d = fast.as_dict()
     assert set(d) == {"procedure", "count", "learning_rate_fps", "upper_fps", "ceiling_fps",
-                      "max_rate_fps", "min_rate_fps", "test_rate_fps", "at_maximum",
+                      "lower_bound_by_generator", "max_rate_fps", "min_rate_fps", "test_rate_fps", "at_maximum",
                       "resolution_ratio", "resolution_pps", "resolution_reached", "trials"}
     assert d["resolution_ratio"] == 0.01 and d["min_rate_fps"] == 1.0
 

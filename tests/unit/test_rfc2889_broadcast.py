@@ -59,7 +59,8 @@ def test_at_the_defaults() -> None:
     assert [lat.min_ns for lat in result.latency if lat is not None] == [1000, 1100, 1200]
     d = result.as_dict()
     assert set(d) == {"procedure", "ports", "max_pps", "duration_s", "throughput_pps",
-                      "upper_pps", "generator_ceiling_pps", "forwarding_rate_at_max_pps",
+                      "upper_pps", "generator_ceiling_pps", "max_source", "generator_max_pps",
+                      "lower_bound_by_generator", "forwarding_rate_at_max_pps",
                       "loss_ratio_at_max", "latency", "port_names", "resolution_ratio",
                       "resolution_pps", "resolution_reached", "trials"}
     assert d["procedure"] == "rfc2889_broadcast_forwarding"

@@ -50,7 +50,9 @@ def test_at_the_defaults() -> None:
     assert set(d) == {"procedure", "ports", "max_pps_per_port", "duration_s",
                       "forwarding_rate_at_max_pps", "loss_ratio_at_max",
                       "throughput_pps_per_port", "throughput_pps", "upper_pps_per_port",
-                      "generator_ceiling_pps_per_port", "resolution_ratio", "resolution_pps",
+                      "generator_ceiling_pps_per_port", "max_source",
+                      "generator_max_pps_per_port", "lower_bound_by_generator",
+                      "resolution_ratio", "resolution_pps",
                       "resolution_reached", "trials"}
     assert d["procedure"] == "rfc2889_fully_meshed" and d["resolution_ratio"] == 0.005
     assert set(d["trials"][0]) == {"offered_pps_per_port", "offered_pps", "duration_s",
