@@ -10,6 +10,7 @@ from .bench.dut_trial import TrialContext
 from .errors import (
     DutHealthFailure,
     EngineCrashed,
+    GeneratorLimit,
     InvalidTrial,
     NativeError,
     NetloadConfigError,
@@ -53,6 +54,7 @@ __all__ = [
     "EngineCrashed",
     "Eth",
     "Gaps",
+    "GeneratorLimit",
     "IPv4",
     "IPv6",
     "InvalidTrial",

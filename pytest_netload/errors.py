@@ -48,6 +48,14 @@ class InvalidTrial(NetloadError):
     """The generator, not the DUT, failed a trial (TX short, RX drops on our side)."""
 
 
+class GeneratorLimit(NetloadError):
+    """A figure the generator bounded does not clear a requirement: the DUT passed the
+    highest load the generator could offer, so its figure is only a lower bound (the
+    generator's ceiling), and that bound is below what was required. The DUT was not
+    judged (pytest: ERROR, not FAIL); the message says how far the generator got and
+    what to do."""
+
+
 class NetloadHookError(NetloadError):
     """A pytest_netload_* hook implementation raised, returned the wrong type or took
     longer than the hook timeout; the message names the hook and its plugin. The test

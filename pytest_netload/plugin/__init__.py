@@ -285,23 +285,28 @@ def pytest_runtest_makereport(item: pytest.Item,
         # A plain JSON-able attribute: xdist serialises it with the report.
         report.netload = item.stash[RECORD_STASH]
     if call.excinfo is not None and report.failed:
-        from ..errors import EngineCrashed, InvalidTrial, NetloadHookError
+        from ..errors import EngineCrashed, GeneratorLimit, InvalidTrial, NetloadHookError
 
-        if call.excinfo.errisinstance((EngineCrashed, InvalidTrial, NetloadHookError)):
-            # A harness problem, not a DUT verdict (the engine host died, or the generator
-            # failed every trial): pytest_report_teststatus files the report as an error;
-            # the text (with the engine's log tail, or the trials' reasons) goes to results.
+        if call.excinfo.errisinstance((EngineCrashed, InvalidTrial, NetloadHookError,
+                                       GeneratorLimit)):
+            # A harness problem, not a DUT verdict (the engine host died, the generator
+            # failed every trial, or a requirement is above what the generator could offer):
+            # pytest_report_teststatus files the report as an error; the text (with the
+            # engine's log tail, or the trials' reasons) goes to results.
             report.netload_harness_error = str(call.excinfo.value)
             if call.excinfo.errisinstance(EngineCrashed):
                 report.netload_engine_crash = report.netload_harness_error
             if call.excinfo.errisinstance(NetloadHookError):
                 report.netload_hook_error = report.netload_harness_error
+            if call.excinfo.errisinstance(GeneratorLimit):
+                report.netload_generator_limit = report.netload_harness_error
     return report
 
 
 class JunitCrashAsError:
     """JUnit XML files a failed call as <failure>, a DUT verdict; a test in which the
-    engine host died or every trial was invalid is an <error> there, as in the summary. Runs after pytest's
+    engine host died, every trial was invalid or a requirement was above the generator's
+    ceiling is an <error> there, as in the summary. Runs after pytest's
     junitxml writer (trylast) and retags the element it just wrote; without --junitxml
     it does nothing."""
 
@@ -315,7 +320,8 @@ class JunitCrashAsError:
             return
         why = "engine crashed" if getattr(report, "netload_engine_crash", None) else \
             "a DUT hook failed" if getattr(report, "netload_hook_error", None) else \
-            "every trial invalid"
+            "the generator's ceiling" if getattr(report, "netload_generator_limit", None) \
+            else "every trial invalid"
         try:  # pytest's writer is private: a pytest without it keeps its <failure>
             from _pytest.junitxml import xml_key
         except ImportError:
@@ -334,8 +340,9 @@ class JunitCrashAsError:
 
 def pytest_report_teststatus(report: pytest.TestReport,
                              config: pytest.Config) -> tuple[str, str, str] | None:
-    """A test in which the engine host died, or whose every trial the generator failed
-    (InvalidTrial), is an ERROR, not a FAILED: the DUT was not judged. (pytest files a
+    """A test in which the engine host died, whose every trial the generator failed
+    (InvalidTrial), or whose requirement is above a figure the generator bounded
+    (GeneratorLimit), is an ERROR, not a FAILED: the DUT was not judged. (pytest files a
     failed call as "failed"; this hook is how a plugin files a report in another category,
     and the summary line, exit status and -r listings follow.)"""
     if report.when == "call" and report.failed and \

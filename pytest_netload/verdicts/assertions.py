@@ -10,7 +10,10 @@ passes and raise ``AssertionError`` (pytest: FAIL) when it does not, with a mess
     conditions: frame size 64B, offered 1,000,000 pps (672.0 Mbit/s at L1), duration 10s, ...
 
 Bad arguments (an unknown keyword, a bound that does not parse, a result without the data the
-check needs) raise :class:`~pytest_netload.errors.NetloadConfigError` (pytest: ERROR). Every
+check needs) raise :class:`~pytest_netload.errors.NetloadConfigError` (pytest: ERROR). A
+throughput the generator bounded (a lower bound: the DUT passed the highest load the generator
+could offer) that does not clear ``at_least`` raises :class:`~pytest_netload.errors.GeneratorLimit`
+(pytest: ERROR): the DUT was not judged. Every
 check, passed or failed, is kept with :func:`recording.record_verdict` before anything is
 raised. Methods: percentiles and their confidence intervals are those of
 :class:`~pytest_netload.measure.latency.LatencyResult`; loss bounds are Clopper-Pearson

@@ -9,8 +9,9 @@ import numbers
 from typing import Any
 
 from .. import format as fmt
-from ..errors import NetloadConfigError
+from ..errors import GeneratorLimit, NetloadConfigError
 from ..measure.latency import LatencyResult
+from ..rfc2544.lower_bound import GENERATOR_FIX
 from ..rfc2544.trial import frame_size_label
 from ..units import frame_bits
 
@@ -137,6 +138,31 @@ def _failure(lines: list[str], cond: dict[str, Any], layer: str = "l1") -> Asser
     if text is not None:
         lines = [*lines, f"conditions: {text}"]
     return AssertionError("\n".join(lines))
+
+
+def lower_bound_verdict(figure: str, at_least: str, required: str, ok: bool,
+                        passed: str = "lost nothing", judged: str | None = None) -> str:
+    """The verdict line of a figure that is only a lower bound the generator set:
+    "throughput at 64B is at least 7,615 pps (the generator's ceiling; the DUT lost nothing
+    at the highest load offered), which does not clear >= 14,137 pps: the generator, not
+    the DUT, is the limit; give ..." (`ok`: "which clears ..."). `judged` names what was
+    judged (an MLRsearch goal, "the NDR")."""
+    what = f"{judged}, " if judged else ""
+    head = (f"{figure} is at least {at_least} ({what}the generator's ceiling; the DUT {passed} "
+            f"at the highest load offered), which ")
+    if ok:
+        return head + f"clears {required}"
+    return head + (f"does not clear {required}: the generator, not the DUT, is the limit; "
+                   f"{GENERATOR_FIX}")
+
+
+def generator_limit(lines: list[str], cond: dict[str, Any] | None = None,
+                    layer: str = "l1") -> GeneratorLimit:
+    """The error (pytest: ERROR, not the DUT's FAIL) of a lower bound the generator set
+    that does not clear a requirement: `lines` (the verdict line of
+    :func:`lower_bound_verdict`, then measured and required) and the conditions."""
+    text = _conditions_text(cond, layer) if cond else None
+    return GeneratorLimit("\n".join([*lines, *([f"conditions: {text}"] if text else [])]))
 
 
 def _check_confidence(confidence: object, helper: str) -> float:

@@ -11,13 +11,21 @@ from typing import Any
 from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.recording import record_verdict
+from ..rfc2544.lower_bound import lower_bound_reason
 from ..rfc2544.mlr import MlrGoalResult, MlrResult
 from ..rfc2544.mlr_text import goal_bracket
 from ..rfc2544.throughput import FrameSizeThroughput, ThroughputResult
 from ..rfc2544.trial import frame_size_label
 from ..units import LAYER_TEXT, Size, check_layer, frame_bits
 from .bounds import compare, parse_rate_bound
-from .explain import _conditions, _failure, _real_attr, loss_line
+from .explain import (
+    _conditions,
+    _failure,
+    _real_attr,
+    generator_limit,
+    loss_line,
+    lower_bound_verdict,
+)
 
 
 def _normalise_size(frame_size: object) -> object:
@@ -150,6 +158,24 @@ def _bracket_fields(fst: FrameSizeThroughput) -> dict[str, Any]:
             "resolution_reached": fst.resolution_reached}
 
 
+def _lower_bound_text(fst: FrameSizeThroughput) -> str:
+    """What the measured line adds for a throughput the generator bounded."""
+    reason = lower_bound_reason(max_pps=fst.max_pps, max_source=fst.max_source,
+                                generator_max_pps=fst.generator_max_pps,
+                                ceiling_pps=fst.generator_ceiling_pps)
+    return (f"; only a lower bound of the DUT's throughput: {reason}, so the DUT was never "
+            "saturated")
+
+
+def _passed_words(fst: FrameSizeThroughput) -> str:
+    """What the DUT did at the highest load offered, for a lower bound's verdict line."""
+    if fst.goals:
+        return f"met the {fst.goals[0].name} goal"
+    if fst.loss_tolerance == 0:
+        return "lost nothing"
+    return f"lost no more than {fmt.loss_ratio_exact(fst.loss_tolerance)}"
+
+
 def assert_throughput(obj: object, *, at_least: object, frame_size: object = None,
                       layer: str = "l1", goal: str | None = None) -> None:
     """Check RFC 2544 throughput: ``assert_throughput(result, at_least="95%", frame_size=64)``.
@@ -169,6 +195,12 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
     of the presets). The verdict, passed or failed, names that goal and gives every goal's
     lower and upper bound; a failure adds their conditional throughputs. The verdict
     record keeps the goals (``goal``, ``goals``).
+
+    A throughput the generator bounded (``lower_bound_by_generator``: the DUT passed the
+    highest load the generator could offer) is only a lower bound of the DUT's. It passes
+    when the bound itself clears ``at_least``; when it does not, the DUT was not judged:
+    :class:`~pytest_netload.errors.GeneratorLimit` (pytest: ERROR, not FAIL) says how far
+    the generator got. The verdict is recorded first either way.
     """
     __tracebackhide__ = True
     layer = check_layer(layer, what="assert_throughput: layer")
@@ -218,7 +250,10 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
     else:
         measured += " (the search's maximum)"
     ceiling = _real_attr(fst, "generator_ceiling_pps")
-    if ceiling is not None:
+    bounded = fst.lower_bound_by_generator
+    if bounded:
+        measured += _lower_bound_text(fst)
+    elif ceiling is not None:
         measured += (f"; the generator could not offer {fmt.rate_pps_exact(ceiling)} "
                      "(every try invalid),"
                      " so this may be the generator's limit, not the DUT's")
@@ -226,16 +261,28 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
                  f" = {fmt.rate_pps_exact(required_pps)} at {size_text}")
     required = f"throughput {bound.text}{converted}"
     judged = f" (the {fst.goals[0].name})" if fst.goals else ""
-    verdict = (f"throughput at {label} {fmt.rate_pps_exact(measured_pps)}{judged} is "
-               f"{'' if ok else 'not '}{bound.op} {fmt.rate_pps_exact(required_pps)}"
-               + (f" ({rate})" if rate.kind != "pps" else "")
-               + (f"; {_goals_text(fst.goals)}" if fst.goals else ""))
+    required_text = (f"{bound.op} {fmt.rate_pps_exact(required_pps)}"
+                     + (f" ({rate})" if rate.kind != "pps" else ""))
+    if bounded:
+        verdict = lower_bound_verdict(
+            f"throughput at {label}", fmt.rate_pps_exact(measured_pps), required_text, ok,
+            _passed_words(fst), f"the {fst.goals[0].name}" if fst.goals else None)
+    else:
+        verdict = (f"throughput at {label} {fmt.rate_pps_exact(measured_pps)}{judged} is "
+                   f"{'' if ok else 'not '}{required_text}")
+    verdict += f"; {_goals_text(fst.goals)}" if fst.goals else ""
     record_verdict(f"throughput@{label}", ok, measured_pps, bound.text,
                    required_pps=required_pps, op=bound.op, unit="pps", layer=layer,
                    measured_bps=measured_bps, upper_pps=fst.upper_pps,
                    line_rate_bps=fst.line_rate_bps, generator_ceiling_pps=ceiling,
+                   lower_bound_by_generator=bounded, max_source=fst.max_source,
+                   generator_max_pps=fst.generator_max_pps,
+                   **({"outcome": "error"} if bounded and not ok else {}),
                    **_bracket_fields(fst), **_goal_fields(fst), message=verdict,
                    conditions=cond)
+    if not ok and bounded:  # not the DUT's FAIL: the generator could not offer enough
+        raise generator_limit([verdict, f"measured: {measured}", f"required: {required}"],
+                              cond, layer)
     if not ok:
         where = loss_line(fst)
         raise _failure([verdict, f"measured: {measured}", f"required: {required}",
