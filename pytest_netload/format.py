@@ -22,6 +22,10 @@ The value is rounded to its digits before the unit is chosen, so 999.96 ns reads
 ``1.00us``, never ``1000ns``. Zero is ``0`` in the base unit (``0ns``, ``0 pps``).
 Negative values keep their sign (an IPDV of ``-250ns``).
 
+A figure that is only a lower bound (a throughput the generator's ceiling bounded, the DUT
+never saturated) is written with :func:`at_least`: ``>= 241.5 kpps`` (TEXT),
+``≥ 241.5 kpps`` (HTML).
+
 A relative change (:func:`change`) is a signed percentage with one decimal (``+10.0%``).
 A count (:func:`count`) is a whole number with thousands separators, ``100,003``; a mean
 count keeps 3 significant digits below 100 (``12.5``). A loss ratio (:func:`loss_ratio`) is
@@ -75,6 +79,7 @@ from .units import Duration
 __all__ = [
     "HTML",
     "TEXT",
+    "at_least",
     "band",
     "bitrate",
     "change",
@@ -97,6 +102,7 @@ __all__ = [
 TEXT = "text"
 HTML = "html"
 _DASH = {TEXT: "-", HTML: "\u2013"}
+_AT_LEAST = {TEXT: ">=", HTML: "\u2265"}
 
 TIME_DIGITS = 3
 RATE_DIGITS = 4
@@ -345,6 +351,15 @@ def frame_size(size: object, medium: str = TEXT) -> str:
     if size is None:
         return dash(medium)
     return f"{size}B" if isinstance(size, int) and not isinstance(size, bool) else str(size)
+
+
+def at_least(figure: str, medium: str = TEXT) -> str:
+    """A formatted figure that is only a lower bound: ``">= 241.5 kpps"`` (TEXT, ASCII),
+    ``"≥ 241.5 kpps"`` (HTML); the medium's dash stays a dash."""
+    medium = _medium(medium)
+    if figure == _DASH[medium]:
+        return figure
+    return f"{_AT_LEAST[medium]} {figure}"
 
 
 _FIGURE_UNITS = ("ns", "s", "pps", "bit/s", "frames")

@@ -16,10 +16,18 @@ import pytest
 from .. import format as fmt
 from ..bench.progress import progress_line
 from ..measure.dut import loss_note
+from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
 from ..rfc2544.mlr_text import goals_note
 from ..rfc2544.trial import steady_summary
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
+
+
+def _rate(pps: Any, lower_bound: bool) -> str:
+    """A throughput column's figure: ``241.5 kpps``, or ``>= 241.5 kpps`` when it is only a
+    lower bound the generator set."""
+    text = fmt.rate_pps(pps)
+    return fmt.at_least(text) if lower_bound else text
 
 
 def _lost(lost: int, sent: int) -> str:
@@ -39,12 +47,17 @@ def _note(m: dict[str, Any]) -> str | None:
     if kind == "frame_loss" and m.get("points"):
         top = m["points"][0]
         return (f"frame loss {fmt.loss_ratio(top['loss_ratio'])} at "
-                f"{fmt.percent(top['load_ratio'])}")
+                f"{fmt.percent(top['load_ratio'])}"
+                + (" (the generator's ceiling)" if m.get("max_source") == "generator" else ""))
     if kind == "back_to_back":
         return f"back-to-back {fmt.count(m['spread']['mean'])} frames"
     if kind == "recovery":
         rec = m.get("recovery_s")
-        return f"recovery {fmt.time_s(rec['mean'])}" if rec else "recovery: no overload loss"
+        if rec:
+            return f"recovery {fmt.time_s(rec['mean'])}"
+        return "recovery: no overload loss" + (
+            " (the throughput is the generator's ceiling: the DUT was not overloaded)"
+            if m.get("throughput_lower_bound_by_generator") else "")
     if kind == "reset":
         reset = m.get("reset_s")
         return f"reset {fmt.time_s(reset['mean'])}" if reset else "reset: did not recover"
@@ -56,12 +69,15 @@ def _note(m: dict[str, Any]) -> str | None:
                    if bad else f"all {len(steps)} steps passed"))
     if kind == "rfc2889_address_caching_capacity":
         return f"RFC 2889 address capacity {fmt.count(m['capacity'])}"
+    bounded = bool(m.get("lower_bound_by_generator"))
+    why = f" ({LOWER_BOUND_NOTE})" if bounded else ""
     if kind == "rfc2889_address_learning_rate":
-        return f"RFC 2889 learning rate {fmt.rate_pps(m['learning_rate_fps'] or 0.0)}"
+        return (f"RFC 2889 learning rate {_rate(m['learning_rate_fps'] or 0.0, bounded)}"
+                f"{why}")
     if kind in ("rfc2889_fully_meshed", "rfc2889_broadcast_forwarding"):
         key = "throughput_pps_per_port" if kind == "rfc2889_fully_meshed" else "throughput_pps"
         what = "mesh" if kind == "rfc2889_fully_meshed" else "broadcast"
-        return f"RFC 2889 {what} throughput {fmt.rate_pps(m.get(key) or 0.0)}"
+        return f"RFC 2889 {what} throughput {_rate(m.get(key) or 0.0, bounded)}{why}"
     if kind == "rfc2889_congestion_control":
         return "RFC 2889 congestion: " + (", ".join(m.get("observed") or ()) or "-")
     if kind == "y1564_spt":
@@ -82,9 +98,10 @@ def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
           and t.get("offered_pps") == lower]
     lat = next((t["latency"] for t in reversed(at) if t.get("latency")), None)
     sent = sum(t.get("tx_packets", 0) for t in at)
-    notes = [goals_note(m.get("goals") or ()), steady_summary(m.get("trials", ())) or "",
-             loss_note(m.get("trials", ())) or ""]
-    return [name, fmt.frame_size(m.get("frame_size")), fmt.rate_pps(lower or 0.0),
+    bounded = bool(goals[0].get("lower_bound_by_generator"))
+    notes = [LOWER_BOUND_NOTE if bounded else "", goals_note(m.get("goals") or ()),
+             steady_summary(m.get("trials", ())) or "", loss_note(m.get("trials", ())) or ""]
+    return [name, fmt.frame_size(m.get("frame_size")), _rate(lower or 0.0, bounded),
             _percentile(lat, "p50"), _percentile(lat, "p99"),
             _lost(sum(t.get("lost", 0) for t in at), sent) if sent else "-", verdict,
             "; ".join(n for n in notes if n)]
@@ -120,9 +137,11 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
             loss = "0 at throughput" if m.get("throughput_pps") else "-"
             if best is not None and best.get("lost"):  # within a loss tolerance
                 loss = _lost(best["lost"], best["tx_packets"]) + " at throughput"
-            notes = [steady_summary(m.get("trials", ())), loss_note(m.get("trials", ()))]
+            bounded = bool(m.get("lower_bound_by_generator"))
+            notes = [LOWER_BOUND_NOTE if bounded else None, steady_summary(m.get("trials", ())),
+                     loss_note(m.get("trials", ()))]
             rows.append([name, fmt.frame_size(m.get("frame_size")),
-                         fmt.rate_pps(m.get("throughput_pps")), _percentile(lat, "p50"),
+                         _rate(m.get("throughput_pps"), bounded), _percentile(lat, "p50"),
                          _percentile(lat, "p99"), loss, verdict,
                          "; ".join(n for n in notes if n)])
         elif kind == "latency_rfc2544":
@@ -130,6 +149,10 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
             if row is None:
                 row = [name, fmt.frame_size(m.get("frame_size")), *["-"] * 4, verdict, ""]
                 rows.append(row)
+            if m.get("throughput_lower_bound_by_generator") and LOWER_BOUND_NOTE not in row[7]:
+                # the throughput it ran at came from elsewhere: say what that rate is
+                ran_at = "latency at the generator's ceiling (DUT not saturated)"
+                row[7] = f"{row[7]}; {ran_at}" if row[7] else ran_at
             row[3], row[4] = _percentile(m["latency"], "p50"), _percentile(m["latency"], "p99")
             row[5] = _lost(m["lost"], m["tx_packets"]) if m.get("tx_packets") else row[5]
         elif kind == "latency":
@@ -256,7 +279,7 @@ class Summary:
         self.measured = 0
         self.write_errors: list[str] = []
         self.crashes: list[tuple[str, str]] = []  # (nodeid, EngineCrashed text)
-        self.harness_errors = 0  # tests that ended in EngineCrashed or InvalidTrial
+        self.harness_errors = 0  # tests that ended in EngineCrashed, InvalidTrial, ...
         self.collected = 0
         self.netload_tests = 0  # collected tests that use a netload fixture or marker
         self.stop_reason: str | None = None

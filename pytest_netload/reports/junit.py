@@ -19,7 +19,12 @@ counts as ints). Names are ``netload.<figure>.<frame size or stream>``:
   ``netload.rfc2889_broadcast_throughput_pps.64B``, ``netload.rfc2889_address_capacity.64B``,
   ``netload.rfc2889_learning_rate_fps.64B``;
 - ``netload.latency_p50_ns.<stream>``, ``netload.latency_p99_ns.<stream>`` and
-  ``netload.lost.<stream>``: a latency meter's.
+  ``netload.lost.<stream>``: a latency meter's;
+- beside each throughput figure above (the throughput, an MLRsearch goal's figure, the RFC
+  2889 throughputs and learning rate), ``netload.lower_bound_by_generator.<figure>.<frame
+  size>``: 1 when the figure is only a lower bound the generator set (the DUT passed the
+  highest load the generator could offer; not the DUT's figure), else 0. Records written
+  before the field existed have none.
 
 docs/reports.md lists them.
 """
@@ -38,8 +43,18 @@ GOAL_FIGURES = (("", "lower_bound_pps"), ("_lower", "lower_bound_pps"),
 """(name suffix, goal record field) of the properties written per MLRsearch goal."""
 
 
+def _bound_flag(figure: str, label: str, record: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``netload.lower_bound_by_generator.<figure>.<label>``: 1 or 0 from the record's
+    ``lower_bound_by_generator``; nothing when the record does not have it."""
+    if "lower_bound_by_generator" not in record:
+        return []
+    return [(f"netload.lower_bound_by_generator.{figure}.{label}",
+             int(record["lower_bound_by_generator"] is True))]
+
+
 def goal_properties(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The properties of an "mlrsearch" record: four per goal (see the module)."""
+    """The properties of an "mlrsearch" record: four per goal, and its lower-bound flag
+    (see the module)."""
     label = fmt.frame_size(m["frame_size"])
     out: list[tuple[str, Any]] = []
     used: set[str] = set()
@@ -50,6 +65,7 @@ def goal_properties(m: Mapping[str, Any]) -> list[tuple[str, Any]]:
         used.add(key)
         out += [(f"netload.{key}{suffix}_pps.{label}", g[field])
                 for suffix, field in GOAL_FIGURES if g.get(field) is not None]
+        out += _bound_flag(f"{key}_pps", label, g)
     return out
 
 
@@ -95,8 +111,9 @@ def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any
     for m in measurements:
         kind = m["kind"]
         if kind == "throughput":
-            out.append((f"netload.throughput_pps.{fmt.frame_size(m['frame_size'])}",
-                        m["throughput_pps"]))
+            label = fmt.frame_size(m["frame_size"])
+            out.append((f"netload.throughput_pps.{label}", m["throughput_pps"]))
+            out += _bound_flag("throughput_pps", label, m)
         elif kind == "mlrsearch":
             out += goal_properties(m)
         elif kind in ("y1564_sct", "y1564_spt"):
@@ -104,7 +121,9 @@ def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any
         elif kind in RFC2889_FIGURES:
             figure, key = RFC2889_FIGURES[kind]
             if m.get(key) is not None:
-                out.append((f"netload.{figure}.{fmt.frame_size(m.get('frame_size'))}", m[key]))
+                label = fmt.frame_size(m.get("frame_size"))
+                out.append((f"netload.{figure}.{label}", m[key]))
+                out += _bound_flag(figure, label, m)
         elif kind == "latency":
             for p in ("p50", "p99"):
                 value = (m["latency"]["percentiles"] or {}).get(p)

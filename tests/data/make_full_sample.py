@@ -5,7 +5,8 @@ are recorded as the runner records them and the verdicts come from the real asse
 helpers, so the document has the producer's exact shapes. It adds what a lab run has and
 the built-in sample lacks: a line rate (10 Gbit/s), DUT metadata, an IMIX size, MLRsearch,
 recovery, a traffic run with a latency meter, Y.1564, every RFC 2889 procedure (on a fake
-4-port switch), invalid trials, a failed test, and the
+4-port switch), invalid trials, a failed test, a throughput the generator's ceiling bounded
+(a lower bound: one requirement it clears, one it does not, which errors), and the
 optional `environment` and latency `histogram` fields.
 
     python3 tests/data/make_full_sample.py          # rewrites tests/data/results-full.json
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_netload import assert_latency, assert_loss, assert_throughput
+from pytest_netload import GeneratorLimit, assert_latency, assert_loss, assert_throughput
 from pytest_netload.measure.dut import DutCounter, attribute_loss
 from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
@@ -111,17 +112,20 @@ class FakeLab:
 
 
 def _test(nodeid: str, body: Callable[[], None], duration_s: float) -> dict[str, Any]:
-    """Run `body` in a test record, as the plugin does; a failed assertion fails the test."""
-    outcome = "passed"
+    """Run `body` in a test record, as the plugin does; a failed assertion fails the test,
+    a requirement above the generator's ceiling (GeneratorLimit) errors it."""
+    outcome, error = "passed", None
     with recording(nodeid) as record:
         try:
             body()
         except AssertionError:
             outcome = "failed"
+        except GeneratorLimit as exc:
+            outcome, error = "error", str(exc)
     data = json.loads(json.dumps(record.as_dict(), default=str))
     return {"nodeid": nodeid, "outcome": outcome, "duration_s": duration_s,
             "measurements": data["measurements"], "verdicts": data["verdicts"],
-            "captures": data.get("captures", [])}
+            "captures": data.get("captures", []), **({"error": error} if error else {})}
 
 
 def _rfc2544_size(size: Any) -> Callable[[], None]:
@@ -133,7 +137,7 @@ def _rfc2544_size(size: Any) -> Callable[[], None]:
             "latency_bias_note": "measured on the p2->p3 cable that bypasses the DUT"})
         tput = binary_search(lambda load: lab.measure(load, 2.0), lab.line_pps, frame_size=size,
                              mean_frame_size=lab.mean, duration_s=2.0, max_trials=10,
-                             line_rate_bps=LINE_RATE_BPS)
+                             line_rate_bps=LINE_RATE_BPS, max_source="line_rate")
         record_measurement("throughput", tput.as_dict())
         lat = latency_trials(lambda load: lab.measure(load, 2.0, latency=True),
                              tput.throughput_pps, frame_size=size, mean_frame_size=lab.mean,
@@ -141,7 +145,7 @@ def _rfc2544_size(size: Any) -> Callable[[], None]:
         record_measurement("latency_rfc2544", lat.as_dict())
         loss = frame_loss_sweep(lambda load: lab.measure(load, 2.0), lab.line_pps,
                                 frame_size=size, mean_frame_size=lab.mean, duration_s=2.0,
-                                line_rate_bps=LINE_RATE_BPS)
+                                line_rate_bps=LINE_RATE_BPS, max_source="line_rate")
         record_measurement("frame_loss", loss.as_dict())
         assert_throughput(tput, at_least="60%")
         assert_latency(lat, p50="< 50us", p99_9="< 2ms")
@@ -200,7 +204,8 @@ def _ndr_pdr() -> None:
                            clock="tsc-software")
     result = mlr_search(measure, min_pps=lab.line_pps / 1000, max_pps=lab.line_pps,
                         goals="ci-fast", frame_size=1518, mean_frame_size=1518.0,
-                        line_rate_bps=LINE_RATE_BPS, time_budget_s=60.0)
+                        line_rate_bps=LINE_RATE_BPS, time_budget_s=60.0,
+                        max_source="line_rate")
     record_measurement("mlrsearch", result.as_dict())
 
 
@@ -223,9 +228,31 @@ def _too_strict() -> None:
     lab = FakeLab(64, seed=9)
     tput = binary_search(lambda load: lab.measure(load, 1.0), lab.line_pps, frame_size=64,
                          mean_frame_size=64.0, duration_s=1.0, max_trials=6,
-                         resolution_ratio=0.1, line_rate_bps=LINE_RATE_BPS)
+                         resolution_ratio=0.1, line_rate_bps=LINE_RATE_BPS,
+                         max_source="line_rate")
     record_measurement("throughput", tput.as_dict())
     assert_throughput(tput, at_least="99%")
+
+
+def _generator_bound() -> None:
+    """A router faster than the generator on a port without a line rate (veth): the search
+    starts at 95 % of the generator's calibrated ceiling and passes there, so the
+    throughput is a lower bound; it clears 200 kpps, and 1 Mpps errors (GeneratorLimit)."""
+    ceiling = 312_000.0
+    record_measurement("calibration", {
+        "port": "veth-gen0", "frame_size": 64, "generator_max_pps": ceiling, "seconds": 1.0,
+        "search_max_pps": ceiling * 0.95, "latency_bias_ns": None,
+        "latency_bias_note": "no wire bypasses the DUT on this topology"})
+
+    def measure(load: float) -> TrialResult:
+        tx = round(load * 2.0)
+        return TrialResult(64, 64.0, load, 2.0, tx, tx, achieved_tx_pps=load,
+                           clock="tsc-software")
+    tput = binary_search(measure, ceiling * 0.95, frame_size=64, mean_frame_size=64.0,
+                         duration_s=2.0, max_source="generator", generator_max_pps=ceiling)
+    record_measurement("throughput", tput.as_dict())
+    assert_throughput(tput, at_least="200kpps")
+    assert_throughput(tput, at_least="1Mpps")
 
 
 def _dut_health() -> None:
@@ -328,11 +355,13 @@ def _rfc2889() -> None:
     """Every RFC 2889 procedure on a 4-port fake switch, recorded as bench/rfc2889.py does."""
     switch, line = FakeSwitch(), 148_809.5  # 100 Mbit/s at 64 B
     for result in (
-            fully_meshed(switch, ports=4, max_pps_per_port=line, duration_s=30.0),
+            fully_meshed(switch, ports=4, max_pps_per_port=line, duration_s=30.0,
+                         max_source="line_rate"),
             congestion_control(switch, load_pps_per_port=line, duration_s=30.0),
             address_caching_capacity(switch, low=1024, high=16384),
             address_learning_rate(switch, count=4096, max_rate_fps=line),
-            broadcast_forwarding(switch, ports=4, max_pps=line, duration_s=30.0)):
+            broadcast_forwarding(switch, ports=4, max_pps=line, duration_s=30.0,
+                                 max_source="line_rate")):
         data = result.as_dict()
         record_measurement(data["procedure"], {**data, "frame_size": 64,
                                                "port_names": list(switch.names)})
@@ -360,6 +389,7 @@ def build() -> dict[str, Any]:
               _test(f"{base}test_dut_health", _dut_health, 2.1),
               _test(f"{base}test_service_activation", _y1564, 105.0),
               _test(f"{base}test_switch_rfc2889", _rfc2889, 640.0),
+              _test(f"{base}test_router_beyond_the_generator", _generator_bound, 4.2),
               _test(f"{base}test_line_rate_at_64B", _too_strict, 7.9)]
     capture = "netload-results/captures/tests_acceptance_test_edge.py_test_line_rate_at_64B.pcap"
     tests[-1]["captures"] = [capture]

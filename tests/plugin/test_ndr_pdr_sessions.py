@@ -106,7 +106,12 @@ def _check_junit(result: pytest.RunResult, pytester: pytest.Pytester) -> None:
     assert props["test_mlr_throughput"]["netload.throughput_pps.64B"] == \
         props["test_mlr_throughput"]["netload.ndr_pps.64B"]
     assert "netload.throughput_pps.64B" not in props["test_ndr_pdr"]
-    assert list(props["test_binary"]) == ["netload.throughput_pps.64B"]  # as before
+    # as before, with the flag: a line-rate search the DUT bounded is the DUT's figure
+    assert props["test_binary"] == {
+        "netload.throughput_pps.64B": props["test_binary"]["netload.throughput_pps.64B"],
+        "netload.lower_bound_by_generator.throughput_pps.64B": 0.0}
+    for test in ("test_ndr_pdr", "test_mlr_throughput"):
+        assert props[test]["netload.lower_bound_by_generator.ndr_pps.64B"] == 0.0
 
 
 def _check_passed_verdict(result: pytest.RunResult, pytester: pytest.Pytester) -> None:

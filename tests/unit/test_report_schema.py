@@ -92,7 +92,7 @@ def test_full_sample_validates_and_has_every_kind() -> None:
     doc = _full()
     validate(doc, str(FULL))
     assert {m["kind"] for t in doc["tests"] for m in t["measurements"]} == KINDS
-    assert {t["outcome"] for t in doc["tests"]} == {"passed", "failed"}
+    assert {t["outcome"] for t in doc["tests"]} == {"passed", "failed", "error"}
 
 
 def test_the_producers_shapes_match_the_schema() -> None:

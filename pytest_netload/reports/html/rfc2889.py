@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .sections import _measurements, short_name
+from ... import format as fmt
+from .sections import _measurements, lower_bound_note, short_name
 from .text import DASH, fmt_count, fmt_loss, fmt_ns, fmt_pps
 
 __all__ = ["RFC2889_KINDS", "rfc2889_rows"]
@@ -26,7 +27,26 @@ def _opt(value: Any, show: Any) -> str:
 
 
 def _figures(kind: str, m: Mapping[str, Any]) -> tuple[str, str]:
-    """(result, details) of one record."""
+    """(result, details) of one record; a figure the generator bounded reads "≥ ..." and
+    its details say so."""
+    result, details = _plain_figures(kind, m)
+    if not m.get("lower_bound_by_generator"):
+        return result, details
+    for key in ("throughput_pps_per_port", "throughput_pps", "learning_rate_fps"):
+        if key in m and m[key] is not None:
+            shown = fmt_pps(m[key])
+            result = result.replace(shown, fmt.at_least(shown, fmt.HTML), 1)
+            break
+    per_port = kind == "rfc2889_fully_meshed"
+    note = lower_bound_note(m.get("max_source"),
+                            m.get("generator_max_pps_per_port" if per_port else
+                                  "generator_max_pps"),
+                            "learning rate" if kind == "rfc2889_address_learning_rate"
+                            else "throughput")
+    return result, f"{details}; {note}"
+
+
+def _plain_figures(kind: str, m: Mapping[str, Any]) -> tuple[str, str]:
     if kind == "rfc2889_fully_meshed":
         return (f"throughput {_opt(m.get('throughput_pps_per_port'), fmt_pps)} per port",
                 f"{m['ports']} ports; forwarding rate at the maximum offered load "

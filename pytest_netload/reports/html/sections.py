@@ -120,10 +120,21 @@ def traffic_note(record: Mapping[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
+def lower_bound_note(max_source: Any, generator_max_pps: Any, what: str = "throughput") -> str:
+    """The report's note beside a figure that is only a lower bound the generator set."""
+    ceiling = (f" (calibrated {fmt_pps(generator_max_pps)})"
+               if max_source == "generator" and _real(generator_max_pps) else "")
+    return (f"a lower bound: the generator's ceiling{ceiling}; the DUT was not saturated, "
+            f"its {what} is at least this")
+
+
 def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for nodeid, m in _sorted(list(_measurements(doc, "throughput"))):
         notes = []
+        bounded = bool(m.get("lower_bound_by_generator"))
+        if bounded:
+            notes.append(lower_bound_note(m.get("max_source"), m.get("generator_max_pps")))
         if (sent := traffic_note(m)) is not None:
             notes.append(sent)
         if m.get("generator_ceiling_pps"):
@@ -136,8 +147,9 @@ def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             notes.append(steady)
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
-            "pps": fmt_pps(m["throughput_pps"]), "bps_l1": fmt_bps(m["throughput_bps_l1"]),
-            "bps_l2": fmt_bps(m["throughput_bps_l2"]),
+            "pps": _at_least(fmt_pps(m["throughput_pps"]), bounded),
+            "bps_l1": _at_least(fmt_bps(m["throughput_bps_l1"]), bounded),
+            "bps_l2": _at_least(fmt_bps(m["throughput_bps_l2"]), bounded),
             "line_share": fmt_share(m.get("line_rate_ratio")),
             "upper": fmt_pps(m.get("upper_pps")), "max": fmt_pps(m["max_pps"]),
             "tolerance": fmt_given_loss(m["loss_tolerance"]),
@@ -148,6 +160,14 @@ def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _at_least(figure: str, bounded: bool) -> str:
+    return fmt.at_least(figure, fmt.HTML) if bounded else figure
+
+
+_MAX_BASIS = {"line_rate": None, "max_rate": "the marker's max_rate",
+              "generator": "the generator's calibrated maximum"}
+
+
 def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for nodeid, m in _sorted(list(_measurements(doc, "latency_rfc2544"))):
@@ -155,7 +175,10 @@ def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         pcts = lat.get("percentiles") or {}
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
-            "load": fmt_pps(m["load_pps"]), "duration": fmt_given_s(m["duration_s"]),
+            "load": fmt_pps(m["load_pps"]) + (
+                " (the throughput is the generator's ceiling: the DUT was not saturated)"
+                if m.get("throughput_lower_bound_by_generator") else ""),
+            "duration": fmt_given_s(m["duration_s"]),
             "trials": _trial_counts(m["trials"]),
             "rfc": _spread_mean(m.get("rfc2544_ns"), fmt_ns),
             "rfc_range": _spread_range(m.get("rfc2544_ns"), fmt_ns),
@@ -170,8 +193,13 @@ def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _frame_loss(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     tables = []
     for nodeid, m in _sorted(list(_measurements(doc, "frame_loss"))):
-        basis = f"line rate {fmt_bps(m['line_rate_bps'])}" if m.get("line_rate_bps") else \
-            "the generator's calibrated maximum"
+        basis = _MAX_BASIS.get(m.get("max_source") or "")
+        if basis is None:   # the line rate, or a record that does not say
+            basis = f"line rate {fmt_bps(m['line_rate_bps'])}" if m.get("line_rate_bps") else \
+                "the generator's calibrated maximum"
+        elif m.get("max_source") == "generator" and _real(m.get("generator_max_pps")):
+            basis = (f"{fmt_percent(m['max_pps'] / m['generator_max_pps'])} of {basis}, "
+                     f"{fmt_pps(m['generator_max_pps'])}")
         tables.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
             "max": fmt_pps(m["max_pps"]), "basis": basis, "step": fmt_percent(m["step"]),
@@ -209,7 +237,8 @@ def _recovery(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                      else {})
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
-            "throughput": fmt_pps(m["throughput_pps"]),
+            "throughput": _at_least(fmt_pps(m["throughput_pps"]),
+                                    bool(m.get("throughput_lower_bound_by_generator"))),
             "overload": fmt_pps(first.get("overload_pps")),
             "relief": fmt_pps(first.get("recovery_pps")),
             "time": _spread(m.get("recovery_s"), fmt_s) if m["overloaded"] else
@@ -246,7 +275,8 @@ def _mlrsearch(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "exceed": fmt_percent(g["exceed_ratio"]),
                 "durations": f"{fmt_given_s(goal['final_trial_duration_s'])} / "
                              f"{fmt_given_s(goal['duration_sum_s'])}",
-                "lower": fmt_pps(g["lower_bound_pps"]),
+                "lower": _at_least(fmt_pps(g["lower_bound_pps"]),
+                                   bool(g.get("lower_bound_by_generator"))),
                 "conditional": fmt_pps(g["conditional_throughput_pps"]),
                 "bps": fmt_bps(g.get("throughput_bps_l1")),
                 "upper": fmt_pps(g["upper_bound_pps"]) + (
@@ -255,6 +285,10 @@ def _mlrsearch(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "target": fmt_percent(goal["relative_width"]),
             })
         stop = m.get("stop_reason") or "every goal reached"
+        bounded = [g["name"] for g in m["goals"] if g.get("lower_bound_by_generator")]
+        if bounded:
+            stop += (f"; {', '.join(bounded)}: "
+                     + lower_bound_note(m.get("max_source"), m.get("generator_max_pps")))
         if (steady := steady_summary(m["trials"], fmt.HTML)) is not None:
             stop += f"; {steady}"
         tables.append({
@@ -406,6 +440,8 @@ def _verdict_value(v: Mapping[str, Any], key: str) -> str:
     unit = v.get("unit")
     if unit == "pps":
         text = fmt_pps(value)
+        if key == "measured" and v.get("lower_bound_by_generator"):
+            text = fmt.at_least(text, fmt.HTML)
         if key == "measured" and _real(v.get("measured_bps")):
             text += f" ({fmt_bps(v['measured_bps'])} at {str(v.get('layer', 'l1')).upper()})"
         return text
@@ -435,7 +471,9 @@ def _verdicts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             "captures": [{"path": c, "href": "captures/" + os.path.basename(c)}
                          for c in test.get("captures", ())],
             "checks": [{
-                "check": v["check"], "verdict": "PASS" if v["passed"] else "FAIL",
+                "check": v["check"],
+                "verdict": "PASS" if v["passed"] else
+                "ERROR" if v.get("outcome") == "error" else "FAIL",
                 "measured": _verdict_value(v, "measured"),
                 "required": _verdict_value(v, "required"),
                 "statement": v.get("message") or v.get("reason") or "",
