@@ -90,6 +90,8 @@ def describe(holder: Mapping[str, Any] | None) -> str:
         text += f" on host {holder['host']}"
     if holder.get("since"):
         text += f" since {holder['since']}"
+    if holder.get("dut"):  # a DPDK DUT busy-polls the CPU (topology/builtin/testpmd.py)
+        text = f"the DUT {holder['dut']}, {text}"
     return text
 
 
@@ -233,7 +235,8 @@ class CpuPlan:
         where = (f"runs its worker on CPU {self.main}, beside its own main lcore (pacing "
                  "may be less precise)" if self.workers == [self.main]
                  else f"runs its workers on CPU(s) {', '.join(map(str, self.workers))}")
-        return (f"netload engine: worker CPUs held by another engine were skipped ({held}); "
+        return (f"netload engine: worker CPUs held by another engine or a DPDK DUT were "
+                f"skipped ({held}); "
                 f"this engine {where}; to measure at full precision, give concurrent sessions "
                 "separate CPUs (taskset -c LIST python3 -m pytest ...)")
 

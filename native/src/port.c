@@ -294,6 +294,15 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	eth_conf.txmode.offloads = ps->tx_offloads;
 	if (conf->mtu != 0)
 		eth_conf.rxmode.mtu = conf->mtu;
+	/*
+	 * A vhost-user server port registers its link interrupt handler when its peer
+	 * goes away, whatever the configuration; only with LSC configured does its close
+	 * unregister it, else the EAL's interrupt thread calls into the freed port
+	 * (DPDK 22.11's virtio-user: a crash at close after the DUT reconnected).
+	 */
+	if (strcmp(info.driver_name, "net_virtio_user") == 0 && info.dev_flags != NULL &&
+			(*info.dev_flags & RTE_ETH_DEV_INTR_LSC))
+		eth_conf.intr_conf.lsc = 1;
 	hw_ts = rx_timestamps_configure(conf, &info, &eth_conf);
 	if (hw_ts < 0) {
 		release(pid);

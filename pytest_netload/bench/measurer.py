@@ -27,7 +27,7 @@ from ..units import Rate
 from .lanes import (Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of,
                     trial_counts)
 from .link import recover_links
-from .validity import TX_TOLERANCE, generator_failure
+from .validity import TX_TOLERANCE, dut_saw_generator_drops, generator_failure
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Calibration",
            "EngineMeasurer"]
@@ -153,7 +153,9 @@ class EngineMeasurer:
         hooks.before(ctx)
         run, trial = run_trial()
         self.last_run = run
-        return hooks.after(replace(ctx, phase="after"), trial, run)
+        trial = hooks.after(replace(ctx, phase="after"), trial, run)
+        reason = dut_saw_generator_drops(trial.attribution) if trial.valid else None
+        return trial if reason is None else replace(trial, valid=False, invalid_reason=reason)
 
     def measure(self, load_pps: float, duration_s: float) -> TrialResult:
         self.warm_up(load_pps, self.warmup_s)

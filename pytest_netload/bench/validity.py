@@ -186,3 +186,21 @@ def generator_failure(run: Any, s: Any, scheduled: float, offered_pps: float,
     if run.interrupted:
         return "interrupted"
     return None
+
+
+def dut_saw_generator_drops(attribution: Any) -> str | None:
+    """Why a trial whose DUT reports frames it could not hand to a generator port is the
+    generator's failure; None when it reports none. Over vhost-user or memif the DUT's TX
+    ring is the generator port's RX ring: a DUT counter of kind "generator_drop" that
+    grew (dpdk-testpmd's TX drops towards p1) means the generator did not take frames
+    as fast as the DUT forwarded them, so the loss says nothing of the DUT."""
+    if attribution is None or not attribution.lost:
+        return None
+    rows = [c for c in attribution.counters if c.kind == "generator_drop" and c.value > 0]
+    if not rows:
+        return None
+    dropped = sum(c.value for c in rows)
+    where = "; ".join(c.where or c.name for c in rows)
+    return (f"the DUT could not hand {fmt.count(dropped)} frames to the generator's ports "
+            f"({where}): the generator's receive path, not the DUT, was the limit")
+

@@ -29,9 +29,13 @@ __all__ = ["BUILTIN_PLUGIN", "BuiltinDutHooks", "HookRunner", "PluginTrialHooks"
 BUILTIN_PLUGIN = "netload-builtin-dut"
 
 
+BUILTIN_DUT_MODULES = ("pytest_netload.topology.builtin.dut",
+                       "pytest_netload.topology.builtin.testpmd")
+
+
 def _is_builtin(dut: Any) -> bool:
     # by module, so that the plugin never imports pyroute2 for a DUT that is not built-in
-    return type(dut).__module__ == "pytest_netload.topology.builtin.dut"
+    return type(dut).__module__ in BUILTIN_DUT_MODULES
 
 
 class HookRunner:

@@ -67,7 +67,7 @@ RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC b
                         "by then is an error naming the port and what to check. Default: 5s")
 
 BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge",
-                      "netns-policed", "loopback")
+                      "netns-policed", "loopback", "dpdk-testpmd")
 BACKENDS = ("af_packet", "af_xdp")
 
 

@@ -255,8 +255,8 @@ def test_vdev_strings() -> None:
 
 
 def test_build_unknown_name_lists_known() -> None:
-    known = (r"\['loopback', 'netns-bridge', 'netns-lossy', 'netns-policed', 'netns-router', "
-             r"'netns-shaped'\]")
+    known = (r"\['dpdk-testpmd', 'loopback', 'netns-bridge', 'netns-lossy', 'netns-policed', "
+             r"'netns-router', 'netns-shaped'\]")
     with pytest.raises(NetloadConfigError, match=known):
         builtin.build("netns-rooter")
 

@@ -22,6 +22,7 @@ from pytest_netload.topology.builtin.lossy import netns_lossy
 from pytest_netload.topology.builtin.policed import netns_policed
 from pytest_netload.topology.builtin.router import netns_router
 from pytest_netload.topology.builtin.shaped import netns_shaped
+from pytest_netload.topology.builtin.testpmd import dpdk_testpmd
 
 __all__ = ["BUILTIN", "build"]
 
@@ -33,6 +34,7 @@ BUILTIN: dict[str, Callable[..., contextlib.AbstractContextManager[BuiltTopology
     "netns-policed": netns_policed,
     "netns-lossy": netns_lossy,
     "netns-bridge": netns_bridge,
+    "dpdk-testpmd": dpdk_testpmd,
 }
 
 

@@ -18,6 +18,7 @@ import atexit
 import contextlib
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,9 +40,11 @@ from pytest_netload.topology.builtin.kernel import _remove_netns, _require_root
 from pytest_netload.topology.builtin.names import (
     _ALIAS_RE,
     PREFIX,
+    SOCKET_ROOT,
     _alive,
     _check_prefix,
     _netns_re,
+    _socket_dir_re,
     new_tag,
 )
 
@@ -216,4 +219,13 @@ def sweep_stale(prefix: str = PREFIX) -> list[str]:
             continue
         _remove_netns(ns)
         removed.append(ns)
+    # a DPDK DUT's socket dir (its process died with its owner: parent-death signal)
+    pattern = _socket_dir_re(prefix)
+    with contextlib.suppress(FileNotFoundError):
+        for name in sorted(os.listdir(SOCKET_ROOT)):
+            match = pattern.match(name)
+            if match is None or _alive(int(match.group(1)), int(match.group(2))):
+                continue
+            shutil.rmtree(os.path.join(SOCKET_ROOT, name), ignore_errors=True)
+            removed.append(os.path.join(SOCKET_ROOT, name))
     return removed

@@ -32,6 +32,7 @@ _SHAPED_CODE = 3
 _LOSSY_CODE = 4
 _BRIDGE_CODE = 5
 _POLICED_CODE = 6
+_TESTPMD_CODE = 7
 _GEN_SIDE, _DUT_SIDE = 0, 1
 
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,6}$")
@@ -118,6 +119,21 @@ def _alias(tag: str) -> str:
 def _netns_name(tag: str) -> str:
     pid, start = _owner()
     return f"{tag}-dut-{pid}.{start}"
+
+
+SOCKET_ROOT = "/run/netload"
+
+
+def socket_dir(tag: str) -> str:
+    """The folder of a DPDK DUT's vhost-user or memif sockets:
+    ``/run/netload/dut-<tag>-<pid>.<start>`` (the owner's pid and start time, as in a
+    namespace's name, for the sweep)."""
+    pid, start = _owner()
+    return os.path.join(SOCKET_ROOT, f"dut-{tag}-{pid}.{start}")
+
+
+def _socket_dir_re(prefix: str) -> re.Pattern[str]:
+    return re.compile(rf"^dut-{re.escape(prefix)}[0-9a-f]{{6}}-(\d+)\.(\d+)$")
 
 
 def _netns_re(prefix: str) -> re.Pattern[str]:
