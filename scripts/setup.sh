@@ -11,6 +11,10 @@
 #   bash scripts/setup.sh                  engine host: DPDK, compiler, the native extension
 #   bash scripts/setup.sh --client-only    a CI runner that drives a remote engine: no DPDK,
 #                                          no compiler, no extension (NETLOAD_CLIENT_ONLY=1)
+#   bash scripts/setup.sh --hugepages[=MB] also reserves MB MiB of 2 MiB hugepages (default
+#                                          1024) and mounts hugetlbfs on /dev/hugepages: for
+#                                          DPDK DUTs that need them (OVS-DPDK); the engine
+#                                          runs without (memfd memory) where too few are free
 #   PYTHON=/usr/bin/python3 bash scripts/setup.sh   the Python the venv is made from
 #                                                    (default: the first python3 on PATH)
 set -euo pipefail
@@ -18,11 +22,20 @@ cd "$(dirname "$0")/.."
 
 CLIENT_ONLY=${NETLOAD_CLIENT_ONLY:-0}
 [[ $CLIENT_ONLY == 0 ]] || CLIENT_ONLY=1
+HUGEPAGES_MB=0
 for arg in "$@"; do
   case $arg in
     --client-only) CLIENT_ONLY=1 ;;
-    -h|--help) sed -n '2,15p' "$0" | cut -c3-; exit 0 ;;
-    *) echo "setup: unknown argument '$arg' (the one option is --client-only)" >&2; exit 2 ;;
+    --hugepages) HUGEPAGES_MB=1024 ;;
+    --hugepages=*)
+      HUGEPAGES_MB=${arg#--hugepages=}
+      if ! [[ $HUGEPAGES_MB =~ ^[0-9]+$ ]] || ((HUGEPAGES_MB < 2)); then
+        echo "setup: --hugepages=$HUGEPAGES_MB: give MiB of hugepages, e.g. --hugepages=2048" >&2
+        exit 2
+      fi ;;
+    -h|--help) sed -n '2,19p' "$0" | cut -c3-; exit 0 ;;
+    *) echo "setup: unknown argument '$arg' (options: --client-only, --hugepages[=MB])" >&2
+       exit 2 ;;
   esac
 done
 PYTHON=${PYTHON:-python3}
@@ -88,3 +101,31 @@ else
   echo "setup: done ($VENV/bin/python; $("$VENV/bin/python" -c \
     'import pytest_netload.engine._netload_native as m; print(m.__file__)'))"
 fi
+
+# Opt-in: hugepages for DPDK DUTs that need them. Raised to MB MiB of free 2 MiB pages
+# (never lowered: other DPDK processes may hold some), hugetlbfs mounted where none is.
+if ((HUGEPAGES_MB > 0)); then
+  if ((EUID != 0)); then
+    echo "setup: --hugepages reserves kernel memory: run this script as root" >&2
+    exit 1
+  fi
+  pages=/sys/kernel/mm/hugepages/hugepages-2048kB
+  want=$(((HUGEPAGES_MB + 1) / 2))
+  free=$(<"$pages/free_hugepages")
+  total=$(<"$pages/nr_hugepages")
+  if ((free < want)); then
+    echo $((total + want - free)) >"$pages/nr_hugepages"
+  fi
+  free=$(<"$pages/free_hugepages")
+  if ((free < want)); then
+    echo "setup: asked for $want free 2 MiB hugepages, the kernel gave $free (memory" \
+         "too fragmented or too small): reboot, or ask for fewer (--hugepages=MB)" >&2
+    exit 1
+  fi
+  if ! awk '$3 == "hugetlbfs" {found = 1} END {exit !found}' /proc/mounts; then
+    mkdir -p /dev/hugepages
+    mount -t hugetlbfs nodev /dev/hugepages
+  fi
+  echo "setup: $((free * 2)) MiB of hugepages free, hugetlbfs mounted"
+fi
+

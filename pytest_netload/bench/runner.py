@@ -71,7 +71,8 @@ BACK_TO_BACK_REPETITIONS = 50  # §26.4: at least 50
 BACK_TO_BACK_BURST_S = 2.0   # the longest burst tried, as time at the maximum rate
 RECOVERY_OVERLOAD_S = 60.0   # §26.5: at least 60 s at 110 % of throughput
 RECOVERY_RELIEF_S = 30.0
-LATENCY_STEP_DOWNS = 3       # 5 % steps below a throughput the generator cannot hold
+LATENCY_STEP_DOWNS = 3       # 5 % steps below a throughput the generator cannot hold,
+LATENCY_HALVINGS = 3         # then halvings (a generator that lost its CPU since the search)
 
 
 def send_learning_frames(engine: Engine, ports: WiredPorts, wire: int, frames: int) -> None:
@@ -347,9 +348,12 @@ class Rfc2544Runner:
                     trials: int) -> LatencyProcedureResult:
         """Latency trials at the throughput rate. When that rate is the generator's own
         ceiling (a throughput no DUT loss bounded) and the generator cannot hold it for
-        a single valid trial, step down by 5 % (at most 3 times): latency is then
-        measured at the highest rate the generator sustains, and the result says so."""
-        for attempt in range(LATENCY_STEP_DOWNS + 1):
+        a single valid trial, step down by 5 % (at most 3 times), then halve (at most 3
+        times: a generator that held the rate in the search may have lost its CPU since):
+        latency is then measured at the highest rate the generator sustains, and the
+        result says so."""
+        steps = [0.95] * LATENCY_STEP_DOWNS + [0.5] * LATENCY_HALVINGS
+        for attempt in range(len(steps) + 1):
             try:
                 return latency_trials(partial(m.measure, duration_s=seconds), load,
                                       frame_size=size, mean_frame_size=m.mean_frame_size,
@@ -357,9 +361,9 @@ class Rfc2544Runner:
                                       retries=self.mark.retries,
                                       on_trial=self._progress("latency", size))
             except InvalidTrial:
-                if attempt == LATENCY_STEP_DOWNS:
+                if attempt == len(steps):
                     raise
-                load *= 0.95
+                load *= steps[attempt]
                 progress.report(test=self.test, frame_size=size, procedure="latency",
                                 note=f"the generator cannot hold the throughput rate: "
                                      f"stepping down to {fmt.rate_pps_exact(load)}")
