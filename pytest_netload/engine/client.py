@@ -18,13 +18,15 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Self
+
+import numpy as np
 
 from .. import errors
 from . import remote
 from .._native_facts import ABI_VERSION
-from ..measure.results import RunResult, build_run_result
+from ..measure.results import RunResult, build_run_result, merge_queue_results
 from ..units import run_seconds
 from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
@@ -144,6 +146,11 @@ class Port:
         """The RX queues it was opened with: a run that receives on it polls each one."""
         return int(self.info.get("rx_queues", 1))
 
+    @property
+    def tx_queues(self) -> int:
+        """The TX queues it was opened with: a stream loaded on it sends on each one."""
+        return int(self.info.get("tx_queues", 1))
+
     def stats(self) -> dict[str, int]:
         return dict(self.engine._call("port_stats", port_id=self._id()))
 
@@ -221,6 +228,28 @@ class Tx:
         return {"handle": self.stream.handle, "queue": self.queue, "count": int(self.count),
                 "expect_only": False, "phases": phases}
 
+    def per_queue(self) -> list[Tx]:
+        """The native entries of this one: a stream loaded over N TX queues
+        (`LoadedStream.queues`) sends on each, queue q its own copy of the stream, its
+        share of the count (the first `count % N` one more) and the pacing with every gap
+        N times longer, so the N queues together offer exactly the load asked for."""
+        parts = self.stream.queue_streams
+        if len(parts) == 1:
+            return [self]
+        if self.queue != 0:
+            raise errors.NetloadConfigError(
+                f"Tx(queue={self.queue}): stream {self.stream.name!r} is loaded over "
+                f"{len(parts)} TX queues and sends on all of them; load it with queues=1 "
+                "to send it on one queue of your choice")
+        n = len(parts)
+        phases = [p if isinstance(p, dict) else p.as_spec() for p in self.phases]
+        slower = [{**p, "gaps_ps": (np.frombuffer(p["gaps_ps"], dtype="<u8") * n)
+                   .astype("<u8").tobytes()} for p in phases]
+        counts = [self.count // n + (1 if q < self.count % n else 0) for q in range(n)]
+        # a count below N leaves some queues nothing to send: they sit the run out
+        return [Tx(part, c, tuple(slower), q) for q, (part, c) in enumerate(zip(parts, counts))
+                if c or not self.count]
+
 
 @dataclass(frozen=True)
 class LoadedStream:
@@ -235,11 +264,25 @@ class LoadedStream:
     generation: int
     mean_frame_size: float = 64.0  # bytes with FCS, over the packet sequence
     clock: str = "auto"  # "tsc", "hardware" or "auto" (see Engine.load)
+    more_queues: tuple[LoadedStream, ...] = ()
+    """The copies of this stream that send on TX queues 1, 2, ... of its port (this one
+    sends on queue 0); empty for a stream on one queue."""
+
+    @property
+    def queues(self) -> int:
+        """The TX queues it is sent on."""
+        return 1 + len(self.more_queues)
+
+    @property
+    def queue_streams(self) -> tuple[LoadedStream, ...]:
+        """The native stream of each of its TX queues, queue 0 first."""
+        return (self, *self.more_queues)
 
     def free(self) -> None:
         if self.engine._generation == self.generation and self.engine.alive:
             with _unless_terminated():
-                self.engine._call("stream_free", handle=self.handle)
+                for part in self.queue_streams:
+                    self.engine._call("stream_free", handle=part.handle)
 
 
 
@@ -585,7 +628,7 @@ class Engine:
         return Port(self, int(info["port_id"]), device, info, self._generation, name)
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,
-             clock: str = "auto") -> LoadedStream:
+             clock: str = "auto", queues: int | None = None) -> LoadedStream:
         """Compile a `traffic.Stream` (or an engine spec dict) onto a port.
 
         `clock` is the timestamp source the stream's latency is measured
@@ -593,7 +636,36 @@ class Engine:
         clocks: RX timestamp offload on the RX port, the TX port's clock read
         as the burst is built; both ports opened with hardware timestamps) or
         "auto": hardware where every port of the run has it, else TSC.
+
+        `queues` (default: every TX queue the port was opened with) spreads the stream
+        over that many TX queues, each its own copy with its own sequence numbers, which
+        the engine's workers send in parallel (queues round-robin over the workers): a
+        port can send more than one core can. A run sends each queue its share of the
+        count and the load (`Tx.per_queue`), and reports the stream as one
+        (`measure.results.merge_queue_results`).
         """
+        n = port.tx_queues if queues is None else queues
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= port.tx_queues:
+            raise errors.NetloadConfigError(
+                f"queues={queues!r}: port {port.label!r} was opened with {port.tx_queues} TX "
+                f"queue(s); give 1 to {port.tx_queues}, or open it with more (tx_queues=, "
+                "a topology port's `queues`)")
+        first = self._load_one(port, stream, pool_mbufs=pool_mbufs, clock=clock)
+        if n == 1:
+            return first
+        more: list[LoadedStream] = []
+        try:
+            for q in range(1, n):
+                more.append(self._load_one(port, stream, pool_mbufs=pool_mbufs, clock=clock,
+                                           name=f"{first.name} [q{q}]"))
+        except BaseException:
+            for part in (first, *more):
+                part.free()
+            raise
+        return replace(first, more_queues=tuple(more))
+
+    def _load_one(self, port: Port, stream: Any, *, pool_mbufs: int, clock: str,
+                  name: str | None = None) -> LoadedStream:
         check_clock(clock, port)
         spec = stream if isinstance(stream, dict) else stream.compile(
             self.constants["signature_bytes"]
@@ -605,6 +677,8 @@ class Engine:
                 f"stream {spec.get('name')!r} has {len(spec['fields'])} field modifiers; "
                 f"the engine takes at most {limit} per stream: split it into several streams"
             )
+        if name is not None:
+            spec = {**spec, "name": name}
         reply = self._call("stream_load", port_id=port._id(), spec=spec, pool_mbufs=pool_mbufs)
         sizes = spec.get("sizes") or [len(f) + 4 for f in spec["frames"]]
         sequence = spec.get("sequence") or [0]
@@ -673,13 +747,17 @@ class Engine:
         rx_ports = list(rx)
         for p in rx_ports:
             self._check_generation(p.generation, f"port {p.device!r}")
-        streams = [e.stream for e in entries] + expected
+        # a stream loaded over several TX queues runs as one native entry a queue
+        per_entry = [e.per_queue() for e in entries]
+        native = [part for parts in per_entry for part in parts]
+        native_expected = [part for s in expected for part in s.queue_streams]
+        streams = [e.stream for e in native] + native_expected
         hw = [hardware_clock(s, rx_ports) for s in streams]
         run_id = self._call(
             "run_start",
-            tx=[dict(e.spec(), hw_clock=h) for e, h in zip(entries, hw)]
+            tx=[dict(e.spec(), hw_clock=h) for e, h in zip(native, hw)]
             + [{"handle": s.handle, "queue": 0, "count": 0, "expect_only": True,
-                "hw_clock": h} for s, h in zip(expected, hw[len(entries):])],
+                "hw_clock": h} for s, h in zip(native_expected, hw[len(native):])],
             rx=[(p.port_id, q) for p in rx_ports for q in range(p.rx_queues)],
             duration_ns=int(duration_s * 1e9),
             drain_ns=int(drain_s * 1e9),
@@ -725,13 +803,16 @@ class Engine:
             {by_id.get(int(k), str(k)): v for k, v in raw["ports"].items()},
             interrupted,
             hist_lower_ns=self.hello.get("hist_lower_ns"),
-            expected_only=len(expected),
+            expected_only=len(native_expected),
             tsc_hz=self.hello.get("tsc_hz"),
             started_at=started_at + start_delay_s,
             clocks=[("nic-hardware", 1e9 / min(p.info["nic_clock_hz"] for p in [s.port, *rx_ports]))
                     if h else None for s, h in zip(streams, hw)],
             link_events=link_events(raw.get("link_events") or (), run_ports),
         )
+        if len(native) + len(native_expected) > len(entries) + len(expected):
+            result = merge_queue_results(
+                result, [len(parts) for parts in per_entry] + [s.queues for s in expected])
         self.last_result = result
         for observer in list(self.observers):
             observer(result)

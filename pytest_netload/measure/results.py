@@ -10,7 +10,7 @@ Counts are ints; times are ns; rates say which bytes they count:
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -530,3 +530,94 @@ def build_run_result(
     )
     return RunResult(streams, arrays, arrays["rx_queues"], ports, interrupted, started_at,
                      link_events)
+
+
+def _merged_hist(parts: list[LogHistogram | None]) -> LogHistogram | None:
+    present = [h for h in parts if h is not None]
+    if not present:
+        return None
+    out = present[0]
+    for h in present[1:]:
+        out = out.merge(h)
+    return out
+
+
+def merge_queue_streams(parts: list[StreamResult]) -> StreamResult:
+    """One stream sent over several TX queues (a copy a queue, each with its own
+    sequence numbers) as the one stream it is: counts and bytes summed, first times the
+    earliest and last times the latest, latency and IPDV histograms merged, the
+    generator's lag the worst queue's, the time its workers lost to the CPU the most any
+    one lost (the queues' workers ran side by side). RFC 3550 jitter is each queue's
+    stream's own (a smoothed mean of consecutive frames of that queue), weighted by its
+    samples. No inter-arrival histogram (`rx_gaps`): a queue's frames arrive between
+    the other queues', so their gaps are not the stream's."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    received = [p for p in parts if p.rx_packets]
+    stamped = [p for p in parts if p.latency_samples]
+    samples = sum(p.latency_samples for p in parts)
+    ended = max(parts, key=lambda p: p.tx_end_ns)
+    reasons = {p.tx_end_reason for p in parts}
+    tx_ns = [p.sample_tx_ns for p in parts if p.sample_tx_ns is not None]
+    rx_ns = [p.sample_rx_ns for p in parts if p.sample_rx_ns is not None]
+    order = np.argsort(np.concatenate(tx_ns), kind="stable") if tx_ns else None
+    return StreamResult(
+        name=first.name, stream_id=first.stream_id,
+        tx_packets=sum(p.tx_packets for p in parts), tx_bytes=sum(p.tx_bytes for p in parts),
+        tx_unsent=sum(p.tx_unsent for p in parts),
+        tx_alloc_failures=sum(p.tx_alloc_failures for p in parts),
+        tx_first_ns=min(p.tx_first_ns for p in parts),
+        tx_last_ns=max(p.tx_last_ns for p in parts),
+        rx_packets=sum(p.rx_packets for p in parts), rx_bytes=sum(p.rx_bytes for p in parts),
+        duplicates=sum(p.duplicates for p in parts), reordered=sum(p.reordered for p in parts),
+        rx_first_ns=min((p.rx_first_ns for p in received), default=0),
+        rx_last_ns=max((p.rx_last_ns for p in received), default=0),
+        latency_min_ns=min((p.latency_min_ns for p in stamped), default=0),
+        latency_max_ns=max((p.latency_max_ns for p in stamped), default=0),
+        latency_sum_ns=sum(p.latency_sum_ns for p in parts), latency_samples=samples,
+        jitter_ns=round(sum(p.jitter_ns * p.latency_samples for p in parts) / samples)
+        if samples else 0,
+        ipdv_pairs=sum(p.ipdv_pairs for p in parts),
+        tx_max_lag_ns=max(p.tx_max_lag_ns for p in parts),
+        tx_lagged_bursts=sum(p.tx_lagged_bursts for p in parts),
+        expected_only=first.expected_only, tsc_resolution_ns=first.tsc_resolution_ns,
+        clock=first.clock, clock_resolution_ns=first.clock_resolution_ns,
+        hw_stamp_missing=sum(p.hw_stamp_missing for p in parts),
+        gap_events=None if any(p.gap_events is None for p in parts)
+        else sum(p.gap_events or 0 for p in parts),
+        last_gap_tx_ns=None if any(p.last_gap_tx_ns is None for p in parts)
+        else max(p.last_gap_tx_ns or 0 for p in parts),
+        tx_end_ns=ended.tx_end_ns,
+        tx_end_reason=reasons.pop() if len(reasons) == 1 else ended.tx_end_reason,
+        tx_off_cpu_ns=max(p.tx_off_cpu_ns for p in parts),
+        tx_preemptions=max(p.tx_preemptions for p in parts),
+        tx_wait_cpu_ns=max(p.tx_wait_cpu_ns for p in parts),
+        tx_sleeps=max(p.tx_sleeps for p in parts),
+        tx_refused_bursts=sum(p.tx_refused_bursts for p in parts),
+        rx_by_tx_end=sum(p.rx_by_tx_end for p in parts),
+        hist_unrecorded=sum(p.hist_unrecorded for p in parts),
+        rx_queues=max(p.rx_queues for p in parts),
+        rx_gaps=None,
+        latency=_merged_hist([p.latency for p in parts]),
+        ipdv_increase=_merged_hist([p.ipdv_increase for p in parts]),
+        ipdv_decrease=_merged_hist([p.ipdv_decrease for p in parts]),
+        sample_tx_ns=None if order is None else np.concatenate(tx_ns)[order],
+        sample_rx_ns=None if order is None or len(rx_ns) != len(tx_ns)
+        else np.concatenate(rx_ns)[order],
+    )
+
+
+def merge_queue_results(run: RunResult, queues: list[int]) -> RunResult:
+    """`run` with the native streams of each stream sent over several TX queues (in
+    order, `queues[i]` of them for the i-th stream) merged into one
+    (`merge_queue_streams`)."""
+    out: list[StreamResult] = []
+    at = 0
+    for n in queues:
+        out.append(merge_queue_streams(list(run.streams[at:at + n])))
+        at += n
+    if at != len(run.streams):
+        raise NetloadConfigError(f"merge_queue_results: {len(run.streams)} native streams, "
+                                 f"{at} in the queues given")
+    return replace(run, streams=tuple(out))
