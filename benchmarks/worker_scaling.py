@@ -100,7 +100,7 @@ def measure(workers: int, seconds: float) -> dict[str, tuple[float, float]]:
 
         def loop(queues: int) -> Callable[[], tuple[float, float]]:
             ring = engine.port(f"net_ring_scale{queues}", rx_queues=queues, tx_queues=queues)
-            loaded = [engine.load(ring, udp_stream(64, fields=2, name=f"r{q}"))
+            loaded = [engine.load(ring, udp_stream(64, fields=2, name=f"r{q}"), queues=1)
                       for q in range(queues)]
             tx_entries = [Tx(s, 0, queue=q) for q, s in enumerate(loaded)]
 

@@ -34,7 +34,7 @@ def test_two_workers_on_two_cpus_each_send_a_queue(tmp_path: pytest.TempPathFact
         for cpu in CPUS:  # both are workers' CPUs: locked while the engine lives
             assert locks.try_claim(locks.cpu_lock_path(cpu), {}) is None
         port = engine.port("net_null0", tx_queues=2)
-        a, b = engine.load(port, _stream("a")), engine.load(port, _stream("b"))
+        a, b = (engine.load(port, _stream(n), queues=1) for n in ("a", "b"))  # 1 queue each
         run = engine.run([Tx(a, 100_000, queue=0), Tx(b, 100_000, queue=1)])
         assert [s.tx_packets for s in run.streams] == [100_000, 100_000]
         assert [s.tx_end_reason for s in run.streams] == ["count", "count"]
