@@ -27,8 +27,8 @@ TOPOLOGY_DESC = ("Topology to test on: a built-in name (netns-router, netns-shap
                  "netns-lossy, netns-bridge, loopback; parameters as "
                  "netns-shaped:rate_bps=20Mbit/s) or a TOML topology file "
                  "(docs/topology-files.md). Default: netns-router")
-BACKEND_DESC = ("DPDK driver the built-in topologies use on their veth ports: af_packet "
-                "or af_xdp. Default: af_packet")
+BACKEND_DESC = ("DPDK driver the built-in topologies use on their veth ports: af_packet, "
+                "af_xdp, or auto (af_xdp where it works here, else af_packet). Default: auto")
 ENGINE_DESC = ("Where the engine host runs: 'popen' (local, default) or an execnet spec "
                "such as 'ssh=gen-host//python=python3'; or 'fake' for the fake engine, a "
                "modelled DUT without DPDK or root (parameters as fake:capacity_pps=50000,"
@@ -67,8 +67,7 @@ RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC b
                         "by then is an error naming the port and what to check. Default: 5s")
 
 BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge",
-                      "netns-policed", "loopback", "dpdk-testpmd")
-BACKENDS = ("af_packet", "af_xdp")
+                      "netns-policed", "loopback", "dpdk-testpmd", "ovs-dpdk")
 
 
 @dataclass(frozen=True)
@@ -148,9 +147,11 @@ def _topology(value: str) -> str:
 
 
 def _backend(value: str) -> str:
-    if value not in BACKENDS:
-        raise NetloadConfigError(f"{value!r}: use one of {', '.join(BACKENDS)}")
-    return value
+    from ..topology.backends import CHOICES, resolve_backend
+
+    if value not in CHOICES:
+        raise NetloadConfigError(f"{value!r}: use one of {', '.join(CHOICES)}")
+    return resolve_backend(value)
 
 
 def _memory(value: str) -> int:
@@ -290,7 +291,7 @@ def _flag(value: str) -> bool:
 
 SETTINGS = (
     Setting("netload_topology", TOPOLOGY_DESC, "netns-router", _topology),
-    Setting("netload_backend", BACKEND_DESC, "af_packet", _backend),
+    Setting("netload_backend", BACKEND_DESC, "auto", _backend),
     Setting("netload_engine", ENGINE_DESC, "popen", _engine),
     Setting("netload_engines", ENGINES_DESC, "", _engines),
     Setting("netload_engine_memory", ENGINE_MEMORY_DESC, "1024", _memory),

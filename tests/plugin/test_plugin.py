@@ -45,12 +45,26 @@ def test_markers_are_registered_with_help(pytester: pytest.Pytester) -> None:
 
 
 def test_header_names_engine_topology_and_reports(pytester: pytest.Pytester) -> None:
+    from pytest_netload.topology.backends import resolve_backend
+
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest("--netload-engine=popen", "--netload-trial-duration=2s")
+    taken = resolve_backend("auto")  # the default: af_xdp where it works here
     result.stdout.fnmatch_lines([
-        ("netload: engine popen, topology netns-router (af_packet), reports netload-results, "
-        "trial duration 2s (override)")])
+        (f"netload: engine popen, topology netns-router ({taken}), reports netload-results, "
+         "trial duration 2s (override)")])
     result.assert_outcomes(passed=1)
+
+
+def test_the_default_backend_is_af_xdp_only_where_it_works(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_netload.topology import backends
+
+    monkeypatch.setattr(backends, "af_xdp_works", lambda: True)
+    assert backends.resolve_backend("auto") == "af_xdp"
+    monkeypatch.setattr(backends, "af_xdp_works", lambda: False)
+    assert backends.resolve_backend("auto") == "af_packet"
+    assert backends.resolve_backend("af_xdp") == "af_xdp"  # asked for: taken as given
 
 
 def test_link_settings_show_in_the_header_and_the_bare_strict_flag_is_true(
@@ -81,7 +95,7 @@ def test_cli_beats_env_beats_ini(pytester: pytest.Pytester, monkeypatch: pytest.
      "*--netload-engine-memory: 'lots' is not a whole number of MiB*"),
     ([], "netload_engine_memory = lots",
      "*ini key netload_engine_memory: 'lots' is not a whole number of MiB*"),
-    (["--netload-backend=dpdk"], "", "*--netload-backend: 'dpdk': use one of af_packet, af_xdp*"),
+    (["--netload-backend=dpdk"], "", "*--netload-backend: 'dpdk': use one of auto, af_packet, af_xdp*"),
     (["--netload-topology=mesh"], "",
      "*--netload-topology: 'mesh' is neither a built-in topology*nor a TOML file path*"),
     (["--netload-trial-duration=soon"], "", "*--netload-trial-duration: *soon*"),
