@@ -24,7 +24,7 @@ FrameSize = int | str  # bytes with FCS, or "imix"
 #: A trial is steady when the DUT's backlog at the end of traffic is at most this share of
 #: the frames sent: a deeper backlog means the load exceeded what the DUT forwards, and a
 #: buffer, not forwarding, kept the frames (a longer trial would have lost them).
-STEADY_BACKLOG_RATIO = 0.005
+STEADY_BACKLOG_RATIO = 0.001
 STEADY_STATES = ("warn", "fail", "off")
 
 
