@@ -63,7 +63,13 @@ def _check(result: pytest.RunResult, where: Path) -> None:
 def _check_session(result: pytest.RunResult, where: Path) -> None:
     from pytest_netload.reports.load import load
 
-    result.assert_outcomes(passed=3, failed=1)
+    # on this machine the router outruns the generator: the search's maximum passes and the
+    # verdict is the generator's (an ERROR, GeneratorLimit); a router that lost frames at
+    # the maximum would make it the DUT's (a FAIL). Either way one test does not pass.
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 3, outcomes
+    assert outcomes.get("failed", 0) + outcomes.get("errors", outcomes.get("error", 0)) == 1, \
+        outcomes
     doc = load(where / "netload-results" / "results.json")  # the schema accepts it
     assert doc["environment"]["dpdk_version"].startswith("DPDK 22.11")
     assert {p["driver"] for p in doc["environment"]["ports"]} <= {"net_af_packet", "net_af_xdp"}
@@ -76,16 +82,18 @@ def _check_session(result: pytest.RunResult, where: Path) -> None:
     out = result.stdout.str()
     # the failure reads as measured vs required with the trial conditions
     result.stdout.fnmatch_lines([
-        "*AssertionError: throughput at 128B * pps is not >= 100,000,000,000 pps",
+        "*: throughput at 128B * pps*100,000,000,000 pps*",
         "*measured:*",
         "*required: throughput >= 100Gpps",
         "*conditions: frame size 128B*duration 300ms per trial*",
     ])
+    bound = "GeneratorLimit: throughput at 128B is at least" in out
+    assert bound or "AssertionError: throughput at 128B" in out
     assert "Traceback" not in out
     # the summary table lists every frame size measured
     result.stdout.fnmatch_lines([
         "*= netload summary =*",
-        "test_too_demanding*128B*FAIL*",
+        f"test_too_demanding*128B*{'ERROR*generator ceiling' if bound else 'FAIL'}*",
         "test_router_throughput_both_ways*128B*pps*PASS*",
         "test_router_throughput_both_ways*512B*pps*PASS*",
         "test_latency_under_load*128B*pps*us*0/*PASS*",
