@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_netload import errors
+from pytest_netload import errors, hugepages
 from pytest_netload.engine import facade
 
 
 def _memory(monkeypatch: pytest.MonkeyPatch, *, mounted: int, free_mb: int,
             total_mb: int) -> None:
-    monkeypatch.setattr(facade, "hugepage_memory",
+    monkeypatch.setattr(hugepages, "hugepage_memory",
                         lambda: {"mounted": mounted, "free_mb": free_mb, "total_mb": total_mb})
 
 
@@ -53,7 +53,7 @@ def test_hugepages_asked_for_but_short_name_the_cause_and_the_fix(
 
 
 def test_hugepage_memory_reads_this_machine() -> None:
-    found = facade.hugepage_memory()
+    found = hugepages.hugepage_memory()
     assert set(found) == {"mounted", "free_mb", "total_mb"}
     assert 0 <= found["free_mb"] <= found["total_mb"]
 

@@ -109,3 +109,20 @@ def test_frames_the_dut_could_not_hand_to_the_generator_make_the_trial_its_failu
 def test_otherwise_the_trial_stands(lost: int, generator_drops: int, queue_drops: int) -> None:
     assert dut_saw_generator_drops(_attribution(lost, generator_drops, queue_drops)) is None
     assert dut_saw_generator_drops(None) is None
+
+
+def test_testpmd_in_hugepages_that_are_short_names_the_fix(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: object) -> None:
+    """Checked before testpmd starts: DPDK alone would say "Cannot allocate memory"."""
+    from pytest_netload import hugepages
+    from pytest_netload.errors import NetloadEnvironmentError
+    from pytest_netload.topology.builtin import testpmd
+
+    monkeypatch.setattr(hugepages, "hugepage_memory",
+                        lambda: {"mounted": 1, "free_mb": 100, "total_mb": 2048})
+    with pytest.raises(NetloadEnvironmentError) as info:
+        testpmd._build(None, "af_packet", transport="vhost", mode="io",  # type: ignore[arg-type]
+                       queues=1, cpu=None, memory_mb=512, hugepages=True)
+    text = str(info.value)
+    assert text.startswith("the dpdk-testpmd DUT asks for 512 MiB of hugepages")
+    assert "only 100 MiB of 2048 MiB are free" in text and "setup.sh --hugepages" in text

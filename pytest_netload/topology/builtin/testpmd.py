@@ -36,6 +36,7 @@ import time
 from functools import partial
 
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
+from pytest_netload.hugepages import check_hugepages
 from pytest_netload.measure.dut import DutCounter
 from pytest_netload.topology.builtin.cleanup import _managed, _Resources
 from pytest_netload.topology.builtin.dut import RESET_OUTAGE_S, BuiltTopology
@@ -182,6 +183,8 @@ def _check(transport: str, mode: str, queues: int, memory_mb: int) -> None:
 
 def _build(res: _Resources, backend: str, *, transport: str, mode: str, queues: int,
            cpu: int | None, memory_mb: int, hugepages: bool) -> BuiltTopology:
+    if hugepages:  # DPDK alone would say "Cannot allocate memory", and not why
+        check_hugepages(memory_mb, who="the dpdk-testpmd DUT")
     tag = res.tag
     folder = socket_dir(tag)
     res.add(f"socket dir {folder}", lambda: shutil.rmtree(folder, ignore_errors=True))
