@@ -46,3 +46,11 @@ def open_ports(engine: Any, built: Any) -> Iterator[dict[str, Any]]:
     finally:
         for port in opened.values():
             port.close()
+
+
+def paced(rate_pps: float, pattern: Any = None) -> tuple[Any, ...]:
+    """The phases of `rate_pps` in `pattern` (default CBR), for a `Tx` entry."""
+    from pytest_netload.traffic.patterns import CBR
+    from pytest_netload.units import Rate
+
+    return tuple((pattern or CBR()).phases(lambda _r: rate_pps, Rate(rate_pps, "pps"), seed=1))

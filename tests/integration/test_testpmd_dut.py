@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from calm import calm_run
-from netutil import open_ports
+from netutil import open_ports, paced
 
 from pytest_netload import errors
 from pytest_netload.bench.link import wait_link_up
@@ -29,9 +29,7 @@ from pytest_netload.measure.dut import DROP_KINDS, counter_deltas
 from pytest_netload.topology.builtin import build, sweep_stale
 from pytest_netload.topology.builtin.names import SOCKET_ROOT
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
-from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import Stream
-from pytest_netload.units import Rate
 
 pytestmark = [
     pytest.mark.integration,
@@ -40,9 +38,6 @@ pytestmark = [
 
 T4 = (Eth() / IPv4() / UDP()).build()
 
-
-def _paced(rate_pps: float) -> tuple[Any, ...]:
-    return tuple(CBR().phases(lambda _r: rate_pps, Rate(rate_pps, "pps"), seed=1))
 
 
 def _drops(before: list[Any], after: list[Any]) -> int:
@@ -72,7 +67,7 @@ def test_every_frame_is_counted_by_the_generator_and_by_testpmd(
 
     def once() -> tuple[Any, list[Any], list[Any]]:
         before = built.dut.trial_counters()
-        run = engine.run([Tx(stream, 100_000, _paced(200_000))], [ports["p1"]], drain_s=0.5)
+        run = engine.run([Tx(stream, 100_000, paced(200_000))], [ports["p1"]], drain_s=0.5)
         return run, before, built.dut.trial_counters()
 
     try:
@@ -117,7 +112,7 @@ def test_a_freed_stream_leaves_no_mbuf_in_use_behind(engine: Engine) -> None:
             first.free()
         second = engine.load(ports["p0"], Stream(T4, size=64, name="second"))
         try:
-            run = engine.run([Tx(second, 0, _paced(500_000))], [ports["p1"]], duration_s=1.0,
+            run = engine.run([Tx(second, 0, paced(500_000))], [ports["p1"]], duration_s=1.0,
                              drain_s=0.3)
         finally:
             second.free()
@@ -159,7 +154,7 @@ def test_a_dut_that_connects_late_is_waited_for(engine: Engine) -> None:
                     wait_link_up(port, 10.0)
                 stream = engine.load(ports["p0"], Stream(T4, size=64, name="late"))
                 try:
-                    run = engine.run([Tx(stream, 10_000, _paced(100_000))], [ports["p1"]],
+                    run = engine.run([Tx(stream, 10_000, paced(100_000))], [ports["p1"]],
                                      drain_s=0.3)
                 finally:
                     stream.free()
@@ -179,7 +174,7 @@ def test_a_dut_that_goes_away_mid_run_comes_back(engine: Engine) -> None:
             restart = threading.Timer(0.5, built.dut.restart)
             restart.start()
             start = time.monotonic()
-            run = engine.run([Tx(stream, 0, _paced(100_000))], [ports["p1"]], duration_s=2.0,
+            run = engine.run([Tx(stream, 0, paced(100_000))], [ports["p1"]], duration_s=2.0,
                              drain_s=0.3)
             restart.join()
             assert time.monotonic() - start < 30.0
@@ -190,7 +185,7 @@ def test_a_dut_that_goes_away_mid_run_comes_back(engine: Engine) -> None:
 
             def once() -> tuple[Any, list[Any], list[Any]]:
                 before = built.dut.trial_counters()  # the restarted testpmd's, from 0
-                run = engine.run([Tx(stream, 20_000, _paced(100_000))], [ports["p1"]],
+                run = engine.run([Tx(stream, 20_000, paced(100_000))], [ports["p1"]],
                                  drain_s=0.3)
                 return run, before, built.dut.trial_counters()
 
@@ -211,7 +206,7 @@ def test_reset_drops_are_counted(engine: Engine) -> None:
             before = built.dut.trial_counters()
             reset = threading.Timer(0.5, built.dut.reset, kwargs={"outage_s": 0.5})
             reset.start()
-            run = engine.run([Tx(stream, 0, _paced(20_000))], [ports["p1"]], duration_s=2.0,
+            run = engine.run([Tx(stream, 0, paced(20_000))], [ports["p1"]], duration_s=2.0,
                              drain_s=0.3)
             reset.join()
             after = built.dut.trial_counters()

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from calm import calm_run
+from netutil import paced
 
 from pytest_netload import errors
 from pytest_netload.engine.client import Engine, Tx
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
-from pytest_netload.traffic.patterns import CBR, Poisson
+from pytest_netload.traffic.patterns import Poisson
 from pytest_netload.traffic.streams import Stream
-from pytest_netload.units import Rate
 
 pytestmark = [
     pytest.mark.integration,
@@ -35,9 +34,6 @@ def two_workers() -> Iterator[Engine]:
         yield engine
 
 
-def _paced(rate_pps: float, pattern: Any = None) -> tuple[Any, ...]:
-    return tuple((pattern or CBR()).phases(lambda _r: rate_pps, Rate(rate_pps, "pps"), seed=1))
-
 
 @pytest.mark.parametrize("queues", [1, 2])
 @pytest.mark.parametrize("rate_pps", [1_000_000, 4_000_000])
@@ -47,7 +43,7 @@ def test_the_load_over_queues_is_exact(two_workers: Engine, queues: int,
     stream = two_workers.load(port, Stream(T4, size=64, name="paced"))
     try:
         assert stream.queues == queues
-        run = calm_run(lambda: two_workers.run([Tx(stream, 0, _paced(rate_pps))], [],
+        run = calm_run(lambda: two_workers.run([Tx(stream, 0, paced(rate_pps))], [],
                                                duration_s=2.0, drain_s=0.05))
     finally:
         stream.free()
@@ -63,7 +59,7 @@ def test_every_frame_once_and_in_order_over_two_queue_pairs(two_workers: Engine)
     port = two_workers.port("net_ring_txq", tx_queues=2, rx_queues=2)
     stream = two_workers.load(port, Stream(T4, size=64, name="looped"))
     try:
-        run = two_workers.run([Tx(stream, 200_001, _paced(1_000_000, Poisson()))], [port],
+        run = two_workers.run([Tx(stream, 200_001, paced(1_000_000, Poisson()))], [port],
                               drain_s=0.2)
     finally:
         stream.free()

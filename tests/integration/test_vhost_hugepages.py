@@ -13,16 +13,14 @@ from typing import Any
 
 import pytest
 
-from netutil import open_ports
+from netutil import open_ports, paced
 
 from pytest_netload import errors
 from pytest_netload.bench.link import wait_link_up
 from pytest_netload.engine.client import Engine, Tx
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
-from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import Stream
-from pytest_netload.units import Rate
 
 pytestmark = [
     pytest.mark.integration,
@@ -31,9 +29,6 @@ pytestmark = [
 
 T4 = (Eth() / IPv4() / UDP()).build()
 
-
-def _paced(rate_pps: float) -> tuple[Any, ...]:
-    return tuple(CBR().phases(lambda _r: rate_pps, Rate(rate_pps, "pps"), seed=1))
 
 
 PAGES = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")
@@ -93,7 +88,7 @@ def test_in_hugepages_the_engine_takes_few_segment_files_and_forwards(hugepages:
             wait_link_up(port, 10.0)
         stream = engine.load(ports["p0"], Stream(T4, size=64, name="huge"))
         try:
-            run = engine.run([Tx(stream, 10_000, _paced(100_000))], [ports["p1"]], drain_s=0.3)
+            run = engine.run([Tx(stream, 10_000, paced(100_000))], [ports["p1"]], drain_s=0.3)
         finally:
             stream.free()
     assert run.streams[0].rx_packets == 10_000, run.streams[0]
