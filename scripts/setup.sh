@@ -47,6 +47,7 @@ if ((!CLIENT_ONLY)); then
     build-essential pkg-config python3-dev
     libasan8 libubsan1                 # gcc 12's ASan/UBSan runtimes: scripts/sanitize.sh
     dpdk dpdk-dev libdpdk-dev          # DPDK 22.11 LTS: EAL, PMDs, dpdk-testpmd
+    openvswitch-switch-dpdk            # OVS 3.1 on DPDK 22.11: the ovs-dpdk DUT (a private one)
     libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
     iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection
     chromium                           # the HTML report's browser test (headless)
@@ -77,6 +78,13 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   if [[ " ${missing[*]} " == *" openssh-server "* ]] && command -v systemctl >/dev/null; then
     systemctl disable ssh.service >/dev/null 2>&1 || true  # installed for the tests only
+  fi
+  # The ovs-dpdk DUT starts an OVS of its own (its own database, sockets and CPU) and runs
+  # /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk by path: the system's OVS service
+  # is neither started nor enabled, and the ovs-vswitchd alternative is left as it is.
+  if [[ " ${missing[*]} " == *" openvswitch-switch-dpdk "* ]] && command -v systemctl >/dev/null; then
+    systemctl disable openvswitch-switch.service ovsdb-server.service ovs-vswitchd.service \
+      >/dev/null 2>&1 || true
   fi
   if [[ -n $policy ]]; then rm -f "$policy"; fi
 fi

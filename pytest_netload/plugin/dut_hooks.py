@@ -30,7 +30,8 @@ BUILTIN_PLUGIN = "netload-builtin-dut"
 
 
 BUILTIN_DUT_MODULES = ("pytest_netload.topology.builtin.dut",
-                       "pytest_netload.topology.builtin.testpmd")
+                       "pytest_netload.topology.builtin.testpmd",
+                       "pytest_netload.topology.builtin.ovs")
 
 
 def _is_builtin(dut: Any) -> bool:
@@ -229,19 +230,28 @@ class PluginTrialHooks:
 
 class BuiltinDutHooks:
     """The built-in DUTs' implementations: their counters around every trial (Dut.
-    trial_counters), their facts, and their reset (Dut.reset). Each answers None for
+    trial_counters), their facts, their health where they can judge it (OvsDut.health:
+    the machine took the DUT's CPU), and their reset (Dut.reset). Each answers None for
     any other DUT, and runs after the user's (trylast)."""
 
     @pytest.hookimpl(trylast=True)
     def pytest_netload_dut_info(self, dut: Any) -> dict[str, str] | None:
         if not _is_builtin(dut):
             return None
-        return {"dut_counters": "interfaces (drops, errors), root qdisc drops, nftables "
-                                "drop rules, IPv4 forwarding drops: read around every trial"}
+        return {"dut_counters": dut.info.get("dut_counters") or
+                "interfaces (drops, errors), root qdisc drops, nftables drop rules, IPv4 "
+                "forwarding drops: read around every trial"}
 
     @pytest.hookimpl(trylast=True)
     def pytest_netload_dut_counters(self, dut: Any) -> list[DutCounter] | None:
         return dut.trial_counters() if _is_builtin(dut) else None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_netload_dut_health(self, dut: Any, result: Any) -> str | None:
+        # a built-in DUT that can tell when the machine took its CPU (ovs-dpdk): that
+        # trial is invalid, retried like one the generator failed
+        check = getattr(dut, "health", None) if _is_builtin(dut) else None
+        return check(result) if callable(check) else None
 
     @pytest.hookimpl(trylast=True)
     def pytest_netload_dut_reset(self, dut: Any) -> bool | None:

@@ -256,7 +256,7 @@ def test_vdev_strings() -> None:
 
 def test_build_unknown_name_lists_known() -> None:
     known = (r"\['dpdk-testpmd', 'loopback', 'netns-bridge', 'netns-lossy', 'netns-policed', "
-             r"'netns-router', 'netns-shaped'\]")
+             r"'netns-router', 'netns-shaped', 'ovs-dpdk'\]")
     with pytest.raises(NetloadConfigError, match=known):
         builtin.build("netns-rooter")
 

@@ -15,7 +15,7 @@ vdev strings), ``kernel`` (root, sysctls, work inside a namespace, removals),
 (veth pairs, offloads, the DUT namespace), ``dut`` (:class:`Dut`,
 :class:`BuiltTopology`), one module per DUT kind (``loopback``, ``router``,
 ``shaped``, ``policed`` with ``bpfpolice``, ``lossy``,
-``bridge``) and ``catalog`` (``BUILTIN``, :func:`build`).
+``bridge``, ``testpmd`` with ``testpmd_proc``, ``ovs`` with ``ovs_proc``) and ``catalog`` (``BUILTIN``, :func:`build`).
 This package re-exports the public names; a new DUT kind is a new module here,
 a topology code in ``names`` and an entry in ``catalog.BUILTIN``.
 """
@@ -29,6 +29,7 @@ from pytest_netload.topology.builtin.dut import BuiltTopology, Dut
 from pytest_netload.topology.builtin.loopback import loopback
 from pytest_netload.topology.builtin.lossy import netns_lossy
 from pytest_netload.topology.builtin.names import BACKENDS, mac_for, new_tag, vdev_string
+from pytest_netload.topology.builtin.ovs import ovs_dpdk, ovs_policer_capacity_pps
 from pytest_netload.topology.builtin.policed import (
     netns_policed,
     policer_burst_frames,
@@ -51,6 +52,8 @@ __all__ = [
     "netns_router",
     "netns_shaped",
     "new_tag",
+    "ovs_dpdk",
+    "ovs_policer_capacity_pps",
     "policer_burst_frames",
     "policer_conforming_pps",
     "shaper_capacity_pps",

@@ -19,6 +19,7 @@ from pytest_netload.topology.builtin.dut import BuiltTopology
 from pytest_netload.topology.builtin.kernel import _require_root
 from pytest_netload.topology.builtin.loopback import loopback
 from pytest_netload.topology.builtin.lossy import netns_lossy
+from pytest_netload.topology.builtin.ovs import ovs_dpdk
 from pytest_netload.topology.builtin.policed import netns_policed
 from pytest_netload.topology.builtin.router import netns_router
 from pytest_netload.topology.builtin.shaped import netns_shaped
@@ -35,6 +36,7 @@ BUILTIN: dict[str, Callable[..., contextlib.AbstractContextManager[BuiltTopology
     "netns-lossy": netns_lossy,
     "netns-bridge": netns_bridge,
     "dpdk-testpmd": dpdk_testpmd,
+    "ovs-dpdk": ovs_dpdk,
 }
 
 
