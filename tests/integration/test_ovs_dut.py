@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from calm import calm_run, excuse_failure
-from netutil import open_ports
+from netutil import open_ports, paced
 
 from pytest_netload.bench.link import wait_link_up
 from pytest_netload.engine.client import Engine, Tx
@@ -30,9 +30,7 @@ from pytest_netload.topology.builtin.names import SOCKET_ROOT
 from pytest_netload.topology.builtin.ovs import machine_took_the_pmd, ovs_policer_capacity_pps
 from pytest_netload.topology.builtin.ovs_proc import installed
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
-from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import Stream
-from pytest_netload.units import Rate
 
 pytestmark = [
     pytest.mark.integration,
@@ -44,10 +42,6 @@ pytestmark = [
 T4 = (Eth() / IPv4() / UDP()).build()
 CIR_BPS = 200_000_000
 DURATION_S = 2.0
-
-
-def _paced(rate_pps: float) -> tuple[Any, ...]:
-    return tuple(CBR().phases(lambda _r: rate_pps, Rate(rate_pps, "pps"), seed=1))
 
 
 def _drops(before: list[Any], after: list[Any]) -> int:
@@ -88,7 +82,7 @@ def test_every_frame_is_counted_by_the_generator_and_by_ovs(
 
     def once() -> tuple[Any, list[Any], list[Any]]:
         before = built.dut.trial_counters()
-        run = engine.run([Tx(stream, 100_000, _paced(200_000))], [ports["p1"]], drain_s=0.5)
+        run = engine.run([Tx(stream, 100_000, paced(200_000))], [ports["p1"]], drain_s=0.5)
         return run, before, built.dut.trial_counters()
 
     try:
@@ -150,7 +144,7 @@ def test_the_policer_forwards_its_cir(engine: Engine, policer: str, size: int) -
         def once(load: float) -> tuple[Any, list[Any], list[Any]]:
             time.sleep(cbs / (CIR_BPS // 8) + 0.05)  # the bucket refills: each run starts full
             before = dut.trial_counters()
-            run = engine.run([Tx(stream, 0, _paced(load * pps))], [ports["p1"]],
+            run = engine.run([Tx(stream, 0, paced(load * pps))], [ports["p1"]],
                              duration_s=DURATION_S, drain_s=0.5)
             return run, before, dut.trial_counters()
 
@@ -187,7 +181,7 @@ def test_reset_drops_are_counted(engine: Engine, wired: tuple[Any, dict[str, Any
         before = built.dut.trial_counters()
         reset = threading.Timer(0.5, built.dut.reset, kwargs={"outage_s": 0.5})
         reset.start()
-        run = engine.run([Tx(stream, 0, _paced(20_000))], [ports["p1"]], duration_s=DURATION_S,
+        run = engine.run([Tx(stream, 0, paced(20_000))], [ports["p1"]], duration_s=DURATION_S,
                          drain_s=0.3)
         reset.join()
         after = built.dut.trial_counters()
@@ -211,7 +205,7 @@ def test_a_dut_that_goes_away_mid_run_comes_back(engine: Engine,
         restart = threading.Timer(0.5, built.dut.restart)
         restart.start()
         start = time.monotonic()
-        run = engine.run([Tx(stream, 0, _paced(100_000))], [ports["p1"]], duration_s=2.0,
+        run = engine.run([Tx(stream, 0, paced(100_000))], [ports["p1"]], duration_s=2.0,
                          drain_s=0.3)
         restart.join()
         assert time.monotonic() - start < 30.0
@@ -220,7 +214,7 @@ def test_a_dut_that_goes_away_mid_run_comes_back(engine: Engine,
             wait_link_up(port, 10.0)
         built.dut.wait_ready()
         before = built.dut.trial_counters()
-        again = engine.run([Tx(stream, 20_000, _paced(100_000))], [ports["p1"]], drain_s=0.3)
+        again = engine.run([Tx(stream, 20_000, paced(100_000))], [ports["p1"]], drain_s=0.3)
         after = built.dut.trial_counters()
     finally:
         stream.free()
@@ -301,7 +295,7 @@ def test_ovs_on_hugepages_counts_every_frame(engine: Engine) -> None:
         assert built.dut.info["memory"] == "hugepages"
         stream = engine.load(ports["p0"], Stream(T4, size=64, name="huge"))
         try:
-            run = engine.run([Tx(stream, 20_000, _paced(100_000))], [ports["p1"]], drain_s=0.3)
+            run = engine.run([Tx(stream, 20_000, paced(100_000))], [ports["p1"]], drain_s=0.3)
         finally:
             stream.free()
     assert (run.streams[0].tx_packets, run.streams[0].rx_packets) == (20_000, 20_000)

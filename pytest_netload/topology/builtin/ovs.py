@@ -350,7 +350,8 @@ def _build(res: _Resources, backend: str, *, policer_cir_bps: int | None,
                 f"other_config:cir={policer_cir_bps // 8}", f"other_config:cbs={cbs}"
             ).split()[0]
             where = f"egress of {PORTS[1]}"
-        info.update({"policer": f"rte_meter srTCM on the {where}", "policed_wire": "p0->p1",
+        info.update({"policer": policer, "policer_where": f"rte_meter srTCM on the {where}",
+                     "policed_wire": "p0->p1",
                      "policer_cir_bps": str(policer_cir_bps),
                      "policer_cir_bytes_per_s": str(cir_bytes(policer_cir_bps, policer)),
                      "policer_cbs_bytes": str(cbs), "accounting": POLICER_ACCOUNTING,
