@@ -7,6 +7,7 @@ also after the owner is SIGKILLed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from netutil import open_ports, paced
 
 from pytest_netload.bench.link import wait_link_up
 from pytest_netload.engine.client import Engine, Tx
+from pytest_netload.engine.leftovers import sweep_runtime_dirs
 from pytest_netload.measure.dut import DROP_KINDS, counter_deltas
 from pytest_netload.topology.builtin import build, sweep_stale
 from pytest_netload.topology.builtin.names import SOCKET_ROOT
@@ -281,6 +283,53 @@ def test_a_killed_owner_takes_ovs_and_everything_it_made_with_it() -> None:
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+_OWNER_IN_A_THREAD = """
+import threading, time
+from pytest_netload.topology.builtin import build
+
+def own():  # built from a thread: no parent-death signal, only the watchdog
+    with build("ovs-dpdk") as built:
+        ovs = built.dut.proc
+        tag = built.topology.ports[0].device.split(",")[0].removeprefix("net_virtio_user_")[:-2]
+        print(ovs.ovsdb.pid, ovs.vswitchd.pid, ovs._watchdog.pid, tag, flush=True)
+        time.sleep(600)
+
+threading.Thread(target=own, daemon=True).start()
+time.sleep(600)
+"""
+
+
+def test_the_sweep_stops_ovs_daemons_that_outlived_owner_and_watchdog() -> None:
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER_IN_A_THREAD],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None
+        *pids, tag = owner.stdout.readline().split()
+        ovsdb, vswitchd, watchdog = (int(p) for p in pids)
+        os.kill(watchdog, signal.SIGKILL)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(10)
+        time.sleep(0.5)
+        assert Path(f"/proc/{vswitchd}").exists() and Path(f"/proc/{ovsdb}").exists()
+        removed = sweep_stale()
+        assert any(r.startswith("ovs-vswitchd (pid") for r in removed), removed
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (Path(f"/proc/{vswitchd}").exists() or
+                                                Path(f"/proc/{ovsdb}").exists()):
+            time.sleep(0.05)
+        assert not Path(f"/proc/{vswitchd}").exists() and not Path(f"/proc/{ovsdb}").exists()
+        assert [r for r in _left_behind(tag, owner.pid) if "/var/run/dpdk" not in r] == []
+        sweep_runtime_dirs()  # DPDK's runtime dir of the dead owner: the engine's sweep
+        assert _left_behind(tag, owner.pid) == []
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        for pid in (locals().get("ovsdb"), locals().get("vswitchd")):
+            if pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def test_ovs_on_hugepages_counts_every_frame(engine: Engine) -> None:

@@ -191,9 +191,11 @@ def sweep_stale(prefix: str = PREFIX) -> list[str]:
     """Remove what earlier runs that died without cleaning up left behind.
 
     Only interfaces named ``<prefix>...`` that carry this project's alias,
-    and namespaces named ``<prefix>XXXXXX-dut-<pid>.<start>``, are looked at;
-    of those, only the ones whose creating process no longer exists are
-    removed. Returns the names removed.
+    namespaces named ``<prefix>XXXXXX-dut-<pid>.<start>`` and DPDK DUTs' socket dirs
+    ``/run/netload/dut-<prefix>XXXXXX-<pid>.<start>`` are looked at; of those, only the
+    ones whose creating process no longer exists are removed, and the OVS daemons of
+    such a socket dir (ovs-dpdk's pid files) that still run are killed first. Returns
+    the names removed.
     """
     _check_prefix(prefix)
     _require_root()
@@ -212,6 +214,18 @@ def sweep_stale(prefix: str = PREFIX) -> list[str]:
                 if exc.code != errno.ENODEV:  # ENODEV: gone with its veth peer
                     raise
             removed.append(name)
+    # a DPDK DUT's socket dir (its process died with its owner: parent-death signal, or
+    # ovs-dpdk's watchdog; an OVS daemon that outlived both is stopped by its pid file)
+    pattern = _socket_dir_re(prefix)
+    with contextlib.suppress(FileNotFoundError):
+        for name in sorted(os.listdir(SOCKET_ROOT)):
+            match = pattern.match(name)
+            if match is None or _alive(int(match.group(1)), int(match.group(2))):
+                continue
+            folder = os.path.join(SOCKET_ROOT, name)
+            removed.extend(_stop_ovs_daemons(folder))
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
     pattern = _netns_re(prefix)
     for ns in _netns.listnetns():
         match = pattern.match(ns)
@@ -219,13 +233,21 @@ def sweep_stale(prefix: str = PREFIX) -> list[str]:
             continue
         _remove_netns(ns)
         removed.append(ns)
-    # a DPDK DUT's socket dir (its process died with its owner: parent-death signal)
-    pattern = _socket_dir_re(prefix)
-    with contextlib.suppress(FileNotFoundError):
-        for name in sorted(os.listdir(SOCKET_ROOT)):
-            match = pattern.match(name)
-            if match is None or _alive(int(match.group(1)), int(match.group(2))):
-                continue
-            shutil.rmtree(os.path.join(SOCKET_ROOT, name), ignore_errors=True)
-            removed.append(os.path.join(SOCKET_ROOT, name))
     return removed
+
+
+def _stop_ovs_daemons(folder: str) -> list[str]:
+    """SIGKILL the OVS daemons whose pid files are in ``folder/ovs`` (ovs-dpdk's run dir)
+    and that still run an OVS binary; their descriptions."""
+    stopped: list[str] = []
+    for pidfile in ("ovs-vswitchd.pid", "ovsdb-server.pid"):
+        try:
+            with open(os.path.join(folder, "ovs", pidfile), encoding="ascii") as f:
+                pid = int(f.read().strip())
+            if "ovs" not in os.readlink(f"/proc/{pid}/exe"):
+                continue  # the pid is someone else's now
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            continue  # no pid file, or the process is gone
+        stopped.append(f"{pidfile.removesuffix('.pid')} (pid {pid})")
+    return stopped
