@@ -147,7 +147,8 @@ def test_factories_validate_without_building() -> None:
 
 
 def test_builtin_names() -> None:
-    assert set(NEW_DUTS) | {"loopback", "netns-router"} == set(BUILTIN)
+    assert set(NEW_DUTS) | {"loopback", "netns-router", "dpdk-testpmd", "ovs-dpdk"} == \
+        set(BUILTIN)
     with pytest.raises(NetloadConfigError, match=r"'netns-shaper' is not a built-in.*netns-shaped"):
         build("netns-shaper")
 
