@@ -28,12 +28,10 @@ are pure.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -42,6 +40,7 @@ from typing import IO
 
 from pytest_netload.errors import NetloadEnvironmentError
 from pytest_netload.locks import HostLock
+from pytest_netload.topology.builtin.testpmd_proc import die_with_parent, end_after
 
 __all__ = ["OVS_VSWITCHD_DPDK", "PrivateOvs", "machine_took_the_pmd", "parse_pmd_stats",
            "parse_port_stats", "parse_version"]
@@ -52,7 +51,6 @@ START_TIMEOUT_S = 30.0    # a daemon's start: its socket, DPDK initialised
 COMMAND_TIMEOUT_S = 15.0  # one ovs-vsctl / ovs-appctl / ovs-ofctl call
 STOP_TIMEOUT_S = 10.0     # `exit` to gone, before SIGTERM and then SIGKILL
 DPDK_RUNTIME_DIR = "/var/run/dpdk"
-_PR_SET_PDEATHSIG = 1
 # A PMD preempted for STALL_NS at a time on average, CPU_WAIT_SHARE of a trial in all:
 # the trial is the machine's (quiet: about 5 % in waits of 0.2 ms, from short wakeups)
 CPU_WAIT_SHARE = 0.01
@@ -188,8 +186,6 @@ def machine_took_the_pmd(waited_ns: int, preemptions: int, duration_s: float,
             "machine, not OVS")
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _tail(path: str, lines: int = 15) -> str:
@@ -280,7 +276,7 @@ class PrivateOvs:
             pass_fds=(self._lock.fd,) if self._lock.fd is not None else (),
             # the parent-death signal follows the thread that forks: only from the main
             # thread; from any thread the watchdog stops it when its owner is gone
-            preexec_fn=_die_with_parent if threading.current_thread() is
+            preexec_fn=die_with_parent if threading.current_thread() is
             threading.main_thread() else None, start_new_session=True)
         self._watch(proc)
         return proc
@@ -400,15 +396,7 @@ class PrivateOvs:
         with contextlib.suppress(subprocess.SubprocessError, OSError):
             subprocess.run(["ovs-appctl", "-t", ctl, "exit"], env=self.env,  # noqa: S603,S607
                            capture_output=True, timeout=STOP_TIMEOUT_S, check=False)
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(sig)
-            try:
-                proc.wait(STOP_TIMEOUT_S if sig is None else 5.0)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        end_after(proc, STOP_TIMEOUT_S)
 
     def stop(self) -> None:
         """Stop ovs-vswitchd, then ovsdb-server (``exit``, then SIGTERM, then SIGKILL),

@@ -33,7 +33,9 @@ from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.locks import HostLock, cpu_lock_path, describe, holder_info, read_holder, \
     try_claim
 
-__all__ = ["PROMPT", "Testpmd", "claim_dut_cpu", "parse_fwd_stats", "parse_port_stats"]
+__all__ = ["PROMPT", "Testpmd", "claim_dut_cpu", "die_with_parent", "end_after",
+           "parse_fwd_stats",
+           "parse_port_stats"]
 
 PROMPT = b"testpmd> "
 START_TIMEOUT_S = 30.0    # from exec to its first prompt: EAL start, ports, forwarding on
@@ -99,7 +101,22 @@ def claim_dut_cpu(cpu: int | None, what: str) -> tuple[int, HostLock]:
         "close the other engine or DUT, or give cpu= a CPU that is free")
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def end_after(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """Wait `grace_s` for `proc`, asked to stop, to exit; then SIGTERM it and wait 5 s;
+    then SIGKILL it. Returns once it has exited."""
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(sig)
+        try:
+            proc.wait(grace_s if sig is None else 5.0)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def die_with_parent() -> None:
+    """Linux's parent-death signal (SIGKILL) for the child; runs between fork and exec."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
@@ -148,7 +165,7 @@ class Testpmd:
             # from the main thread (a hook's worker thread ends long before its DUT). From
             # any thread testpmd also ends when its prompt's pipe closes, as it does
             # with the process that holds it, however that ends
-            preexec_fn=_die_with_parent if threading.current_thread() is
+            preexec_fn=die_with_parent if threading.current_thread() is
             threading.main_thread() else None, start_new_session=True)
         self._reader = threading.Thread(target=self._read, args=(self.proc,),
                                         name="testpmd-reader", daemon=True)
@@ -269,15 +286,7 @@ class Testpmd:
                 assert proc.stdin is not None
                 proc.stdin.write(b"quit\n")
                 proc.stdin.flush()
-            for sig in (None, signal.SIGTERM, signal.SIGKILL):
-                if sig is not None:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.send_signal(sig)
-                try:
-                    proc.wait(STOP_TIMEOUT_S if sig is None else 5.0)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            end_after(proc, STOP_TIMEOUT_S)
         for stream in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError, ValueError):
                 if stream is not None:
