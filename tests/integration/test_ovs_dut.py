@@ -172,8 +172,13 @@ def test_the_policer_forwards_its_cir(engine: Engine, policer: str, size: int) -
     assert s.lost == policed == _drops(before, after), note
     assert (s.duplicates, s.reordered) == (0, 0), note
     u = under.streams[0]
-    _excuse_a_busy_dut(before_u, after_u, DURATION_S)
-    assert u.lost == _drops(before_u, after_u) == 0, (u, after_u)
+    grown, _ = counter_deltas(before_u, after_u)
+    note = (f"0.9x the CIR: sent {u.tx_packets:,}, lost {u.lost:,} "
+            f"({[(c.name, c.value) for c in grown if c.value and c.kind in DROP_KINDS]}), "
+            f"generator lag {u.tx_max_lag_ns / 1e6:.1f} ms, "
+            f"{_excuse_a_busy_dut(before_u, after_u, DURATION_S)}")
+    print(note)
+    assert u.lost == _drops(before_u, after_u) == 0, note
 
 
 def test_reset_drops_are_counted(engine: Engine, wired: tuple[Any, dict[str, Any]]) -> None:
@@ -286,15 +291,20 @@ def test_a_killed_owner_takes_ovs_and_everything_it_made_with_it() -> None:
 
 
 _OWNER_IN_A_THREAD = """
-import threading, time
+import os, threading, time
 from pytest_netload.topology.builtin import build
 
 def own():  # built from a thread: no parent-death signal, only the watchdog
-    with build("ovs-dpdk") as built:
-        ovs = built.dut.proc
-        tag = built.topology.ports[0].device.split(",")[0].removeprefix("net_virtio_user_")[:-2]
-        print(ovs.ovsdb.pid, ovs.vswitchd.pid, ovs._watchdog.pid, tag, flush=True)
-        time.sleep(600)
+    try:
+        with build("ovs-dpdk") as built:
+            ovs = built.dut.proc
+            tag = built.topology.ports[0].device.split(",")[0]
+            tag = tag.removeprefix("net_virtio_user_")[:-2]
+            print(ovs.ovsdb.pid, ovs.vswitchd.pid, ovs._watchdog.pid, tag, flush=True)
+            time.sleep(600)
+    except Exception as exc:
+        print("error", repr(exc).replace(" ", "_"), flush=True)
+        os._exit(1)
 
 threading.Thread(target=own, daemon=True).start()
 time.sleep(600)
@@ -306,7 +316,9 @@ def test_the_sweep_stops_ovs_daemons_that_outlived_owner_and_watchdog() -> None:
                              stdout=subprocess.PIPE, text=True)
     try:
         assert owner.stdout is not None
-        *pids, tag = owner.stdout.readline().split()
+        line = owner.stdout.readline().split()
+        assert line and line[0] != "error", line  # the owner could not build
+        *pids, tag = line
         ovsdb, vswitchd, watchdog = (int(p) for p in pids)
         os.kill(watchdog, signal.SIGKILL)
         owner.send_signal(signal.SIGKILL)
