@@ -1,7 +1,12 @@
 /* port.c — opening any DPDK device as a port: queues, pools, capabilities, counters. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -13,6 +18,11 @@
 #include "internal.h"
 
 
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#define PORT_MAX_XSKS 64
+
 struct port_state {
 	int open;
 	int probed;               /* we hot-plugged it, so we remove it */
@@ -20,6 +30,8 @@ struct port_state {
 	struct rte_mempool *rx_pool;
 	uint64_t tx_offloads;
 	uint64_t tx_csum;
+	ino_t xsks[PORT_MAX_XSKS];  /* the AF_XDP sockets its driver opened */
+	unsigned int n_xsks;
 };
 
 static struct port_state ports[RTE_MAX_ETHPORTS];
@@ -190,6 +202,94 @@ find_or_probe(const char *device, uint16_t *port_id, int *probed)
 	return 0;
 }
 
+/* 1 when fd is an AF_XDP socket, with its inode in *ino. */
+static int
+fd_is_xsk(int fd, ino_t *ino)
+{
+	struct stat st;
+	socklen_t len;
+	int domain;
+
+	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return 0;
+	len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_XDP)
+		return 0;
+	*ino = st.st_ino;
+	return 1;
+}
+
+/* 1 when an open port other than `except` owns the AF_XDP socket `ino`. */
+static int
+xsk_owned(ino_t ino, uint16_t except)
+{
+	unsigned int p, i;
+
+	for (p = 0; p < RTE_MAX_ETHPORTS; p++)
+		for (i = 0; p != except && i < ports[p].n_xsks; i++)
+			if (ports[p].xsks[i] == ino)
+				return 1;
+	return 0;
+}
+
+/*
+ * This process's AF_XDP sockets that no open port but `except` owns: up to
+ * `max` fds and inodes. Returns how many.
+ */
+static unsigned int
+unowned_xsks(uint16_t except, int *fds, ino_t *inos, unsigned int max)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	unsigned int n = 0;
+	char *end;
+	long fd;
+
+	if (dir == NULL)
+		return 0;
+	while (n < max && (de = readdir(dir)) != NULL) {
+		fd = strtol(de->d_name, &end, 10);
+		if (end == de->d_name || *end != '\0' || fd == dirfd(dir))
+			continue;
+		if (fd_is_xsk((int)fd, &inos[n]) && !xsk_owned(inos[n], except))
+			fds[n++] = (int)fd;
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * DPDK 22.11's af_xdp driver deletes a queue's XDP socket at close but never
+ * its UMEM, whose fd is that same socket: the socket stays bound to the
+ * interface's queue until the process exits, and the next open of that queue,
+ * here or by the engine that waited for this port's lock, fails ("Failed to
+ * create xsk socket", EINVAL). The sockets its open created are recorded, and
+ * those left open after its close are closed here.
+ */
+static void
+record_xsks(uint16_t port_id)
+{
+	struct port_state *ps = &ports[port_id];
+	int fds[PORT_MAX_XSKS];
+
+	ps->n_xsks = unowned_xsks(port_id, fds, ps->xsks, PORT_MAX_XSKS);
+}
+
+static void
+close_left_xsks(uint16_t port_id, const char *device)
+{
+	int fds[PORT_MAX_XSKS];
+	ino_t inos[PORT_MAX_XSKS];
+	unsigned int n, i;
+
+	n = unowned_xsks(port_id, fds, inos, PORT_MAX_XSKS);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	if (n > 0)
+		NETLOAD_LOG(INFO, "port %u (%s): closed %u AF_XDP socket(s) its driver "
+				"left bound to the interface\n", port_id, device, n);
+}
+
 static void
 release(uint16_t port_id)
 {
@@ -204,6 +304,8 @@ release(uint16_t port_id)
 	rte_eth_dev_close(port_id);
 	if (probed && info.device != NULL)
 		rte_dev_remove(info.device);
+	if (info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0)
+		close_left_xsks(port_id, ps->device);
 	rte_mempool_free(ps->rx_pool);
 	memset(ps, 0, sizeof(*ps));
 	memset(&netload_nic_clocks[port_id], 0, sizeof(netload_nic_clocks[port_id]));
@@ -224,14 +326,47 @@ start_swallows_errors(const char *driver)
 
 static int port_open(const struct netload_port_conf *conf, uint16_t *port_id);
 
+/* "; DPDK said: <its error text since mark>", or nothing: two printf arguments */
+#define DPDK_SAID(mark) \
+	(netload_log_tap_mark() > (mark) ? "; DPDK said: " : ""), \
+	(netload_log_tap_mark() > (mark) ? netload_log_tap_text() + (mark) : "")
+
+/*
+ * A queue whose AF_XDP socket was just closed (by this process's last close of
+ * the port, or by the engine whose port lock this one waited for) is freed by
+ * the kernel a moment later, in deferred work; until then a new socket cannot
+ * bind to it. The open is retried from scratch for up to this long.
+ */
+#define XSK_QUEUE_FREE_WAIT_US 2000000
+#define XSK_QUEUE_RETRY_US 20000
+
+static int
+xsk_queue_still_bound(const struct netload_port_conf *conf)
+{
+	return strncmp(conf->device, "net_af_xdp", 10) == 0 &&
+			strstr(netload_log_tap_text(), "Failed to create xsk socket") != NULL;
+}
+
 int
 netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 {
+	unsigned int waited_us = 0;
 	int ret;
 
-	netload_log_tap_start();
-	ret = port_open(conf, port_id);
+	for (;;) {
+		netload_log_tap_start();
+		ret = port_open(conf, port_id);
+		if (ret == 0 || !xsk_queue_still_bound(conf) ||
+				waited_us >= XSK_QUEUE_FREE_WAIT_US)
+			break;
+		netload_log_tap_stop();
+		rte_delay_us_sleep(XSK_QUEUE_RETRY_US);
+		waited_us += XSK_QUEUE_RETRY_US;
+	}
 	netload_log_tap_stop();
+	if (ret != 0 && waited_us > 0)
+		NETLOAD_LOG(WARNING, "port '%s': its AF_XDP queue stayed bound for %.1f s; "
+				"another process may hold it\n", conf->device, waited_us / 1e6);
 	return ret;
 }
 
@@ -345,8 +480,8 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 		ret = rte_eth_rx_queue_setup(pid, q, nb_rxd, socket, NULL, ps->rx_pool);
 		if (ret < 0) {
 			release(pid);
-			return netload_fail(NETLOAD_EPORT, "port '%s' RX queue %u: %s",
-					conf->device, q, rte_strerror(-ret));
+			return netload_fail(NETLOAD_EPORT, "port '%s' RX queue %u: %s%s%s",
+					conf->device, q, rte_strerror(-ret), DPDK_SAID(mark));
 		}
 	}
 	txconf = info.default_txconf;
@@ -355,17 +490,15 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 		ret = rte_eth_tx_queue_setup(pid, q, nb_txd, socket, &txconf);
 		if (ret < 0) {
 			release(pid);
-			return netload_fail(NETLOAD_EPORT, "port '%s' TX queue %u: %s",
-					conf->device, q, rte_strerror(-ret));
+			return netload_fail(NETLOAD_EPORT, "port '%s' TX queue %u: %s%s%s",
+					conf->device, q, rte_strerror(-ret), DPDK_SAID(mark));
 		}
 	}
 	ret = rte_eth_dev_start(pid);
 	if (ret < 0) {
 		release(pid);
 		return netload_fail(NETLOAD_EPORT, "port '%s': start failed: %s%s%s",
-				conf->device, rte_strerror(-ret),
-				netload_log_tap_mark() > mark ? "; DPDK said: " : "",
-				netload_log_tap_mark() > mark ? netload_log_tap_text() + mark : "");
+				conf->device, rte_strerror(-ret), DPDK_SAID(mark));
 	}
 	if (netload_log_tap_mark() > mark && start_swallows_errors(info.driver_name)) {
 		release(pid);
@@ -397,6 +530,8 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 			memset(&netload_nic_clocks[pid], 0, sizeof(netload_nic_clocks[pid]));
 	}
 	rte_eth_stats_reset(pid);
+	if (strcmp(info.driver_name, "net_af_xdp") == 0)
+		record_xsks(pid);
 	ps->open = 1;
 	*port_id = pid;
 	NETLOAD_LOG(INFO, "port %u open: %s (driver %s), %u/%u queues, %u/%u descriptors\n",

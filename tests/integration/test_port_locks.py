@@ -70,6 +70,26 @@ def test_the_port_of_a_killed_engine_host_is_taken_over(veth: tuple[str, str]) -
                 time.sleep(0.1)
 
 
+def test_an_af_xdp_port_reopens_at_once_after_its_close(veth: tuple[str, str]) -> None:
+    """DPDK 22.11's af_xdp close leaves its socket bound to the queue until the process
+    ends: the engine closes it, and waits the kernel's deferred release at the next open,
+    here and in the engine that waited for the lock while the first one lives on."""
+    a, _ = veth
+    device = f"net_af_xdp_p{secrets.randbelow(10**6)},iface={a},start_queue=0,queue_count=1"
+    with Engine() as first, Engine() as second:
+        for _ in range(3):
+            first.port(device).close()
+        second.port_wait_s = 20.0
+        held = first.port(device)
+        threading.Timer(0.5, held.close).start()
+        started = time.monotonic()
+        port = second.port(device)
+        assert port.info["driver"] == "net_af_xdp"
+        assert time.monotonic() - started < 5
+        port.close()
+        first.port(device).close()
+
+
 HOLDING = """
 import time
 
