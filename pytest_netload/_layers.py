@@ -40,7 +40,7 @@ LAYERS: tuple[str, ...] = (
     "base",       # units, errors, files, atomic, format
 )
 TOP_MODULES = frozenset({"cli", "__main__"})
-BASE_MODULES = frozenset({"units", "errors", "files", "atomic", "format", "locks", "hugepages", "_layers",
+BASE_MODULES = frozenset({"units", "errors", "files", "atomic", "format", "locks", "hugepages", "_layers", "extras",
                           "_native_facts"})
 
 

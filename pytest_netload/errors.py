@@ -19,6 +19,17 @@ class NetloadEnvironmentError(NetloadError, OSError):
     """The machine lacks something: DPDK, root, a port, a kernel feature."""
 
 
+class MissingExtra(NetloadEnvironmentError):
+    """A feature needs an optional dependency that is not installed; the message names the
+    extra that installs it: ``pip install 'pytest-netload[html]'``."""
+
+    def __init__(self, what: str, module: str, extra: str) -> None:
+        super().__init__(f"{what} needs {module}, which is not installed: "
+                         f"pip install 'pytest-netload[{extra}]'")
+        self.module = module
+        self.extra = extra
+
+
 class ResourceBusy(NetloadEnvironmentError):
     """Another engine holds what this one must own alone (a worker CPU, a port); the
     message names the holder (pid, command line) and what to do."""

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from .. import format as fmt
 from ..errors import NetloadConfigError, NetloadEnvironmentError
+from ..extras import require
 from . import stats
 from .histogram import LogHistogram
 
@@ -342,13 +343,7 @@ class LatencyResult:
 
 
 def _hdrh() -> Any:
-    try:
-        return importlib.import_module("hdrh.histogram")
-    except ImportError as exc:
-        raise NetloadEnvironmentError(
-            f"HdrHistogram export needs the hdrhistogram package ({exc}): "
-            "pip install hdrhistogram"
-        ) from exc
+    return require("hdrh.histogram", "hdr", "HdrHistogram export")
 
 
 def to_hdr(result: LatencyResult | LogHistogram) -> str:

@@ -445,9 +445,10 @@ class Summary:
     def _html(self, doc: dict[str, Any], base: Any) -> None:
         """The HTML report, from a document the schema accepts (else: why not)."""
         from ..errors import NetloadConfigError
-        from ..reports import html, schema
 
         try:
+            from ..reports import html, schema  # MissingExtra: an OSError, named below
+
             schema.validate(doc, "results.json")
             self.report = str(html.write(doc, base / "report.html"))
         except NetloadConfigError as exc:

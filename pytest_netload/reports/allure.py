@@ -18,6 +18,7 @@ import pytest
 
 from .. import format as fmt
 from ..atomic import write_atomic
+from ..extras import require
 
 TRIAL_FIELDS = ("offered_pps", "duration_s", "tx_packets", "rx_packets", "lost", "loss_ratio",
                 "achieved_tx_pps", "valid", "invalid_reason", "clock")
@@ -50,8 +51,7 @@ def _plot(label: str, trials: list[dict[str, Any]]) -> str | None:
               for t in trials if t.get("valid") and t.get("offered_pps")]
     if len(points) < 2:
         return None
-    import matplotlib
-
+    matplotlib = require("matplotlib", "plots", "allure's loss plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.extras import require
 from pytest_netload.units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
 FIELD_WIDTHS = (1, 2, 4, 6, 8)
@@ -388,15 +389,13 @@ def from_bytes(data: bytes, *, l3_offset: int = -1, l4_offset: int = -1, l3_prot
 
 def from_scapy(pkt: Any) -> Template:
     """A Template from a scapy packet; the payload after its UDP/TCP header is dropped."""
-    try:
-        from scapy.layers.inet import IP
-        from scapy.layers.inet import TCP as STCP
-        from scapy.layers.inet import UDP as SUDP
-        from scapy.layers.inet6 import IPv6 as SIPv6
-        from scapy.layers.l2 import Ether
-        from scapy.packet import NoPayload
-    except ImportError as exc:
-        raise NetloadConfigError("from_scapy() needs scapy: pip install scapy") from exc
+    require("scapy.layers.inet", "scapy", "from_scapy()")
+    from scapy.layers.inet import IP
+    from scapy.layers.inet import TCP as STCP
+    from scapy.layers.inet import UDP as SUDP
+    from scapy.layers.inet6 import IPv6 as SIPv6
+    from scapy.layers.l2 import Ether
+    from scapy.packet import NoPayload
     if not isinstance(pkt, Ether):
         raise NetloadConfigError(f"scapy packet {pkt!r} does not start with Ether(); prepend "
                                  "Ether() /")

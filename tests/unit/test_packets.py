@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_netload.errors import NetloadConfigError
+from pytest_netload.errors import MissingExtra, NetloadConfigError
 from pytest_netload.traffic.packets import (
     FIELD_OPS,
     TCP,
@@ -347,7 +347,7 @@ def test_from_scapy_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     with raises(r"has 2 IP headers \(a tunnel\)"):
         from_scapy(SEther() / SIP() / SIP() / SUDP())
     monkeypatch.setitem(sys.modules, "scapy.layers.inet", None)
-    with raises(r"pip install scapy"):
+    with pytest.raises(MissingExtra, match=r"pip install 'pytest-netload\[scapy\]'"):
         from_scapy(SEther() / SIP() / SUDP())
 
 

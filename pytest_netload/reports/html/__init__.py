@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from ...atomic import write_atomic
+from ...extras import require
 from .plots import _plots
 from .sections import (
     _back_to_back,
@@ -48,6 +47,11 @@ from .text import (
 )
 from .rfc2889 import rfc2889_rows
 from .y1564 import y1564_sct, y1564_spt
+
+if TYPE_CHECKING:
+    import jinja2
+else:
+    jinja2 = require("jinja2", "html", "the HTML report")
 
 __all__ = ["fmt_bps", "fmt_count", "fmt_loss", "fmt_ns", "fmt_pps", "fmt_s", "fmt_share",
            "overall_verdict", "render", "short_name", "size_label", "write"]

@@ -8,8 +8,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import matplotlib
+from ...extras import require
 
+matplotlib = require("matplotlib", "html", "the HTML report (its plots)")
 matplotlib.use("Agg")
 
 from markupsafe import Markup
