@@ -5,7 +5,8 @@ an address (native/src/nd.c), during runs on the RX path and between runs in the
 engine host. :func:`bring_up` gives every port with an ``ip`` its address,
 announces it (gratuitous ARP, unsolicited neighbour advertisement), and resolves
 the ``peer_mac`` the topology does not give from ``peer_ip``; it returns the
-topology with those MACs filled in, which streams then address frames to.
+topology with those MACs filled in, and a port's own ``mac`` where the topology
+leaves it to the device, which streams then address frames to.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def bring_up(topology: Topology, ports: Mapping[str, Any], *,
     """Addresses on the opened `ports` (name -> engine Port) of `topology`, their
     announcements, and the peers' MACs resolved where the topology gives none.
 
-    Returns the topology with every resolved ``peer_mac`` filled in, and per port
+    Returns the topology with every resolved ``peer_mac`` filled in, and each ``mac``
+    the topology left out (docs/topology-files.md) the opened port's own, and per port
     with an address a record: name, ip, vlan, peer_ip, peer_mac, resolved (bool).
     Raises NetloadEnvironmentError naming the port when a peer does not answer
     within `resolve_timeout_s`."""
@@ -63,6 +65,8 @@ def bring_up(topology: Topology, ports: Mapping[str, Any], *,
     records: list[dict[str, Any]] = []
     for spec in topology.ports:
         port = ports.get(spec.name)
+        if spec.mac is None and port is not None:  # the file left it to the device
+            spec = replace(spec, mac=port.mac)
         if spec.ip is None or port is None:
             specs.append(spec)
             continue

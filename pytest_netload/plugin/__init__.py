@@ -138,8 +138,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     from .keys import SETTINGS_KEY
+    from .terminal import port_mac_lines
 
-    lines = [config.stash[SETTINGS_KEY].header()]
+    lines = [config.stash[SETTINGS_KEY].header(), *port_mac_lines(config)]
     removed, problems = config.stash.get(SWEPT_KEY, ([], []))
     if removed:
         shown = ", ".join(os.path.basename(p) for p in removed[:6])

@@ -245,6 +245,33 @@ def environment_of(env: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def port_mac_lines(config: pytest.Config) -> list[str]:
+    """The session header's line for a topology file's ports without a `mac`: the MAC
+    each takes from its device (docs/topology-files.md), read here from the kernel
+    interface of a port this machine's engine opens; a PCI port's, or a remote engine's,
+    is read when the port opens (the results' environment records it)."""
+    from .keys import SETTINGS_KEY, TOPOLOGY_KEY
+
+    topology = config.stash.get(TOPOLOGY_KEY, None)
+    if topology is None or all(p.mac is not None for p in topology.ports):
+        return []
+    from ..topology.macs import kernel_interface, read_kernel_mac
+
+    settings = config.stash[SETTINGS_KEY]
+    engines = dict(settings.engines)
+    shown = []
+    for port in topology.ports:
+        if port.mac is not None:
+            continue
+        iface = kernel_interface(port)
+        local = (engines.get(port.engine, "") if port.engine else settings.gateway
+                 ).startswith("popen")
+        mac = read_kernel_mac(iface) if iface is not None and local else None
+        shown.append(f"{port.name} {mac} ({iface})" if mac is not None else
+                     f"{port.name} read when it opens ({port.device or iface})")
+    return ["netload: port MACs from the devices: " + ", ".join(shown)]
+
+
 NETLOAD_FIXTURES = frozenset({"netload_engine", "netload_ports", "netload_topology", "traffic",
                               "rate_controller", "latency_meter", "rfc2544", "dut"})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -169,9 +169,10 @@ class PortSpec:
 
     ``device`` is what the engine opens (a PCI address or a DPDK vdev string),
     ``iface`` the kernel interface behind it where there is one. ``mac`` and
-    ``ip`` are the port's own source addresses; ``peer_mac`` is the MAC frames
-    must be sent to (the DUT interface's MAC, or the far end on a straight
-    wire) and ``peer_ip`` the gateway on the DUT. ``queues`` is how many RX and
+    ``ip`` are the port's own source addresses (``mac`` ``None``: the device's
+    own, known once the port opens: `Topology.with_macs`); ``peer_mac`` is the
+    MAC frames must be sent to (the DUT interface's MAC, or the far end on a
+    straight wire) and ``peer_ip`` the gateway on the DUT. ``queues`` is how many RX and
     TX queues the engine opens on the port (1 to 64); ``lcores`` lists the CPUs
     the engine may use for this port's worker (empty: the engine chooses).
     ``vlan`` is the 802.1Q VLAN id (1 to 4094) of the DUT interface this port
@@ -182,7 +183,7 @@ class PortSpec:
     name: str
     device: str | None
     iface: str | None
-    mac: str
+    mac: str | None = None
     ip: str | None = None
     peer_mac: str | None = None
     peer_ip: str | None = None
@@ -211,13 +212,14 @@ class PortSpec:
             check_ifname(iface, f"{where}: iface")
         if device is not None:
             check_device(device, f"{where}: device")
-        mac = normalize_mac(self.mac, f"{where}: mac")
-        if int(mac[:2], 16) & 1:
-            raise NetloadConfigError(
-                f"{where}: mac = {mac!r} is a multicast address; a port's own MAC must be "
-                f"unicast (lowest bit of the first octet clear), e.g. {_MAC_EXAMPLE}"
-            )
-        object.__setattr__(self, "mac", mac)
+        if self.mac is not None:
+            mac = normalize_mac(self.mac, f"{where}: mac")
+            if int(mac[:2], 16) & 1:
+                raise NetloadConfigError(
+                    f"{where}: mac = {mac!r} is a multicast address; a port's own MAC must "
+                    f"be unicast (lowest bit of the first octet clear), e.g. {_MAC_EXAMPLE}"
+                )
+            object.__setattr__(self, "mac", mac)
         if self.peer_mac is not None:
             object.__setattr__(self, "peer_mac", normalize_mac(self.peer_mac, f"{where}: peer_mac"))
         ip, network = (None, None) if self.ip is None else \
@@ -288,6 +290,15 @@ def _check_lcores(value: object, where: str) -> tuple[int, ...]:
     return tuple(int(cpu) for cpu in lcores)
 
 
+def _known_mac(port: PortSpec) -> str:
+    if port.mac is None:
+        raise NetloadConfigError(
+            f"port {port.name!r} has no mac in the topology: its MAC is the device's, read "
+            "when the port opens; take the flows of the opened ports (netload_ports.topology"
+            ", or Topology.with_macs() with the MACs the ports report)")
+    return port.mac
+
+
 @dataclass(frozen=True)
 class Wire:
     """Frames sent on port ``tx`` arrive at port ``rx`` (through the DUT, if any)."""
@@ -311,12 +322,12 @@ class Flow(NamedTuple):
 
     @property
     def src_mac(self) -> str:
-        return self.tx.mac
+        return _known_mac(self.tx)
 
     @property
     def dst_mac(self) -> str:
         """``tx.peer_mac`` (the DUT's MAC); the rx port's MAC on a straight wire without one."""
-        return self.tx.peer_mac if self.tx.peer_mac is not None else self.rx.mac
+        return self.tx.peer_mac if self.tx.peer_mac is not None else _known_mac(self.rx)
 
     @property
     def src_ip(self) -> str | None:
@@ -452,6 +463,14 @@ class Topology:
             f"topology {self.name!r} has no port {name!r}; its ports are "
             f"{[p.name for p in self.ports]}"
         )
+
+    def with_macs(self, macs: Mapping[str, str]) -> Topology:
+        """This topology with each port that has no ``mac`` given the one in ``macs``
+        (port name -> MAC, e.g. what the opened ports report); a port with a ``mac``
+        keeps it."""
+        ports = tuple(p if p.mac is not None or p.name not in macs
+                      else replace(p, mac=macs[p.name]) for p in self.ports)
+        return self if ports == self.ports else replace(self, ports=ports)
 
     def flows(self) -> list[Flow]:
         """One ``(tx, rx)`` flow per wire, in wire order, with the addresses to use."""

@@ -202,12 +202,11 @@ def _dut_ssh(dut: dict[str, str], source: str) -> DutSsh | None:
 
 def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
     _check_keys(entry, _PORT_KEYS, where, source)
-    for key in ("name", "mac"):
-        if key not in entry:
-            raise NetloadConfigError(
-                f"{source}: {where}.{key} is missing; every [[ports]] table needs name and mac "
-                "(e.g. name = \"p0\", mac = \"02:00:00:00:00:01\")"
-            )
+    if "name" not in entry:
+        raise NetloadConfigError(
+            f"{source}: {where}.name is missing; every [[ports]] table needs a name "
+            "(e.g. name = \"p0\")"
+        )
     if "device" not in entry and "iface" not in entry:
         raise NetloadConfigError(
             f"{source}: {where} has neither device nor iface; set device to a PCI address or "
@@ -217,7 +216,7 @@ def _port(entry: Mapping[str, object], where: str, source: str) -> PortSpec:
     text = {key: _string(entry, key, where, source) for key in _PORT_STRINGS}
     key_of = f"{source}: {where}.{{}}".format
     name = _check_name(text["name"], key_of("name"))
-    mac = normalize_mac(text["mac"], key_of("mac"))
+    mac = None if text["mac"] is None else normalize_mac(text["mac"], key_of("mac"))
     for key in ("device", "iface"):
         _optional_str(text[key], key_of(key))
     if text["iface"] is not None:

@@ -174,6 +174,7 @@ def test_docs_example_loads(tmp_path: Path) -> None:
     assert topo.name == "lab-edge-1" and topo.line_rate_bps == 10_000_000_000
     assert [p.name for p in topo.ports] == ["p0", "p1"]
     assert topo.port("p1").lcores == (3, 4) and topo.dut["site"] == "rack 12"
+    assert topo.port("p0").mac == "02:00:00:00:00:01" and topo.port("p1").mac is None
 
 
 _NAMES = st.from_regex(r"[A-Za-z0-9_.-]{1,12}", fullmatch=True)
@@ -302,8 +303,7 @@ _NO_PORTS = '[topology]\nname = "wire"\n\n[[wires]]\ntx = "p0"\nrx = "p0"\n'
         (_NO_PORTS, "ports is missing", "[[ports]]"),
         (_NO_WIRES, "wires is missing", "[[wires]]"),
         ("wires = []\n" + _NO_WIRES, "wires is missing", "declare at least one"),
-        (MINIMAL.replace('name = "p0"\n', ""), "ports[0].name", "needs name and mac"),
-        (MINIMAL.replace('mac = "02:00:00:00:00:01"\n', ""), "ports[0].mac", "needs name and mac"),
+        (MINIMAL.replace('name = "p0"\n', ""), "ports[0].name", "needs a name"),
         (MINIMAL.replace('iface = "veth0"\n', ""), "ports[0] has neither device nor iface",
          "set device"),
         (MINIMAL.replace('rx = "p0"\n', ""), "wires[0].rx", "needs tx and rx"),
@@ -315,11 +315,30 @@ def test_missing_required(tmp_path: Path, text: str, key: str, fix: str) -> None
     _check(tmp_path, text, key, fix)
 
 
-def test_mac_is_required_even_with_iface(tmp_path: Path) -> None:
-    # the loader never looks MACs up, even for an interface that may exist (lo always does)
+def test_a_port_without_a_mac_takes_the_device_s_when_it_opens(tmp_path: Path) -> None:
+    # the loader never looks MACs up, even for an interface that exists (lo always does):
+    # the MAC stays None until the port opens (engine/neighbours.py fills it in)
     text = MINIMAL.replace('iface = "veth0"', 'iface = "lo"')
-    text = text.replace('mac = "02:00:00:00:00:01"\n', "")
-    _check(tmp_path, text, "ports[0].mac is missing", "mac =")
+    path = tmp_path / "t.toml"
+    path.write_text(text.replace('mac = "02:00:00:00:00:01"\n', ""))
+    topology = load_topology(path)
+    (port,) = topology.ports
+    assert port.mac is None
+    with pytest.raises(NetloadConfigError, match="port 'p0' has no mac in the topology: its "
+                       "MAC is the device's, read when the port opens"):
+        topology.flows()[0].src_mac
+    opened = topology.with_macs({"p0": "02:00:00:00:00:07"})
+    assert opened.port("p0").mac == "02:00:00:00:00:07"
+    assert (opened.flows()[0].src_mac, opened.flows()[0].dst_mac) == ("02:00:00:00:00:07",) * 2
+    assert load_topology(path).with_macs({}) == topology  # nothing known: unchanged
+
+
+def test_a_given_mac_stays_when_the_device_has_another(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(MINIMAL)
+    topology = load_topology(path)
+    assert topology.with_macs({"p0": "02:00:00:00:00:07"}) is topology
+    assert topology.port("p0").mac == "02:00:00:00:00:01"
 
 
 # ------------------------------------------------------------------ errors: types
