@@ -39,7 +39,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from ..topology.fake import FAKE_TOPOLOGY, fake_topology
-    from . import fixtures, keys, markers, topologies, xdist
+    from . import capabilities, fixtures, keys, markers, topologies, xdist
 
     config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
     config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
@@ -108,6 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Summary(config), "netload-summary")
 
     xdist.configure(config, settings)  # pytest -n: a worker per topology, merged results
+    capabilities.configure(config)  # the netload_requires marker, netload_capabilities
     if not config.pluginmanager.has_plugin("netload-junit-errors"):
         config.pluginmanager.register(JunitCrashAsError(config), "netload-junit-errors")
 

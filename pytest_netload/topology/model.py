@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.topology.capabilities import DECLARED
 from pytest_netload.topology.ssh import DutSsh
 
 __all__ = ["MAX_VLAN", "MIN_VLAN", "Flow", "PortSpec", "Topology", "Wire", "check_device",
@@ -348,6 +349,9 @@ class Topology:
     ``None`` for external devices. ``dut_ssh`` is how to run commands on an
     external DUT over ssh (``[dut] ssh``), ``None`` without. ``source`` is the
     file the topology was loaded from, for messages; it takes no part in equality.
+    ``capabilities`` is what the file declares its DUT does (``[capabilities]``:
+    ``policer_bps``, ``policer_cbs_bytes``, ``shaper_bps``, ``loss_ratio``;
+    topology/capabilities.py), for tests that need it (``netload_requires``).
     """
 
     name: str
@@ -358,6 +362,7 @@ class Topology:
     namespace: str | None = None
     source: str | None = field(default=None, compare=False)
     dut_ssh: DutSsh | None = None
+    capabilities: Mapping[str, float | int] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         name = _check_name(self.name, "topology name")
@@ -452,6 +457,12 @@ class Topology:
         object.__setattr__(self, "ports", ports)
         object.__setattr__(self, "wires", wires)
         object.__setattr__(self, "dut", MappingProxyType(dict(self.dut)))
+        fields = set(DECLARED.values())
+        if not isinstance(self.capabilities, Mapping) or not set(self.capabilities) <= fields:
+            raise NetloadConfigError(
+                f"{where}: capabilities = {self.capabilities!r} must map some of "
+                f"{sorted(fields)} to numbers (topology/capabilities.py)")
+        object.__setattr__(self, "capabilities", MappingProxyType(dict(self.capabilities)))
         object.__setattr__(self, "namespace", namespace)
 
     def port(self, name: str) -> PortSpec:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.files import MIB, read_input_file
+from pytest_netload.topology.capabilities import check_declared
 from pytest_netload.topology.model import (
     PortSpec,
     Topology,
@@ -36,7 +37,7 @@ from pytest_netload.units import as_rate
 
 __all__ = ["load_topology", "parse_topology"]
 
-_TABLES = ("topology", "dut", "ports", "wires")
+_TABLES = ("topology", "dut", "capabilities", "ports", "wires")
 _TOPOLOGY_KEYS = ("name", "line_rate", "namespace")
 _PORT_KEYS = (
     "name", "device", "iface", "mac", "ip", "peer_mac", "peer_ip", "queues", "lcores", "vlan",
@@ -106,7 +107,7 @@ def parse_topology(data: Mapping[str, object], source: str) -> Topology:
             )
             raise NetloadConfigError(
                 f"{source}: unknown top-level key {key!r}{hint}; the allowed tables are "
-                "[topology], [dut], [[ports]] and [[wires]]"
+                "[topology], [dut], [capabilities], [[ports]] and [[wires]]"
             )
 
     table = _table(data, "topology", source, required=True)
@@ -137,6 +138,7 @@ def parse_topology(data: Mapping[str, object], source: str) -> Topology:
             )
         dut[key] = value
     dut_ssh = _dut_ssh(dut, source)
+    capabilities = check_declared(_table(data, "capabilities", source, required=False), source)
 
     ports = tuple(
         _port(entry, f"ports[{i}]", source)
@@ -172,6 +174,7 @@ def parse_topology(data: Mapping[str, object], source: str) -> Topology:
             namespace=namespace,
             source=source,
             dut_ssh=dut_ssh,
+            capabilities=capabilities,
         )
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"{source}: {exc}") from exc

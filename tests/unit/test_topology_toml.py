@@ -175,6 +175,7 @@ def test_docs_example_loads(tmp_path: Path) -> None:
     assert [p.name for p in topo.ports] == ["p0", "p1"]
     assert topo.port("p1").lcores == (3, 4) and topo.dut["site"] == "rack 12"
     assert topo.port("p0").mac == "02:00:00:00:00:01" and topo.port("p1").mac is None
+    assert dict(topo.capabilities) == {"policer_bps": 10_000_000, "policer_cbs_bytes": 12_500}
 
 
 _NAMES = st.from_regex(r"[A-Za-z0-9_.-]{1,12}", fullmatch=True)
@@ -339,6 +340,53 @@ def test_a_given_mac_stays_when_the_device_has_another(tmp_path: Path) -> None:
     topology = load_topology(path)
     assert topology.with_macs({"p0": "02:00:00:00:00:07"}) is topology
     assert topology.port("p0").mac == "02:00:00:00:00:01"
+
+
+CAPABILITIES = MINIMAL.replace("[[ports]]", """[capabilities]
+policer = "10Mbit/s"
+policer_cbs = 12500
+shaper = 20_000_000
+loss_ratio = 0.01
+
+[[ports]]""")
+
+
+def test_capabilities_are_declared_in_their_table(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(CAPABILITIES)
+    topology = load_topology(path)
+    assert dict(topology.capabilities) == {"policer_bps": 10_000_000,
+                                           "policer_cbs_bytes": 12_500,
+                                           "shaper_bps": 20_000_000, "loss_ratio": 0.01}
+    assert dict(load_topology(_write(tmp_path, MINIMAL, "o.toml")).capabilities) == {}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('policer = "10Mbit/s"', 'policer = "10kpps"', "capabilities.policer = '10kpps' is not "
+         "a bit rate"),
+        ('policer = "10Mbit/s"', "policer = 0", "capabilities.policer = 0: give a bit rate "
+         "above zero"),
+        ('policer = "10Mbit/s"', "policer = true", "capabilities.policer = True: give a bit "
+         "rate"),
+        ("policer_cbs = 12500", 'policer_cbs = "12500"', "capabilities.policer_cbs = '12500': "
+         "give the committed burst in bytes"),
+        ("loss_ratio = 0.01", "loss_ratio = 1.5", "capabilities.loss_ratio = 1.5: give the "
+         "share"),
+        ("loss_ratio = 0.01", "ports = 4", "capabilities.ports is not a known key; the allowed "
+         "keys are policer, policer_cbs, shaper, loss_ratio"),
+        ('policer = "10Mbit/s"\n', "", "capabilities.policer_cbs without policer"),
+    ],
+)
+def test_a_bad_capability_names_the_key(tmp_path: Path, old: str, new: str,
+                                        message: str) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(CAPABILITIES.replace(old, new))
+    with pytest.raises(NetloadConfigError) as info:
+        load_topology(path)
+    assert str(info.value).startswith(f"{path}: "), info.value
+    assert message in str(info.value), info.value
 
 
 # ------------------------------------------------------------------ errors: types

@@ -1,0 +1,147 @@
+"""The netload_requires marker: a test runs where its topology has what it needs and is
+skipped elsewhere, naming what is missing and what the topology has; the
+netload_capabilities fixture. Fake-engine sessions: no root, no DPDK."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pytest_netload.reports.baseline  # noqa: F401  (scipy, matplotlib: imported inside an
+import pytest_netload.reports.html  # noqa: F401  in-process run, a second run cannot)
+
+pytest_plugins = ["pytester"]
+
+FAKE = "--netload-engine=fake:capacity_pps=60000,delay_s=50e-6,buffer_frames=1000"
+
+TOPOLOGY = """
+[topology]
+name = "lab-policed"
+
+{capabilities}
+
+[[ports]]
+name = "p0"
+device = "net_fake0"
+mac = "02:00:00:00:00:01"
+ip = "198.18.0.2"
+peer_mac = "02:00:00:00:01:01"
+peer_ip = "198.18.0.1"
+
+[[ports]]
+name = "p1"
+device = "net_fake1"
+mac = "02:00:00:00:00:02"
+ip = "198.19.0.2"
+peer_mac = "02:00:00:00:01:02"
+peer_ip = "198.19.0.1"
+
+[[wires]]
+tx = "p0"
+rx = "p1"
+"""
+
+POLICED = '[capabilities]\npolicer = "10Mbit/s"\npolicer_cbs = 12500'
+
+
+def _file(pytester: pytest.Pytester, capabilities: str = POLICED) -> Path:
+    path = pytester.path / "lab.toml"
+    path.write_text(TOPOLOGY.format(capabilities=capabilities))
+    return path
+
+
+REQUIRES = """
+import pytest
+
+@pytest.mark.netload_requires(ports=2)
+def test_two_ports(netload_ports, netload_capabilities):
+    assert netload_capabilities.ports == 2
+
+@pytest.mark.netload_requires(policer="10Mbit/s")
+def test_the_policer(netload_capabilities):
+    assert netload_capabilities.policer_bps == 10_000_000
+    assert netload_capabilities.policer_cbs_bytes == 12_500
+
+@pytest.mark.netload_requires(policer="20Mbit/s")
+def test_another_policer(netload_ports):
+    raise AssertionError("ran on a topology without what it needs")
+
+@pytest.mark.netload_requires(ports=4, both_ways=True, dut_reset=True)
+def test_a_switch(netload_ports):
+    raise AssertionError("ran on a topology without what it needs")
+"""
+
+
+def test_a_test_runs_where_the_topology_has_what_it_needs(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(REQUIRES)
+    result = pytester.runpytest(FAKE, f"--netload-topology={_file(pytester)}", "-rs",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, skipped=2)
+    result.stdout.fnmatch_lines([
+        "SKIPPED * netload_requires: needs a policer at 20.00 Mbit/s; topology lab-policed "
+        "has 2 ports wired one way*a policer at 10.00 Mbit/s (CBS 12,500 B)",
+        "SKIPPED * netload_requires: needs 4 ports, ports wired both ways, a DUT reset (a "
+        "built-in DUT or a pytest_netload_dut_reset hook); topology lab-policed has 2 ports "
+        "wired one way, no line rate, no DUT commands, counters or reset*",
+    ])
+
+
+def test_the_fake_topology_has_no_policer(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(REQUIRES)
+    result = pytester.runpytest(FAKE, "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines(["SKIPPED * needs a policer at 10.00 Mbit/s; topology fake "
+                                 "has * no declared policer, shaper or loss"])
+
+
+def test_a_conftest_hook_gives_a_file_s_dut_its_reset(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("def pytest_netload_dut_reset(dut):\n    return True\n")
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.netload_requires(dut_reset=True)
+        def test_reset(netload_capabilities):
+            assert netload_capabilities.dut_reset and not netload_capabilities.dut_counters
+    """)
+    result = pytester.runpytest(FAKE, f"--netload-topology={_file(pytester)}",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_module_and_test_requirements_add_up(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import pytest
+
+        pytestmark = pytest.mark.netload_requires(policer=True)
+
+        @pytest.mark.netload_requires(loss=True)
+        def test_both(netload_ports):
+            raise AssertionError("ran on a topology without a known loss")
+    """)
+    result = pytester.runpytest(FAKE, f"--netload-topology={_file(pytester)}", "-rs",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*needs a DUT that drops a known share of frames; topology "
+                                 "lab-policed has*"])
+
+
+@pytest.mark.parametrize(("marker", "message"), [
+    ("ports=0", "ports=0: give a number of ports"),
+    ("policer='fast'", "policer*fast"),
+    ("wires=2", "no requirement 'wires'"),
+    ("'policer'", "give requirements as keywords"),
+    ("dut='yes'", "dut='yes': give True"),
+])
+def test_a_bad_requirement_fails_the_test_naming_it(pytester: pytest.Pytester, marker: str,
+                                                    message: str) -> None:
+    pytester.makepyfile(f"""
+        import pytest
+
+        @pytest.mark.netload_requires({marker})
+        def test_it(netload_ports):
+            pass
+    """)
+    result = pytester.runpytest(FAKE, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*@pytest.mark.netload_requires: *{message}*"])
