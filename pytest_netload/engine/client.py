@@ -24,7 +24,7 @@ from typing import Any, Self
 import numpy as np
 
 from .. import errors
-from . import remote
+from . import MAX_MEMORY_MB, MIN_MEMORY_MB, remote  # the bounds: engine/__init__.py
 from .._native_facts import ABI_VERSION
 from ..measure.results import RunResult, build_run_result, merge_queue_results
 from ..units import run_seconds
@@ -53,8 +53,6 @@ _FAKE_BOOT = (
 
 
 LINK_TIMEOUT_S = 10.0  # a port's link may take this long to come up (--netload-link-timeout)
-MIN_MEMORY_MB = 64
-MAX_MEMORY_MB = 1 << 20  # 1 TiB
 
 
 def cpu_ranges(cpus: Iterable[int]) -> str:

@@ -8,17 +8,18 @@ importing the fixtures.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..topology.model import Topology
-from .options import Settings
+if TYPE_CHECKING:
+    from ..topology.model import Topology
+    from .options import Settings
 
 __all__ = ["BASELINE_KEY", "DUT_FACTS_KEY", "DUT_KEY", "ENVIRONMENT_KEY", "SETTINGS_KEY", "TOPOLOGY_KEY"]
 
-SETTINGS_KEY = pytest.StashKey[Settings]()
-TOPOLOGY_KEY = pytest.StashKey[Topology]()  # a topology file's model, loaded at configure
+SETTINGS_KEY = pytest.StashKey["Settings"]()
+TOPOLOGY_KEY = pytest.StashKey["Topology"]()  # a topology file's model, loaded at configure
 BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
 ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results
 DUT_KEY = pytest.StashKey[dict[str, Any]]()  # a built-in DUT's metadata, for results

@@ -8,15 +8,14 @@ ports than the topology has is a usage error naming both counts (docs/rfc2889.md
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..bench.rfc2889 import Rfc2889Mark, Rfc2889Runner
 from ..errors import NetloadConfigError
-from ..rfc2544 import check_frame_sizes
-from ..units import as_rate, run_seconds
-from .markers import _count, _kwargs, _resolution
+
+if TYPE_CHECKING:
+    from ..bench.rfc2889 import Rfc2889Mark, Rfc2889Runner
 
 __all__ = ["RFC2889_ARGS", "RFC2889_HELP", "parse_rfc2889", "rfc2889"]
 
@@ -33,6 +32,8 @@ RFC2889_ARGS = ("frame_size", "trial_duration", "resolution", "max_trials", "ret
 
 
 def _fps(key: str, value: Any) -> float:
+    from ..units import as_rate
+
     rate = as_rate(value, what=key)
     if rate.kind != "pps" or not rate.value > 0:
         raise NetloadConfigError(f"{key}={value!r}: give a frame rate > 0, e.g. '1000pps'")
@@ -40,6 +41,11 @@ def _fps(key: str, value: Any) -> float:
 
 
 def parse_rfc2889(mark: pytest.Mark) -> Rfc2889Mark:
+    from ..bench.rfc2889 import Rfc2889Mark
+    from ..rfc2544 import check_frame_sizes
+    from ..units import as_rate, run_seconds
+    from .markers import _count, _kwargs, _resolution
+
     kw = _kwargs(mark, RFC2889_ARGS)
     out: dict[str, Any] = {}
     for key, value in kw.items():
@@ -87,6 +93,8 @@ def rfc2889(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: 
     """RFC 2889 procedures over the topology's ports: `rfc2889.fully_meshed()`,
     `.congestion_control()`, `.address_caching_capacity()`, `.address_learning_rate()`,
     `.broadcast_forwarding()` (docs/rfc2889.md)."""
+    from ..bench.rfc2889 import Rfc2889Mark, Rfc2889Runner
+
     mark = request.node.get_closest_marker("rfc2889")
     parsed = parse_rfc2889(mark) if mark is not None else Rfc2889Mark()
     dut = _netload_built[1]

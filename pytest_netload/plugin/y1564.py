@@ -9,15 +9,14 @@ traffic, naming the service and the field. The `y1564` fixture gives a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..bench.y1564 import Y1564Mark, Y1564Runner
 from ..errors import NetloadConfigError
-from ..units import run_seconds
-from ..y1564 import check_services
-from .markers import _count, _kwargs
+
+if TYPE_CHECKING:
+    from ..bench.y1564 import Y1564Mark, Y1564Runner
 
 __all__ = ["Y1564_ARGS", "Y1564_HELP", "parse_y1564", "y1564"]
 
@@ -54,6 +53,11 @@ def _flag(name: str, value: Any) -> bool:
 def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
     """The marker's arguments as a `Y1564Mark`; the services checked (without a line
     rate: the fixture checks CIR against the topology's)."""
+    from ..bench.y1564 import Y1564Mark
+    from ..units import run_seconds
+    from ..y1564 import check_services
+    from .markers import _count, _kwargs
+
     kw = _kwargs(mark, Y1564_ARGS)
     out: dict[str, Any] = {}
     for key, value in kw.items():
@@ -101,6 +105,7 @@ def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
 def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any) -> Y1564Runner:
     """Y.1564 procedures on the marker's services and wire: `y1564.sct()`,
     `y1564.spt()`, `y1564.run()` (docs/y1564.md)."""
+    from ..bench.y1564 import Y1564Mark, Y1564Runner
     from .fixtures import _engine_of_wire, _settings, report_dir
 
     mark = request.node.get_closest_marker("y1564")
