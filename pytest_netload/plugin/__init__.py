@@ -7,6 +7,13 @@ live in fixtures.py, the settings in options.py, the markers in markers.py, the
 terminal output in terminal.py, the session-start sweep and SIGTERM handling in
 cleanup.py, the shared stash keys in keys.py, the netload_topology marker in
 topologies.py and pytest-xdist's part in xdist.py.
+
+Quiet when unused: which tests are netload tests is decided at collection
+(selection.py). Only a session that collected one sweeps leftovers, installs the
+SIGTERM handler, prints the netload header (after pytest's "collected N items"),
+and writes results; the others see nothing of the plugin. A session whose netload
+tests cannot run here (a built-in DUT without root) is a usage error naming the
+fix, unless --netload-skip-unavailable asks to skip them.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from . import options
 RECORD_STASH = pytest.StashKey[dict[str, Any]]()
 SIGTERM_KEY = pytest.StashKey[Any]()  # cleanup.SigtermHandler, while configured
 SWEPT_KEY = pytest.StashKey[tuple[list[str], list[str]]]()  # cleanup.sweep's answer
+ACTIVE_KEY = pytest.StashKey[bool]()  # the session collected a netload test
+REFUSED_KEY = pytest.StashKey[str]()  # the usage error of netload tests that cannot run
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,11 +47,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from ..topology.fake import FAKE_TOPOLOGY, fake_topology
-    from . import capabilities, fixtures, keys, markers, topologies, xdist
+    from . import capabilities, fixtures, keys, marker_help, topologies, xdist
 
-    config.addinivalue_line("markers", "netload" + markers.NETLOAD_HELP[len("netload"):])
-    config.addinivalue_line("markers", "rfc2544" + markers.RFC2544_HELP[len("rfc2544"):])
+    config.addinivalue_line("markers", "netload" + marker_help.NETLOAD_HELP[len("netload"):])
+    config.addinivalue_line("markers", "rfc2544" + marker_help.RFC2544_HELP[len("rfc2544"):])
     config.addinivalue_line("markers", topologies.HELP)
     from .rfc2889 import RFC2889_HELP
     from .y1564 import Y1564_HELP
@@ -66,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"--netload-baseline: {exc}") from None
     dut = settings.fake_dut
+    if dut is not None:
+        from ..topology.fake import FAKE_TOPOLOGY, fake_topology
     if dut is not None and settings.topology == FAKE_TOPOLOGY:  # the fake engine's own
         config.stash[keys.TOPOLOGY_KEY] = fake_topology(
             dut.port_rate_bps, {"name": "fake", "model": dut.spec(), "about": dut.describe()})
@@ -111,12 +121,73 @@ def pytest_configure(config: pytest.Config) -> None:
     capabilities.configure(config)  # the netload_requires marker, netload_capabilities
     if not config.pluginmanager.has_plugin("netload-junit-errors"):
         config.pluginmanager.register(JunitCrashAsError(config), "netload-junit-errors")
+    # the sweep and the SIGTERM handler wait for a netload test (activate)
 
+
+def active(config: pytest.Config) -> bool:
+    """Whether this session collected a netload test (selection.py)."""
+    return config.stash.get(ACTIVE_KEY, False)
+
+
+def activate(config: pytest.Config) -> None:
+    """A netload test was collected: sweep what sessions that died left (not on an xdist
+    worker: the controller sweeps, once) and install the SIGTERM handler. Once."""
+    if active(config):
+        return
+    config.stash[ACTIVE_KEY] = True
+    if not hasattr(config, "workerinput"):
+        from .cleanup import sweep
+        from .fixtures import report_dir
+
+        config.stash[SWEPT_KEY] = sweep(report_dir(config))
     from .cleanup import SigtermHandler
 
     handler = SigtermHandler()
     if handler.install():  # SIGTERM unwinds the session like Ctrl-C: nothing left behind
         config.stash[SIGTERM_KEY] = handler
+
+
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection and other plugins' changes
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Which tests are netload tests; a session whose netload tests cannot run here is a
+    usage error naming the fix (or, with --netload-skip-unavailable, they skip)."""
+    from .selection import mark_netload_tests
+
+    netload = mark_netload_tests(items)
+    if not netload:
+        return
+    from .keys import SETTINGS_KEY
+    from .selection import unavailable, unavailable_text
+
+    blocked = unavailable(netload)
+    if not blocked:
+        return
+    text = unavailable_text(len(blocked), sorted({t for _, t in blocked}))
+    if config.stash[SETTINGS_KEY].skip_unavailable:
+        for item, _ in blocked:
+            item.add_marker(pytest.mark.skip(reason=text))
+    elif not config.option.collectonly and not hasattr(config, "workerinput"):
+        config.stash[REFUSED_KEY] = text  # nothing ran: no sweep, no results
+        raise pytest.UsageError(text)
+    # (on an xdist worker each such test errors with the text: fixtures._netload_built)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal asks for the header
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from .selection import is_netload_test
+
+    if REFUSED_KEY not in session.config.stash and \
+            any(is_netload_test(item) for item in session.items):
+        activate(session.config)
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """The netload header, once a netload test is collected (after "collected N items";
+    --no-header hides it as it hides pytest's)."""
+    if not active(config) or config.getoption("no_header", False):
+        return []
+    return header_lines(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -126,18 +197,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[SIGTERM_KEY]
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Before anything is built: remove what sessions that died left behind."""
-    if hasattr(session.config, "workerinput"):
-        return  # the xdist controller sweeps, once
-    from .cleanup import sweep
-    from .fixtures import report_dir
-
-    session.config.stash[SWEPT_KEY] = sweep(report_dir(session.config))
-
-
-def pytest_report_header(config: pytest.Config) -> list[str]:
+def header_lines(config: pytest.Config) -> list[str]:
+    """The netload header: the settings, what the sweep removed, the xdist controller's
+    plan. Shown once a netload test is collected (pytest_report_collectionfinish; on an
+    xdist controller, which collects nothing, when its workers' are known)."""
     from .keys import SETTINGS_KEY
     from .terminal import port_mac_lines
 
@@ -149,10 +212,17 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"netload: removed {len(removed)} leftovers of sessions that ended "
                      f"without cleaning up: {shown}{more}")
     lines += [f"netload: could not sweep {p}" for p in problems]
+    controller = config.pluginmanager.get_plugin("netload-xdist")
+    if controller is not None:
+        lines += controller.header_lines(config)
     return lines
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    from .selection import maybe_netload
+
+    if not maybe_netload(metafunc):
+        return  # not a netload test: the marker parsers stay unloaded
     from .markers import check_markers, parametrize_frame_sizes
     from .topologies import parametrize_topologies
 
@@ -197,6 +267,8 @@ def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not active(session.config):
+        return
     from ..reports import allure
 
     config = session.config
@@ -234,6 +306,10 @@ def _attach(item: pytest.Item, record: Any) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    from .selection import is_netload_test
+
+    if not is_netload_test(item):
+        return (yield)
     from ..bench import progress
     from ..measure.recording import recording
     from .terminal import TerminalProgress
@@ -283,6 +359,11 @@ def _check_baseline(item: pytest.Item) -> None:
 def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
+    from .selection import is_netload_test
+
+    if is_netload_test(item):
+        # A plain attribute, so xdist carries it: the summary counts netload tests only.
+        report.netload_test = True
     if call.when == "call" and RECORD_STASH in item.stash:
         # A plain JSON-able attribute: xdist serialises it with the report.
         report.netload = item.stash[RECORD_STASH]

@@ -12,21 +12,21 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..bench.harness import BoundController, ExternalDut, LatencyMeter, WiredPorts, stream_name
-from ..bench.link import LinkPolicy, check_port_link
-from ..bench.runner import Calibration, Rfc2544Runner
-from ..bench.settings import NetloadMark, Rfc2544Mark
-from ..engine.client import Engine, Port
 from ..errors import EngineCrashed, NetloadConfigError, NetloadEnvironmentError, NetloadHookError
-from ..measure.recording import note_run
-from ..topology.model import Topology
 from .keys import DUT_FACTS_KEY, DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
-from .markers import parse_netload, parse_rfc2544
-from .options import Settings
+
+if TYPE_CHECKING:  # imported where used: registering the fixtures loads none of it
+    from ..bench.harness import BoundController, LatencyMeter, WiredPorts
+    from ..bench.link import LinkPolicy
+    from ..bench.runner import Calibration, Rfc2544Runner
+    from ..bench.settings import NetloadMark, Rfc2544Mark
+    from ..engine.client import Engine, Port
+    from ..topology.model import Topology
+    from .options import Settings
 
 CAPTURE_FRAMES = 256  # frames each RX port keeps of every run, for failure captures
 
@@ -73,6 +73,9 @@ def _harness_failure(what: str, exc: Exception) -> None:
 @pytest.fixture(scope="session")
 def netload_engine(pytestconfig: pytest.Config) -> Iterator[Engine]:
     """The session's traffic engine (its host process starts on first use)."""
+    from ..engine.client import Engine
+    from ..measure.recording import note_run
+
     settings = _settings(pytestconfig)
     topology = pytestconfig.stash.get(TOPOLOGY_KEY, None)
     dut = settings.fake_dut
@@ -102,6 +105,9 @@ def netload_engines(pytestconfig: pytest.Config,
     """Every engine of the session by name: None is the session's (--netload-engine);
     the others are those of --netload-engines that the topology file's ports name
     (`engine = "gen-a"`), each started with its own ports' PCI devices and CPUs."""
+    from ..engine.client import Engine
+    from ..measure.recording import note_run
+
     settings = _settings(pytestconfig)
     topology = pytestconfig.stash.get(TOPOLOGY_KEY, None)
     used = {p.engine for p in topology.ports if p.engine} if topology is not None else set()
@@ -136,16 +142,21 @@ def _netload_built(pytestconfig: pytest.Config,
 
     settings, topology = for_request(pytestconfig, request, _settings(pytestconfig))
     if topology is not None:
+        from ..bench.harness import ExternalDut
+
         external = ExternalDut(topology)
         _dut_facts(pytestconfig, external)
         yield topology, external
         return
     from ..topology.builtin import build
 
-    if os.geteuid() != 0:
-        pytest.skip(f"topology {settings.topology.partition(':')[0]} builds network namespaces and veth pairs, "
-                    "which needs root: run pytest as root (sudo -E python3 -m pytest), or "
-                    "give --netload-topology=FILE.toml for ports you may open")
+    if os.geteuid() != 0:  # found at collection (a usage error) but on an xdist worker
+        from .selection import unavailable_text
+
+        text = unavailable_text(1, [settings.topology.partition(":")[0]])
+        if settings.skip_unavailable:
+            pytest.skip(text)
+        pytest.fail(text, pytrace=False)
     with ExitStack() as stack:
         try:
             name, params = settings.builtin()
@@ -208,6 +219,8 @@ def _open_port(engine: Engine, spec: Any, backend: str, link: LinkPolicy | None 
     port = engine.port(device, name=spec.name, rx_queues=queues, tx_queues=queues)
     if link is not None:
         try:
+            from ..bench.link import check_port_link
+
             state = check_port_link(port, spec.name, link)
         except BaseException:
             port.close()
@@ -219,6 +232,8 @@ def _open_port(engine: Engine, spec: Any, backend: str, link: LinkPolicy | None 
 
 
 def _link_policy(config: pytest.Config, topology: Topology) -> LinkPolicy:
+    from ..bench.link import LinkPolicy
+
     settings = _settings(config)
     return LinkPolicy(settings.link_timeout_s, settings.link_strict, topology.line_rate_bps)
 
@@ -266,6 +281,8 @@ def netload_ports(pytestconfig: pytest.Config, netload_engines: dict[str | None,
                   netload_topology: Topology) -> Iterator[WiredPorts]:
     """The topology's ports opened on their engines; unpacks as the first wire's (tx, rx).
     After an engine crash the next test gets them opened again on a fresh engine host."""
+    from ..bench.harness import WiredPorts
+
     wired = WiredPorts(netload_topology, {}, reopen=lambda into: _open_ports(
         pytestconfig, netload_engines, netload_topology, wired))
     try:
@@ -291,11 +308,17 @@ def _netload_fresh_ports(request: pytest.FixtureRequest) -> None:
 
 
 def _netload_mark(request: pytest.FixtureRequest) -> NetloadMark:
+    from ..bench.settings import NetloadMark
+    from .markers import parse_netload
+
     mark = request.node.get_closest_marker("netload")
     return parse_netload(mark) if mark is not None else NetloadMark()
 
 
 def _rfc2544_mark(request: pytest.FixtureRequest) -> Rfc2544Mark:
+    from ..bench.settings import Rfc2544Mark
+    from .markers import parse_rfc2544
+
     mark = request.node.get_closest_marker("rfc2544")
     return parse_rfc2544(mark) if mark is not None else Rfc2544Mark()
 
@@ -341,6 +364,8 @@ def rate_controller(request: pytest.FixtureRequest, netload_engine: Engine,
 
     def make(tx: Port | None = None, *, rate: Any = None, pattern: Any = None,
              hardware: bool = False) -> BoundController:
+        from ..bench.harness import BoundController
+
         port = tx if tx is not None else netload_ports.wire(mark.wire)[0]
         return BoundController(port.engine, netload_ports, port, rate=rate, pattern=pattern,
                                mark=mark, duration_override_s=settings.trial_duration_s,
@@ -359,6 +384,8 @@ def latency_meter(netload_engine: Engine, netload_ports: WiredPorts) -> Callable
                  if f.rx.name == netload_ports.name_of(rx)]
         if not flows:
             raise NetloadConfigError(f"port {rx.device!r} receives no wire of the topology")
+        from ..bench.harness import LatencyMeter, stream_name
+
         return LatencyMeter(rx.engine, rx, stream_name(stream, flows[0]))
 
     return make
@@ -375,6 +402,8 @@ def _engine_of_wire(ports: WiredPorts, wire: int, default: Engine) -> Engine:
 
 @pytest.fixture(scope="session")
 def _netload_calibration() -> Calibration:
+    from ..bench.runner import Calibration
+
     return Calibration()
 
 
@@ -384,6 +413,7 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
             _netload_built: tuple[Topology, Any]) -> Rfc2544Runner:
     """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology; the
     DUT's hooks (docs/hooks.md) run around every trial."""
+    from ..bench.runner import Rfc2544Runner
     from .dut_hooks import PluginTrialHooks, dut_reset
 
     params = getattr(request.node, "callspec", None)

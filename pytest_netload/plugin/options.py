@@ -66,6 +66,12 @@ RESOLVE_TIMEOUT_DESC = ("How long a port may take to resolve its peer_ip's MAC b
                         "neighbour discovery when the topology gives no peer_mac; no answer "
                         "by then is an error naming the port and what to check. Default: 5s")
 
+SKIP_UNAVAILABLE_DESC = ("Skip the netload tests that cannot run here (a built-in topology, "
+                         "which needs root, in a session that is not root) instead of "
+                         "failing the session with a usage error that names the fix "
+                         "(true/false; the bare flag is true). Default: false")
+BUILTIN_NOTE = "built-in DUT, not your device"  # a CI job on the default topology says so
+
 BUILTIN_TOPOLOGIES = ("netns-router", "netns-shaped", "netns-lossy", "netns-bridge",
                       "netns-policed", "loopback", "dpdk-testpmd", "ovs-dpdk")
 
@@ -155,7 +161,7 @@ def _backend(value: str) -> str:
 
 
 def _memory(value: str) -> int:
-    from ..engine.client import MAX_MEMORY_MB, MIN_MEMORY_MB
+    from ..engine import MAX_MEMORY_MB, MIN_MEMORY_MB
 
     try:
         mb = int(value)
@@ -178,10 +184,11 @@ ENGINE_KEYS = ("python", "chdir", "nice", "id", "dont_write_bytecode", "execmode
 def _engine(value: str) -> str:
     """An execnet gateway spec: 'popen' or ssh=/socket=/vagrant_ssh=, then //key=value;
     or the fake engine: 'fake' or 'fake:key=value,...' (its DUT's parameters)."""
-    from ..engine.fake import parse_fake_engine
+    if value.strip().partition(":")[0].strip() == "fake":
+        from ..engine.fake import parse_fake_engine  # numpy: only for the fake engine
 
-    if parse_fake_engine(value) is not None:  # raises naming a bad DUT parameter
-        return value.strip()
+        if parse_fake_engine(value) is not None:  # raises naming a bad DUT parameter
+            return value.strip()
     fix = "write 'popen' (the engine runs here), an execnet spec such as " \
         "'ssh=gen-host//python=python3', or 'fake' (the fake engine)"
     first, *rest = value.split("//")
@@ -201,6 +208,8 @@ def _engine(value: str) -> str:
 
 def _engines(value: str) -> tuple[tuple[str, str], ...]:
     """'gen-a=ssh=...; gen-b=popen' as ((name, spec), ...), each spec checked."""
+    if not value.strip():
+        return ()  # the default: no named engines
     from ..topology.model import _check_name
 
     out: dict[str, str] = {}
@@ -305,8 +314,10 @@ SETTINGS = (
     Setting("netload_port_wait", PORT_WAIT_DESC, "0s", _port_wait),
     Setting("netload_dut_health", DUT_HEALTH_DESC, "false", _flag),
     Setting("netload_hook_timeout", HOOK_TIMEOUT_DESC, "60s", _hook_timeout),
+    Setting("netload_skip_unavailable", SKIP_UNAVAILABLE_DESC, "false", _flag),
 )
-FLAGS = frozenset({"netload_link_strict", "netload_dut_health"})  # --netload-link-strict alone means true
+# flags: --netload-link-strict alone means true
+FLAGS = frozenset({"netload_link_strict", "netload_dut_health", "netload_skip_unavailable"})
 
 
 def _baseline_name(value: str) -> str | None:
@@ -339,11 +350,18 @@ class Settings:
     """Run the DUT's health hooks after every trial (a marker's dut_health overrides)."""
     hook_timeout_s: float = 60.0
     """The longest one call of a pytest_netload_* hook implementation may take."""
+    skip_unavailable: bool = False
+    """Skip netload tests that cannot run here (a built-in DUT without root), not fail."""
+    builtin_in_ci: bool = False
+    """A CI job (`CI` set) left at the default topology, a built-in DUT: the header and
+    the report say it is not the user's device."""
 
     @property
     def fake_dut(self) -> FakeDut | None:
         """The modelled DUT of a fake-engine session (--netload-engine=fake:...); None
         when the engine is a real one."""
+        if self.engine.partition(":")[0].strip() != "fake":
+            return None  # without importing the fake engine (numpy) for a real one
         from ..engine.fake import parse_fake_engine
 
         return parse_fake_engine(self.engine)
@@ -364,6 +382,8 @@ class Settings:
     def header(self) -> str:
         topo = (f"{self.topology} ({self.backend})" if self.builtin_topology
                 else self.topology)
+        if self.builtin_in_ci:
+            topo += f" [{BUILTIN_NOTE}]"
         parts = [f"engine {self.engine}", f"topology {topo}", f"reports {self.report_dir}"]
         if self.trial_duration_s is not None:
             parts.append(f"trial duration {fmt.time_s_exact(self.trial_duration_s)} (override)")
@@ -430,4 +450,17 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_link_timeout"], values["netload_link_strict"],
                     values["netload_resolve_timeout"], values["netload_port_wait"],
                     values["netload_engines"], values["netload_dut_health"],
-                    values["netload_hook_timeout"])
+                    values["netload_hook_timeout"], values["netload_skip_unavailable"],
+                    _builtin_in_ci(config, values["netload_topology"]))
+
+
+def _builtin_in_ci(config: pytest.Config, topology: str) -> bool:
+    """Whether this is a CI job (`CI` set, as CI services set it, and not to a false word)
+    that runs on the default built-in topology because it was given none (no
+    --netload-topology, PYTEST_NETLOAD_TOPOLOGY or ini key)."""
+    if os.environ.get("CI", "").strip().lower() in FALSE_WORDS:
+        return False
+    setting = next(s for s in SETTINGS if s.name == "netload_topology")
+    given = (config.getoption(setting.name) is not None or bool(os.environ.get(setting.env))
+             or str(config.getini(setting.name)) != setting.default)
+    return not given and topology.partition(":")[0] in BUILTIN_TOPOLOGIES

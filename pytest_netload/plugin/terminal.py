@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 
 from .. import format as fmt
-from ..bench.progress import progress_line
-from ..measure.dut import loss_note
-from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
-from ..rfc2544.mlr_text import goals_note
-from ..rfc2544.trial import steady_summary
+from .selection import is_netload_test
+
+# The rows' notes (rfc2544/, measure/) and the progress line (bench/) are imported
+# where used: a session that measured nothing never loads them.
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
@@ -43,6 +42,8 @@ def _percentile(latency: dict[str, Any] | None, label: str) -> str:
 
 def _note(m: dict[str, Any]) -> str | None:
     """One-line result of the procedures that have no throughput column."""
+    from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
+
     kind = m.get("kind")
     if kind == "frame_loss" and m.get("points"):
         top = m["points"][0]
@@ -92,6 +93,11 @@ def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
     """The row of an MLRsearch at one frame size: its first goal's lower bound as the
     throughput (what `throughput()` reports), the latency and loss of the valid trials at
     that load, and every goal with its bounds in the notes (NDR and PDR)."""
+    from ..measure.dut import loss_note
+    from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
+    from ..rfc2544.mlr_text import goals_note
+    from ..rfc2544.trial import steady_summary
+
     goals = m.get("goals") or [{}]
     lower = goals[0].get("lower_bound_pps")
     at = [t for t in m.get("trials", ()) if lower is not None and t.get("valid")
@@ -109,6 +115,10 @@ def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
 
 def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str, ...]]:
     """Summary rows of one test: one per frame size measured, else one per measurement."""
+    from ..measure.dut import loss_note
+    from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
+    from ..rfc2544.trial import steady_summary
+
     rows: list[list[str]] = []
     verdict = {"passed": "PASS", "failed": "FAIL"}.get(outcome, outcome.upper())
     name = nodeid.split("::", 1)[-1]
@@ -206,6 +216,8 @@ class TerminalProgress:
         self.lines = verbosity >= 1 and not self.live
 
     def __call__(self, event: dict[str, Any]) -> None:
+        from ..bench.progress import progress_line
+
         text = progress_line(event)
         if self.live:
             self.reporter.ensure_newline()
@@ -272,17 +284,6 @@ def port_mac_lines(config: pytest.Config) -> list[str]:
     return ["netload: port MACs from the devices: " + ", ".join(shown)]
 
 
-NETLOAD_FIXTURES = frozenset({"netload_engine", "netload_ports", "netload_topology", "traffic",
-                              "rate_controller", "latency_meter", "rfc2544", "dut"})
-
-
-def is_netload_test(item: pytest.Item) -> bool:
-    """A test that uses the plugin's fixtures or markers: its session writes results."""
-    names = set(getattr(item, "fixturenames", ()))
-    return bool(names & NETLOAD_FIXTURES) or any(
-        item.get_closest_marker(m) is not None for m in ("netload", "rfc2544"))
-
-
 def _error_text(report: pytest.TestReport) -> str:
     """What made a setup or teardown fail, in a few lines (the results' `error`)."""
     crash = getattr(report.longrepr, "reprcrash", None)
@@ -315,6 +316,10 @@ class Summary:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not getattr(report, "netload_test", False):
+            return  # not a netload test: neither a row nor a count of the verdict
+        if not self.active:  # an xdist controller: its workers collected
+            self._activate_late()
         record = getattr(report, "netload", None)
         crash = getattr(report, "netload_engine_crash", None)
         if crash and report.failed:
@@ -354,15 +359,42 @@ class Summary:
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.collected = len(session.items)
+        # the verdict's "N of M" counts netload tests only (selection.py)
         self.netload_tests = sum(1 for item in session.items if is_netload_test(item))
+        self.collected = self.netload_tests
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self.collected = max(self.collected, len(ids))  # the controller collects nothing
-        # (a worker's ids carry xdist's group suffix, `test_x[64B]@group`; reports do not)
+        # The controller collects nothing: its workers' netload test counts arrive with
+        # their output (xdist.py); a worker's ids carry xdist's group suffix,
+        # `test_x[64B]@group`, which reports do not. A test grouped by its topology is a
+        # netload test: the session is netload's before any test ran.
+        from .xdist import GROUP_PREFIX
+
         for n, i in enumerate(ids):
             self.order[i] = self.order[i[:i.rfind("@")]] = n
+        if not self.active and any("@" + GROUP_PREFIX in i for i in ids):
+            self._activate_late()
+
+    @property
+    def active(self) -> bool:
+        from . import active
+
+        return active(self.config)
+
+    def _activate_late(self) -> None:
+        """On an xdist controller, which collects nothing: its workers' first netload
+        test makes the session netload's (plugin.activate), and the header shows then."""
+        from . import activate, header_lines
+
+        activate(self.config)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
+                reporter.line("")  # after xdist's progress dots, on a line of its own
+            for line in header_lines(self.config):
+                reporter.write_line(line)
 
     @pytest.hookimpl
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -378,12 +410,14 @@ class Summary:
         return {"exit_status": int(exitstatus), "exit_status_name": name,
                 "interrupted": exitstatus == pytest.ExitCode.INTERRUPTED,
                 "stop_reason": str(reason) if reason else None,
-                "collected": max(self.collected, len(self.tests)), "ran": len(self.tests),
+                "collected": max(self.collected, self.netload_tests, len(self.tests)),
+                "ran": len(self.tests),
                 "engine_crashes": list(dict.fromkeys(n for n, _ in self.crashes))}
 
     def _document(self, session_info: dict[str, Any] | None = None) -> dict[str, Any]:
         from ..reports import json as json_report
         from .keys import DUT_FACTS_KEY, DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
+        from .options import BUILTIN_NOTE
 
         settings = self.config.stash[SETTINGS_KEY]
         topo = self.config.stash.get(TOPOLOGY_KEY, None)
@@ -399,7 +433,8 @@ class Summary:
         doc = json_report.session_document(
             self.tests, topology=topology,
             settings={"topology": settings.topology, "backend": settings.backend,
-                      "engine": settings.engine, "trial_duration_s": settings.trial_duration_s})
+                      "engine": settings.engine, "trial_duration_s": settings.trial_duration_s,
+                      **({"topology_note": BUILTIN_NOTE} if settings.builtin_in_ci else {})})
         env = self.config.stash.get(ENVIRONMENT_KEY, None)
         if env is not None:
             doc["environment"] = environment_of(env)
@@ -417,8 +452,8 @@ class Summary:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # Written whenever the session was about netload, measured or not: a session whose
         # engine crashed in its first test, or that was interrupted, says so in its results.
-        if not (self.measured or self.netload_tests or self.harness_errors) or \
-                self.config.option.collectonly:
+        if not self.active or not (self.measured or self.netload_tests or self.harness_errors) \
+                or self.config.option.collectonly:
             return
         from ..reports import json as json_report
         from ..reports.verdict import verdict_line

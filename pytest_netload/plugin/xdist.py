@@ -146,7 +146,8 @@ class Controller:
                             if o.get("environment") else {})} for o in outputs],
             "topologies": [t for o in outputs for t in o.get("topologies", ())]}
 
-    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+    def header_lines(self, config: pytest.Config) -> list[str]:
+        """The controller's part of the netload header (plugin.header_lines)."""
         parts = []
         if self.grouping:
             parts.append("tests of one topology run in one worker (--dist loadgroup)")
@@ -197,9 +198,6 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """Before xdist's worker names the groups: each topology's tests in its group."""
-        from .terminal import is_netload_test
-
-        self.netload_tests = sum(1 for item in items if is_netload_test(item))
         if self.workerinput is None or not self.config.getoption("loadgroup", False):
             return
         for item in items:
@@ -212,6 +210,9 @@ class Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """After the controller got the grouped ids: tests keep their own node ids."""
+        from .selection import is_netload_test
+
+        self.netload_tests = sum(1 for item in session.items if is_netload_test(item))
         for item in session.items:
             own = self.renamed.get(item.nodeid)
             if own is not None:

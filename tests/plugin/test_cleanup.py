@@ -17,6 +17,8 @@ KILLED_SUITE = """
 import os, signal, time
 import pytest
 
+pytestmark = pytest.mark.netload  # a netload session: the handler is installed
+
 @pytest.fixture(scope="session")
 def resource():
     yield
@@ -63,9 +65,25 @@ def test_the_handler_is_restored_at_unconfigure(pytester: pytest.Pytester) -> No
     before = signal.getsignal(signal.SIGTERM)
     pytester.makepyfile("""
         import signal
+        import pytest
         from pytest_netload.plugin.cleanup import SigtermHandler
+
+        @pytest.mark.netload  # a netload session installs it; others do not (below)
         def test_installed():
             assert isinstance(signal.getsignal(signal.SIGTERM), SigtermHandler)
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_session_without_netload_tests_installs_no_handler(pytester: pytest.Pytester) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    pytester.makepyfile("""
+        import signal
+
+        def test_untouched():
+            assert signal.getsignal(signal.SIGTERM) is not None
+            assert type(signal.getsignal(signal.SIGTERM)).__name__ != "SigtermHandler"
     """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert signal.getsignal(signal.SIGTERM) is before
@@ -108,7 +126,7 @@ def test_session_start_sweeps_partial_report_files(pytester: pytest.Pytester) ->
     partial.write_bytes(b"\xd4\xc3")
     live = reports / f".results.json.{os.getpid()}.abcd1234.tmp"
     live.write_text("{")
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile("import pytest\n\n@pytest.mark.netload\ndef test_nothing(): pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", f"--netload-report-dir={reports}")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([

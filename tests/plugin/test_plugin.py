@@ -11,7 +11,10 @@ pytest_plugins = ["pytester"]
 
 OPTIONS = ("--netload-topology", "--netload-backend", "--netload-engine",
            "--netload-engine-memory", "--netload-report-dir", "--netload-trial-duration",
-           "--netload-link-timeout", "--netload-link-strict")
+           "--netload-link-timeout", "--netload-link-strict", "--netload-skip-unavailable")
+# A netload test that needs nothing: the header and the results are netload tests' only.
+NETLOAD_TEST = "import pytest\n\n@pytest.mark.netload\ndef test_nothing(): pass\n"
+NOT_ROOT = "import os\nos.geteuid = lambda: 1000\n"  # a conftest: this session is not root
 
 
 def test_importing_the_plugin_loads_no_native_code() -> None:
@@ -21,6 +24,37 @@ def test_importing_the_plugin_loads_no_native_code() -> None:
         "print(bad); sys.exit(1 if bad else 0)"
     )
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+HEAVY = ("numpy", "scipy", "MLRsearch", "cffi", "execnet", "pyroute2", "jinja2", "matplotlib",
+         "scapy", "_netload_native")
+
+
+@pytest.mark.parametrize("module", [
+    "pytest_netload", "pytest_netload.plugin", "pytest_netload.plugin.fixtures",
+    "pytest_netload.plugin.terminal", "pytest_netload.plugin.y1564",
+    "pytest_netload.plugin.rfc2889"])
+def test_importing_the_plugin_is_cheap(module: str) -> None:
+    """What pytest loads for the plugin in every session (the entry point, and what
+    pytest_configure registers) imports none of the heavy packages; the public names
+    of pytest_netload are imported on first use."""
+    code = (f"import sys, {module}; "
+            f"print([m for m in sys.modules if m.split('.')[0] in {HEAVY!r}])")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_public_names_import_on_first_use() -> None:
+    code = ("import sys, pytest_netload as p; assert 'numpy' not in sys.modules; "
+            "from pytest_netload import Rate, udp, Engine; "
+            "assert p.Rate is Rate and p.udp is udp and 'Engine' in dir(p); "
+            "assert sorted(p.__all__) == sorted(set(p.__all__)); "
+            "[getattr(p, name) for name in p.__all__]; "
+            "import pytest; pytest.raises(AttributeError, getattr, p, 'nothing_here')")
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True,
+                         text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -47,7 +81,7 @@ def test_markers_are_registered_with_help(pytester: pytest.Pytester) -> None:
 def test_header_names_engine_topology_and_reports(pytester: pytest.Pytester) -> None:
     from pytest_netload.topology.backends import resolve_backend
 
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile(NETLOAD_TEST)
     result = pytester.runpytest("--netload-engine=popen", "--netload-trial-duration=2s")
     taken = resolve_backend("auto")  # the default: af_xdp where it works here
     result.stdout.fnmatch_lines([
@@ -69,7 +103,7 @@ def test_the_default_backend_is_af_xdp_only_where_it_works(
 
 def test_link_settings_show_in_the_header_and_the_bare_strict_flag_is_true(
         pytester: pytest.Pytester) -> None:
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile(NETLOAD_TEST)
     result = pytester.runpytest("--netload-link-timeout=3s", "--netload-link-strict")
     result.stdout.fnmatch_lines(["netload: *, link timeout 3s, link speed strict"])
     result = pytester.runpytest("--netload-link-strict=false")
@@ -82,7 +116,7 @@ def test_link_settings_show_in_the_header_and_the_bare_strict_flag_is_true(
 
 def test_cli_beats_env_beats_ini(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makeini("[pytest]\nnetload_backend = af_packet\nnetload_report_dir = from-ini\n")
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile(NETLOAD_TEST)
     monkeypatch.setenv("PYTEST_NETLOAD_BACKEND", "af_xdp")
     result = pytester.runpytest()
     result.stdout.fnmatch_lines(["netload: *topology netns-router (af_xdp), reports from-ini"])
@@ -127,13 +161,57 @@ def test_plugin_can_be_disabled(pytester: pytest.Pytester) -> None:
     assert "netload:" not in result.stdout.str()
 
 
-def test_without_root_a_builtin_topology_skips_with_the_fix(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest("import os\nos.geteuid = lambda: 1000\n")
+UNAVAILABLE = ("*netload: 1 netload test could not run: it needs the built-in topology "
+               "netns-router (a DUT the plugin builds of network namespaces and veth pairs, "
+               "which needs root), and this session is not root (uid 1000). Give the topology "
+               "of your device (--netload-topology=lab.toml*), or run as root*, or try the "
+               "plugin without hardware on the fake engine (--netload-engine=fake). To skip "
+               "such tests instead, pass --netload-skip-unavailable (ini: "
+               "netload_skip_unavailable = true).")
+
+
+def test_without_root_a_builtin_topology_is_a_usage_error_naming_the_fix(
+        pytester: pytest.Pytester) -> None:
+    """Never green with nothing measured: a session whose netload tests need a built-in
+    DUT (root) and that is not root fails before any test runs, and leaves nothing."""
+    pytester.makeconftest(NOT_ROOT)
+    pytester.makepyfile("def test_ports(netload_ports): pass\ndef test_plain(): pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: " + UNAVAILABLE[1:]])
+    assert "netload:" not in result.stdout.str()
+    assert not (pytester.path / "netload-results").exists()
+
+
+@pytest.mark.parametrize("how", ["cli", "ini"])
+def test_without_root_the_user_may_skip_what_cannot_run(pytester: pytest.Pytester,
+                                                         how: str) -> None:
+    pytester.makeconftest(NOT_ROOT)
     pytester.makepyfile("def test_ports(netload_ports): pass")
-    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
+    args = ["-rs", "-p", "no:cacheprovider"]
+    if how == "cli":
+        args.append("--netload-skip-unavailable")
+    else:
+        pytester.makeini("[pytest]\nnetload_skip_unavailable = true\n")
+    result = pytester.runpytest_subprocess(*args)
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines([("*topology netns-router builds network namespaces*needs root*"
-                                 "run pytest as root*--netload-topology=FILE.toml*")])
+    result.stdout.fnmatch_lines([UNAVAILABLE])
+    result.stdout.fnmatch_lines(["netload: overall verdict NO VERDICT*1 skipped*"])
+
+
+def test_without_root_a_topology_file_or_the_fake_engine_runs(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(NOT_ROOT)
+    pytester.makepyfile("def test_topology(netload_topology): pass")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--netload-engine=fake")
+    result.assert_outcomes(passed=1)
+
+
+def test_without_root_collect_only_lists_the_tests(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(NOT_ROOT)
+    pytester.makepyfile("def test_ports(netload_ports): pass")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*test_ports*"])
 
 
 def test_an_engine_that_cannot_start_is_an_error_naming_the_gateway(
@@ -153,7 +231,7 @@ def test_a_bad_topology_file_is_a_usage_error_naming_file_and_key(
     path.write_text('[topology]\nname = "lab"\n[[ports]]\nname = "p0"\ndevice = "net_null0"\n'
                     'mac = "02:00:00:00:00:01"\npeer-mac = "02:00:00:00:00:02"\n'
                     '[[wires]]\ntx = "p0"\nrx = "p0"\n')
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile(NETLOAD_TEST)
     result = pytester.runpytest(f"--netload-topology={path}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--netload-topology: {path}*ports[[]0[]].peer-mac*peer_mac*"])
@@ -165,6 +243,8 @@ def test_xdist_workers_send_records_to_the_controller_summary(pytester: pytest.P
         import pytest
         from pytest_netload.bench import progress
         from pytest_netload.measure.recording import record_measurement
+
+        pytestmark = pytest.mark.netload  # measures without a fixture: a netload test so
 
         @pytest.mark.parametrize("size", [64, 128, 256, 512])
         def test_measured(size):
@@ -181,7 +261,7 @@ def test_xdist_workers_send_records_to_the_controller_summary(pytester: pytest.P
 
 
 def test_builtin_topology_parameters_are_checked_at_start(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile("def test_nothing(): pass")
+    pytester.makepyfile(NETLOAD_TEST)
     result = pytester.runpytest("--netload-topology=netns-shaped:rate_bps=20Mbit/s,qdisc=htb")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["netload: *topology netns-shaped:rate_bps=20Mbit/s,qdisc=htb*"])

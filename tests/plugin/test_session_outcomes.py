@@ -35,6 +35,7 @@ CRASHING = """
     def test_after():
         pass
 
+    @pytest.mark.netload
     def test_dut_fails():
         record_measurement("traffic", {"pattern": "cbr", "offered_pps": 1.0, "streams": [],
                                        "duration_s": 1.0})
@@ -243,7 +244,10 @@ def test_a_test_whose_every_trial_was_invalid_is_an_error(pytester: pytest.Pytes
     import xml.etree.ElementTree as ET
 
     pytester.makepyfile(test_invalid="""
+        import pytest
         from pytest_netload import InvalidTrial
+
+        pytestmark = pytest.mark.netload
 
         def test_invalid():
             raise InvalidTrial("every trial of the throughput search at 64B was invalid: "

@@ -91,6 +91,8 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
         "dut_other": sorted(dut.items()),
         "topology": topo.get("name", DASH),
         "topology_source": topo.get("source"),
+        # a CI job on the default built-in topology: "built-in DUT, not your device"
+        "topology_note": (doc.get("settings") or {}).get("topology_note"),
         "line_rate": fmt_bps(_line_rate(doc)) + " (L1)" if _line_rate(doc) else
         "none (rates are relative to the generator's calibrated maximum)",
         "created": doc.get("created", DASH),
