@@ -183,9 +183,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
-    """The netload header, once a netload test is collected (after "collected N items";
-    --no-header hides it as it hides pytest's)."""
-    if not active(config) or config.getoption("no_header", False):
+    """The netload header, once a netload test is collected (after "collected N items").
+    -q and --no-header hide it, but for a CI job on the built-in default topology:
+    "built-in DUT, not your device" always shows."""
+    if not active(config):
+        return []
+    from .keys import SETTINGS_KEY
+
+    if (config.get_verbosity() < 0 or config.getoption("no_header", False)) and \
+            not config.stash[SETTINGS_KEY].builtin_in_ci:
         return []
     return header_lines(config)
 

@@ -385,15 +385,16 @@ class Summary:
     def _activate_late(self) -> None:
         """On an xdist controller, which collects nothing: its workers' first netload
         test makes the session netload's (plugin.activate), and the header shows then."""
-        from . import activate, header_lines
+        from . import activate, pytest_report_collectionfinish
 
         activate(self.config)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+        lines = pytest_report_collectionfinish(self.config)  # as a plain run shows them
+        if reporter is not None and lines:
             reporter.ensure_newline()
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
                 reporter.line("")  # after xdist's progress dots, on a line of its own
-            for line in header_lines(self.config):
+            for line in lines:
                 reporter.write_line(line)
 
     @pytest.hookimpl

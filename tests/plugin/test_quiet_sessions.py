@@ -137,6 +137,16 @@ def test_the_header_comes_after_collection_and_only_for_netload_tests(
     result.stdout.fnmatch_lines(["collected 2 items", "netload: engine popen, topology *"])
     result = pytester.runpytest("--no-header")
     assert "netload: engine" not in result.stdout.str()
+    result = pytester.runpytest("-q")
+    assert "netload: engine" not in result.stdout.str()
+
+
+def test_with_q_a_ci_job_on_the_built_in_dut_still_says_so(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    pytester.makepyfile("import pytest\n\n@pytest.mark.netload\ndef test_nothing(): pass\n")
+    result = pytester.runpytest("-q")
+    result.stdout.fnmatch_lines(["netload: engine *[[]built-in DUT, not your device[]]*"])
 
 
 @pytest.mark.parametrize(("ci", "args", "noted"), [
