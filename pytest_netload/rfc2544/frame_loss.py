@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
-from .lower_bound import MaxSource, check_max_source
+from .lower_bound import MaxSource, check_max_source, every_try_invalid, invalid_reason_at
 from .summary import check_positive
 from .throughput import valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
@@ -53,8 +53,14 @@ class FrameLossResult:
             if abs(t.offered_pps - share * self.max_pps) <= 1e-9 * self.max_pps:
                 return t
         measured = ", ".join(fmt.percent(t.offered_pps / self.max_pps) for t in self.points)
+        load = share * self.max_pps
+        if any(abs(s - load) <= 1e-9 * self.max_pps for s in self.skipped_pps):
+            raise KeyError(f"no frame loss point at {fmt.percent(share)} of the maximum: the "
+                           f"generator could not offer {fmt.rate_pps_exact(load)} "
+                           f"{every_try_invalid(invalid_reason_at(self.trials, load))}; "
+                           f"measured {measured or 'none'}")
         raise KeyError(f"no frame loss point at {fmt.percent(share)} of the maximum; measured "
-                       f"{measured}")
+                       f"{measured or 'none'}")
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -19,6 +19,7 @@ summary and the reports read the same words from here.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -101,20 +102,36 @@ def lower_bound_by_generator(found: float, upper: float | None, ceiling: float |
     return ceiling is not None or (found == max_value and max_source == "generator")
 
 
+def invalid_reason_at(trials: Iterable[Any], pps: float | None) -> str | None:
+    """Why the generator could not offer `pps`: the reason of the last invalid try at
+    that load ("the worker waited 959 ms for its CPU ... (another task took the core)")."""
+    if pps is None:
+        return None
+    reasons = [t.invalid_reason for t in trials
+               if getattr(t, "invalid_reason", None) and
+               abs(getattr(t, "offered_pps", math.nan) - pps) <= 1e-9 * max(abs(pps), 1.0)]
+    return reasons[-1] if reasons else None
+
+
+def every_try_invalid(why: str | None) -> str:
+    """"(every try invalid)", with the last try's reason where it is known."""
+    return f"(every try invalid: {why})" if why else "(every try invalid)"
+
+
 def lower_bound_reason(*, max_pps: float, max_source: str | None,
                        generator_max_pps: float | None, ceiling_pps: float | None,
-                       unit: str = "pps") -> str:
+                       unit: str = "pps", why: str | None = None) -> str:
     """How the generator bounded a search, for a message (TEXT, rates exact, in `unit`):
     "the search's maximum, 95% of the generator's calibrated 148,810 pps, passed", or "the
-    generator could not offer 150,000 pps (every try invalid) and every load below it
-    passed"."""
+    generator could not offer 150,000 pps (every try invalid: <why>) and every load
+    below it passed"."""
     def rate(x: float) -> str:
         text = fmt.rate_pps_exact(x)
         return text if unit == "pps" else text.removesuffix(" pps") + f" {unit}"
 
     if ceiling_pps is not None:
-        return (f"the generator could not offer {rate(ceiling_pps)} (every try invalid) and "
-                "every load below it passed")
+        return (f"the generator could not offer {rate(ceiling_pps)} {every_try_invalid(why)} "
+                "and every load below it passed")
     if max_source == "generator" and generator_max_pps:
         return (f"the search's maximum, {fmt.percent(max_pps / generator_max_pps)} of the "
                 f"generator's calibrated {rate(generator_max_pps)}, passed")

@@ -11,7 +11,7 @@ from typing import Any
 from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.recording import record_verdict
-from ..rfc2544.lower_bound import lower_bound_reason
+from ..rfc2544.lower_bound import every_try_invalid, invalid_reason_at, lower_bound_reason
 from ..rfc2544.mlr import MlrGoalResult, MlrResult
 from ..rfc2544.mlr_text import goal_bracket
 from ..rfc2544.throughput import FrameSizeThroughput, ThroughputResult
@@ -162,7 +162,8 @@ def _lower_bound_text(fst: FrameSizeThroughput) -> str:
     """What the measured line adds for a throughput the generator bounded."""
     reason = lower_bound_reason(max_pps=fst.max_pps, max_source=fst.max_source,
                                 generator_max_pps=fst.generator_max_pps,
-                                ceiling_pps=fst.generator_ceiling_pps)
+                                ceiling_pps=fst.generator_ceiling_pps,
+                                why=invalid_reason_at(fst.trials, fst.generator_ceiling_pps))
     return (f"; only a lower bound of the DUT's throughput: {reason}, so the DUT was never "
             "saturated")
 
@@ -255,7 +256,7 @@ def assert_throughput(obj: object, *, at_least: object, frame_size: object = Non
         measured += _lower_bound_text(fst)
     elif ceiling is not None:
         measured += (f"; the generator could not offer {fmt.rate_pps_exact(ceiling)} "
-                     "(every try invalid),"
+                     f"{every_try_invalid(invalid_reason_at(fst.trials, ceiling))},"
                      " so this may be the generator's limit, not the DUT's")
     converted = ("" if rate.kind == "pps" else
                  f" = {fmt.rate_pps_exact(required_pps)} at {size_text}")

@@ -404,3 +404,24 @@ def test_the_report_shows_the_bound_and_the_error() -> None:
     assert "\u2265 296.4 kpps" in page
     assert "a lower bound: the generator&#39;s ceiling (calibrated 312.0 kpps)" in page
     assert '<span class="badge ERROR">ERROR</span>' in page
+
+
+def test_a_ceiling_says_why_its_tries_were_invalid() -> None:
+    """The last invalid try's reason at the ceiling: the user (and a busy-machine check)
+    reads why the generator could not offer it."""
+    from types import SimpleNamespace as T
+
+    from pytest_netload.rfc2544.lower_bound import invalid_reason_at
+
+    trials = [T(offered_pps=800.0, invalid_reason=None),
+              T(offered_pps=814.0, invalid_reason="first"),
+              T(offered_pps=814.0, invalid_reason="worker waited 959ms (another task took "
+                                                  "the core)"),
+              T(offered_pps=900.0, invalid_reason="other load")]
+    why = invalid_reason_at(trials, 814.0)
+    assert why == "worker waited 959ms (another task took the core)"
+    assert invalid_reason_at(trials, 1000.0) is None and invalid_reason_at(trials, None) is None
+    text = lower_bound_reason(max_pps=1000.0, max_source="max_rate", generator_max_pps=None,
+                              ceiling_pps=814.0, why=why)
+    assert "(every try invalid: worker waited 959ms (another task took the core)) and every " \
+        "load below it passed" in text

@@ -283,6 +283,9 @@ def test_frame_loss_skips_loads_the_generator_cannot_offer() -> None:
                          retries=1)
     assert r.skipped_pps == (1e6, 9e5)
     assert r.points[0].offered_pps == pytest.approx(8e5)
+    with pytest.raises(KeyError, match=r"no frame loss point at 100% of the maximum: the "
+                       r"generator could not offer 1,000,000 pps \(every try invalid: "):
+        r.loss_at(1.0)
     with pytest.raises(NetloadConfigError, match="step=0.7"):
         frame_loss_sweep(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0,
                          step=0.7)
