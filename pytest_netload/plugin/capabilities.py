@@ -17,13 +17,15 @@ topology file's `[capabilities]` table) and the session's DUT hooks.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import NetloadConfigError
 from ..topology.capabilities import REQUIREMENTS, Capabilities, check_requirements
-from ..topology.model import Topology
+
+if TYPE_CHECKING:
+    from ..topology.model import Topology
 
 MARKER = "netload_requires"
 HELP = (f"{MARKER}({'=..., '.join(REQUIREMENTS)}=...): skip the test, naming what is "

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .. import format as fmt
 from ..errors import NetloadConfigError
 
 if TYPE_CHECKING:
@@ -380,6 +379,8 @@ class Settings:
         return split_builtin(self.topology)
 
     def header(self) -> str:
+        from .. import format as fmt
+
         topo = (f"{self.topology} ({self.backend})" if self.builtin_topology
                 else self.topology)
         if self.builtin_in_ci:

@@ -1,18 +1,19 @@
 """Topologies: the model (ports, wires, addresses), topology files and the built-in netns DUTs.
 
-The model and the TOML loader (both pure) are imported eagerly; the built-in
-topologies and the nftables helpers (which pull in pyroute2) only when first used.
+Every name is imported when first used (PEP 562): the model and the TOML loader,
+the built-in topologies and the nftables helpers (which pull in pyroute2). So a
+light submodule (capabilities.py, which the plugin registers in every session)
+costs its own import only.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_netload.topology.model import Flow, PortSpec, Topology, Wire
-from pytest_netload.topology.ssh import DutSsh
-from pytest_netload.topology.toml import load_topology, parse_topology
-
 if TYPE_CHECKING:
+    from pytest_netload.topology.model import Flow, PortSpec, Topology, Wire
+    from pytest_netload.topology.ssh import DutSsh
+    from pytest_netload.topology.toml import load_topology, parse_topology
     from pytest_netload.topology.builtin import (
         BUILTIN,
         BuiltTopology,
@@ -57,6 +58,13 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Flow": "model",
+    "PortSpec": "model",
+    "Topology": "model",
+    "Wire": "model",
+    "DutSsh": "ssh",
+    "load_topology": "toml",
+    "parse_topology": "toml",
     "BUILTIN": "builtin",
     "BuiltTopology": "builtin",
     "Dut": "builtin",
