@@ -8,6 +8,12 @@ orders the tests by topology, builds each one once and tears it down before the
 next; the session's engine stays. Under pytest-xdist the tests of one topology go
 to one worker (plugin/xdist.py), so several DUTs are tested in parallel.
 
+With `default=True` the marker gives a suite's own topology only while the session
+was given none: `--netload-topology`, PYTEST_NETLOAD_TOPOLOGY, the ini key
+`netload_topology` or the fake engine's topology win over it, and the test runs once on
+that. An example suite written for a built-in DUT so runs unchanged on a lab's file
+(conftest_examples/).
+
 The marker's topologies are checked at collection, as `--netload-topology` is:
 a bad one fails collection naming the test. A topology file there may not name PCI
 ports or lcores unless it is the session's own: the engine, started once per session,
@@ -17,6 +23,7 @@ takes those from `--netload-topology`.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +35,12 @@ from .keys import SETTINGS_KEY, TOPOLOGY_KEY
 from .options import BUILTIN_TOPOLOGIES, _topology
 
 MARKER = "netload_topology"
-HELP = (f"{MARKER}(*topologies, ids=None): run the test once on each topology, a built-in "
-        "name with parameters (netns-shaped:rate_bps=20Mbit/s) or a TOML topology file, "
-        "instead of on --netload-topology; under pytest-xdist the tests of one topology "
-        "run in one worker. Provided by pytest-netload.")
+HELP = (f"{MARKER}(*topologies, ids=None, default=False): run the test once on each "
+        "topology, a built-in name with parameters (netns-shaped:rate_bps=20Mbit/s) or a "
+        "TOML topology file, instead of on --netload-topology; with default=True only "
+        "when the session was given no topology (--netload-topology, its environment "
+        "variable or ini key win); under pytest-xdist the tests of one topology run in one "
+        "worker. Provided by pytest-netload.")
 BUILT_FIXTURE = "_netload_built"  # the session fixture that builds a topology (fixtures.py)
 
 
@@ -40,6 +49,19 @@ def topology_id(spec: str) -> str:
     if spec.partition(":")[0] in BUILTIN_TOPOLOGIES:
         return spec
     return Path(spec).stem
+
+
+def session_topology_given(config: pytest.Config) -> bool:
+    """Whether the session was given its topology (on the command line, in the
+    environment, in the ini file, or by the fake engine), not left at the default."""
+    from .options import SETTINGS
+
+    setting = next(s for s in SETTINGS if s.name == "netload_topology")
+    if config.getoption(setting.name, None) is not None or os.environ.get(setting.env):
+        return True
+    if str(config.getini(setting.name)) != setting.default:  # an ini key naming another
+        return True
+    return config.stash[SETTINGS_KEY].fake_dut is not None
 
 
 def _check(spec: Any, config: pytest.Config) -> str:
@@ -89,9 +111,15 @@ def parametrize_topologies(metafunc: pytest.Metafunc) -> None:
         return  # a module's or class's marker: only its tests on a topology take it
     where = f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}"
     try:
-        unknown = sorted(set(mark.kwargs) - {"ids"})
+        unknown = sorted(set(mark.kwargs) - {"ids", "default"})
         if unknown:
-            raise NetloadConfigError(f"no argument {unknown[0]!r}; it takes topologies and ids=")
+            raise NetloadConfigError(f"no argument {unknown[0]!r}; it takes topologies, ids= "
+                                     "and default=")
+        if not isinstance(mark.kwargs.get("default", False), bool):
+            raise NetloadConfigError(f"default={mark.kwargs['default']!r}: give True (a "
+                                     "given topology wins) or False")
+        if mark.kwargs.get("default") and session_topology_given(metafunc.config):
+            return  # the session's topology wins over the suite's default
         if not mark.args:
             raise NetloadConfigError("give at least one topology, e.g. "
                                      "'netns-shaped:rate_bps=20Mbit/s'")
