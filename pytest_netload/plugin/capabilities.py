@@ -106,6 +106,10 @@ def pytest_runtest_setup(item: pytest.Item) -> Any:
     has = capabilities_of(item.config, *built)
     missing = has.missing(needs)
     if missing:
-        pytest.skip(f"{MARKER}: needs {', '.join(missing)}; topology {has.topology} has "
-                    f"{has.describe()}")
+        reason = (f"{MARKER}: needs {', '.join(missing)}; topology {has.topology} has "
+                  f"{has.describe()}")
+        try:  # shown at the test's line, as a skip marker's is (pytest's own idiom)
+            raise pytest.skip.Exception(reason, _use_item_location=True)
+        except TypeError:  # a pytest without it: shown here
+            pytest.skip(reason)
     return result

@@ -79,7 +79,9 @@ def test_a_test_runs_where_the_topology_has_what_it_needs(pytester: pytest.Pytes
                                 "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines([
-        "SKIPPED * netload_requires: needs a policer at 20.00 Mbit/s; topology lab-policed "
+        # at the test's line, as a skip marker's skip is
+        "SKIPPED [[]1[]] test_a_test_runs_where_the_topology_has_what_it_needs.py:12: "
+        "netload_requires: needs a policer at 20.00 Mbit/s; topology lab-policed "
         "has 2 ports wired one way*a policer at 10.00 Mbit/s (CBS 12,500 B)",
         "SKIPPED * netload_requires: needs 4 ports, ports wired both ways, a DUT reset (a "
         "built-in DUT or a pytest_netload_dut_reset hook); topology lab-policed has 2 ports "
