@@ -8,11 +8,17 @@ physical switch give a topology file instead (docs/real-dut.md).
 
 On a machine where the generator, not testpmd, is the limit (two CPUs: testpmd takes
 one), the throughput is a lower bound and says so ("≥ ... generator ceiling").
+
+dpdk-testpmd is the suite's own topology: a topology given to the session
+(--netload-topology, its ini key) replaces it; the reset test needs a DUT that can be
+reset (a built-in one, or a pytest_netload_dut_reset hook) and is skipped without.
 """
 
 import pytest
 
 from pytest_netload import assert_latency, assert_loss, assert_throughput
+
+pytestmark = pytest.mark.netload_topology("dpdk-testpmd", ids=["testpmd"], default=True)
 
 # 8 loads reach a bracket within 2 % of its lower bound
 SHORT = dict(trial_duration="1s", drain="200ms", max_trials=8, resolution=0.02)
@@ -27,6 +33,7 @@ def test_throughput_latency_and_loss(rfc2544, frame_size):
     assert_loss(latency, at_most=0.01)
 
 
+@pytest.mark.netload_requires(dut_reset=True)
 @pytest.mark.rfc2544(frame_sizes=[64], **SHORT)
 def test_reset(rfc2544):
     # the DUT's reset hook: testpmd stops forwarding for half a second

@@ -22,6 +22,7 @@ THROUGHPUT = "95%"  # of the topology's line_rate, every size, each direction
 LATENCY_P99 = "< 2ms"  # at the measured throughput
 
 
+@pytest.mark.netload_requires(line_rate=True)  # THROUGHPUT is a share of it
 @pytest.mark.rfc2544(frame_sizes=SIZES, direction="both", loss_tolerance=0, **RUN)
 def test_throughput_and_latency(rfc2544, frame_size):
     throughput = rfc2544.throughput()

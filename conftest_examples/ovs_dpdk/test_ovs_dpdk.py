@@ -10,7 +10,8 @@ throughput is known: 25,000,000 / 46 = 543,478 pps at 64 B and 25,000,000 / 1500
 in OVS's own counters; a trial in which another process took the PMD's CPU is retried
 (`dut_health=True`). About 90 s.
 
-`--netload-topology=ovs-dpdk` runs it without the policer: the throughput is then OVS's,
+OVS-DPDK with its policer is the suite's own topology: a topology given to the session
+replaces it. `--netload-topology=ovs-dpdk` runs it without the policer: the throughput is then OVS's,
 or on a 2-CPU machine the generator's (a lower bound, "≥ ... generator ceiling"). For
 an OVS-DPDK, VPP or switch of your own give a topology file (docs/real-dut.md).
 """
@@ -19,6 +20,9 @@ import pytest
 
 from pytest_netload import assert_latency, assert_loss, assert_throughput
 from pytest_netload.topology import ovs_policer_capacity_pps
+
+POLICED_OVS = "ovs-dpdk:policer_cir_bps=200000000"
+pytestmark = pytest.mark.netload_topology(POLICED_OVS, ids=["ovs-policed"], default=True)
 
 # 1-s trials; a search from 400 Mbit/s of frames without FCS (1.5x the CIR at 64 B, 2x at
 # 1518 B) to within 0.5 %: the policer's 5-ms bucket adds at most 0.5 % to a 1-s trial

@@ -6,6 +6,9 @@ worker, one after another, and the two DUTs run at the same time, each worker's 
 on a CPU of its own: the session takes about half its serial time (`-n 0`), and
 results.json, report.html and the JUnit file hold every test of both workers.
 Time here is trial time: each test offers a steady load for 20 s.
+
+The two routers are the suite's own topologies: a topology given to the session
+(`--netload-topology=lab.toml`) replaces them, and each test runs once on it.
 """
 
 import pytest
@@ -13,7 +16,8 @@ import pytest
 from pytest_netload import assert_loss
 
 pytestmark = pytest.mark.netload_topology(
-    "netns-shaped:rate_bps=20Mbit/s", "netns-shaped:rate_bps=40Mbit/s", ids=["20M", "40M"])
+    "netns-shaped:rate_bps=20Mbit/s", "netns-shaped:rate_bps=40Mbit/s", ids=["20M", "40M"],
+    default=True)
 
 
 @pytest.mark.netload(rate="2kpps", duration="20s")

@@ -34,6 +34,7 @@ def test_back_to_back(rfc2544):
     assert result.spread.min > 0
 
 
+@pytest.mark.netload_requires(dut=True)  # a Linux router: reset by its sysctl
 @pytest.mark.rfc2544(frame_sizes=[64], **SHORT)
 def test_reset(rfc2544, dut):
     def reset():  # the router stops forwarding for half a second

@@ -20,6 +20,7 @@ import pytest
 from pytest_netload import assert_latency, assert_loss, assert_throughput, udp
 
 
+@pytest.mark.netload_requires(both_ways=True)
 @pytest.mark.rfc2544(frame_sizes=[128, 512], direction="both", trial_duration="1s",
                      drain="200ms", max_trials=6, resolution=0.1, loss_tolerance=0)
 def test_router_throughput_both_ways(rfc2544):

@@ -1,5 +1,6 @@
 """ITU-T Y.1564 service activation on the built-in netns-policed DUT (about 20 s, root
-needed): `.venv/bin/python -m pytest conftest_examples/y1564`.
+needed): `.venv/bin/python -m pytest conftest_examples/y1564`; on a DUT of your own:
+`... --netload-topology=lab.toml`.
 
 netns-policed polices p0 -> p1 at a CIR of 10 Mbit/s with a 12,500-byte bucket (CBS),
 counting frames with their FCS as Y.1564 does. The service configuration test (SCT)
@@ -7,6 +8,13 @@ steps one service up to its CIR and then overshoots by 25 % to test the policer;
 service performance test (SPT) runs every service at its CIR at once and judges each
 one-second interval for availability. Durations here are short so CI can run it; the
 standard's are 15 min / 2 h / 24 h for the SPT (the marker's default is 15 min).
+
+netns-policed is the suite's own topology: a topology given to the session
+(--netload-topology, its ini key) replaces it. The service configuration test needs a
+DUT that polices at the service's CIR, which a topology file declares with
+`[capabilities] policer = "10Mbit/s"` (docs/topology-files.md); on a topology without
+one it is skipped, naming what is missing. The service performance test runs anywhere
+that carries 8 Mbit/s.
 """
 
 import pytest
@@ -14,7 +22,7 @@ import pytest
 from pytest_netload import assert_sac
 
 pytestmark = pytest.mark.netload_topology("netns-policed:cir_bps=10000000,cbs_bytes=12500",
-                                          ids=["policed"])
+                                          ids=["policed"], default=True)
 
 # The service the policer was configured for: 10 Mbit/s committed, nothing in excess.
 INTERNET = {"name": "internet", "cir": "10Mbit/s", "cbs": "12500B", "frame_size": 512,
@@ -27,6 +35,7 @@ DATA = {"name": "data", "cir": "6Mbit/s", "frame_size": 1024, "dscp": 0,
         "sac": {"flr": "0.1%", "ftd": "20ms", "availability": "99%"}}
 
 
+@pytest.mark.netload_requires(policer=INTERNET["cir"])
 @pytest.mark.y1564(services=[INTERNET], step_duration="1s")
 def test_service_configuration(y1564):
     """CIR 25/50/75/100 %, then 125 %: the policer holds the IR at the CIR (+ its
