@@ -2,8 +2,8 @@
 # The native core under AddressSanitizer and UndefinedBehaviorSanitizer.
 #
 # Builds the cffi extension a second time, with -fsanitize=address,undefined, in a
-# throwaway copy of the tree (the normal pytest_netload/engine/_netload_native*.so is
-# never touched), then runs tests/native and the RX fuzz test (random frames through
+# throwaway copy of the tree (the normal native/pytest_netload_engine/_netload_native*.so
+# is never touched), then runs tests/native and the RX fuzz test (random frames through
 # the engine's RX classifier, tests/integration/test_rx_fuzz.py) against it, with the
 # sanitizer runtimes preloaded into pytest and the engine host. In this build every RX
 # buffer is poisoned outside its frame's bytes (native/src/rx.c, asan_fence), so a read
@@ -37,10 +37,10 @@ cd "$WORK"
 NETLOAD_NATIVE_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined \
 -fno-wrapv -fno-omit-frame-pointer -O1 -g" \
 NETLOAD_NATIVE_LDFLAGS="-fsanitize=address,undefined" \
-  "$PYTHON" setup.py -q build_ext --inplace >"$WORK/build.log" 2>&1 \
+  "$PYTHON" native/setup.py -q build_ext --inplace >"$WORK/build.log" 2>&1 \
   || { tail -n 40 "$WORK/build.log"; echo "sanitize: the build failed"; exit 1; }
 # (grep without -q: with pipefail, ldd must not die of SIGPIPE)
-ldd "$WORK"/pytest_netload/engine/_netload_native*.so | grep libasan >/dev/null \
+ldd "$WORK"/native/pytest_netload_engine/_netload_native*.so | grep libasan >/dev/null \
   || { echo "sanitize: the extension is not linked with libasan"; exit 1; }
 
 REPORTS=$WORK/sanitizer-reports
@@ -49,10 +49,10 @@ LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.s
 export LD_PRELOAD
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$REPORTS/asan"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$REPORTS/ubsan"
-export PYTHONPATH=$WORK
+export PYTHONPATH=$WORK:$WORK/native  # pytest_netload and pytest_netload_engine, the copy's
 export NETLOAD_FUZZ_SEEDS=${NETLOAD_FUZZ_SEEDS:-1,2,3}
 
-"$PYTHON" -c "import pytest_netload.engine._netload_native as m, sys; \
+"$PYTHON" -c "import pytest_netload_engine._netload_native as m, sys; \
 sys.exit(0 if m.__file__.startswith('$WORK/') else 'sanitize: imported ' + m.__file__)"
 status=0
 "$PYTHON" -m pytest -p no:cacheprovider -q -o addopts="" \

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Install everything pytest-netload needs on a fresh Debian 12 machine, as root.
 #
-# The package goes into a virtual environment under the checkout, .venv (made with
-# --system-site-packages, so what the base Python already has is not downloaded again),
-# installed editable with its test dependencies: Debian's own python3 is externally
-# managed (PEP 668) and refuses `pip install`. Run everything afterwards with
-# .venv/bin/python (or `. .venv/bin/activate`; .venv/bin/netload is the console script).
-# Idempotent: a second run installs nothing new. Used by README and by .ci/run.
+# Two Python distributions come from this checkout: pytest-netload (pure Python: the
+# plugin, procedures, reports, the engine client) and pytest-netload-engine (native/: the
+# cffi extension over DPDK 22.11, the extra `pytest-netload[engine]`). They go into a
+# virtual environment under the checkout, .venv (made with --system-site-packages, so what
+# the base Python already has is not downloaded again), installed editable: Debian's own
+# python3 is externally managed (PEP 668) and refuses `pip install`; a pyenv python3 works
+# the same. Run everything afterwards with .venv/bin/python (or `. .venv/bin/activate`;
+# .venv/bin/netload is the console script). Idempotent: a second run installs nothing new.
+# Used by README and by .ci/run. After changing native/, rebuild the extension in place
+# with `.venv/bin/python native/setup.py build_ext --inplace`.
 #
-#   bash scripts/setup.sh                  engine host: DPDK, compiler, the native extension
+#   bash scripts/setup.sh                  this repository's development and CI host: DPDK,
+#                                          compiler, both packages with every extra and the
+#                                          test tooling (built-in DUTs, OVS-DPDK, sshd for
+#                                          the remote tests, chromium, ASan)
+#   bash scripts/setup.sh --generator      a traffic-generator host that runs engines for
+#                                          other machines: DPDK, compiler, python venv and the
+#                                          two packages only (no test tooling, no DUTs)
 #   bash scripts/setup.sh --client-only    a CI runner that drives a remote engine: no DPDK,
-#                                          no compiler, no extension (NETLOAD_CLIENT_ONLY=1)
+#                                          no compiler, no engine package
 #   bash scripts/setup.sh --hugepages[=MB] also reserves MB MiB of 2 MiB hugepages (default
 #                                          1024) and mounts hugetlbfs on /dev/hugepages: for
 #                                          DPDK DUTs that need them (OVS-DPDK); the engine
@@ -20,12 +30,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CLIENT_ONLY=${NETLOAD_CLIENT_ONLY:-0}
-[[ $CLIENT_ONLY == 0 ]] || CLIENT_ONLY=1
+MODE=dev  # dev: everything; generator: the engine only; client: no engine
 HUGEPAGES_MB=0
 for arg in "$@"; do
   case $arg in
-    --client-only) CLIENT_ONLY=1 ;;
+    --client-only) MODE=client ;;
+    --generator) MODE=generator ;;
     --hugepages) HUGEPAGES_MB=1024 ;;
     --hugepages=*)
       HUGEPAGES_MB=${arg#--hugepages=}
@@ -33,8 +43,9 @@ for arg in "$@"; do
         echo "setup: --hugepages=$HUGEPAGES_MB: give MiB of hugepages, e.g. --hugepages=2048" >&2
         exit 2
       fi ;;
-    -h|--help) sed -n '2,19p' "$0" | cut -c3-; exit 0 ;;
-    *) echo "setup: unknown argument '$arg' (options: --client-only, --hugepages[=MB])" >&2
+    -h|--help) sed -n '2,30p' "$0" | cut -c3-; exit 0 ;;
+    *) echo "setup: unknown argument '$arg' (options: --generator, --client-only," \
+            "--hugepages[=MB])" >&2
        exit 2 ;;
   esac
 done
@@ -42,14 +53,20 @@ PYTHON=${PYTHON:-python3}
 VENV=.venv
 
 APT_PACKAGES=(python3 python3-venv)  # Debian's python3 makes venvs only with python3-venv
-if ((!CLIENT_ONLY)); then
+if [[ $MODE != client ]]; then
   APT_PACKAGES+=(
-    build-essential pkg-config python3-dev
-    libasan8 libubsan1                 # gcc 12's ASan/UBSan runtimes: scripts/sanitize.sh
-    dpdk dpdk-dev libdpdk-dev          # DPDK 22.11 LTS: EAL, PMDs, dpdk-testpmd
-    openvswitch-switch-dpdk            # OVS 3.1 on DPDK 22.11: the ovs-dpdk DUT (a private one)
+    build-essential pkg-config python3-dev  # the engine's cffi extension is compiled here
+    dpdk libdpdk-dev                   # DPDK 22.11 LTS: EAL, PMDs, pkg-config libdpdk
     libpcap-dev libbpf-dev libxdp-dev  # net_pcap, net_af_xdp
-    iproute2 nftables ethtool tcpdump  # built-in netns DUTs and loss injection
+    iproute2 ethtool                   # ports' links and addresses
+  )
+fi
+if [[ $MODE == dev ]]; then
+  APT_PACKAGES+=(
+    dpdk-dev                           # dpdk-testpmd, the dpdk-testpmd DUT
+    libasan8 libubsan1                 # gcc 12's ASan/UBSan runtimes: scripts/sanitize.sh
+    openvswitch-switch-dpdk            # OVS 3.1 on DPDK 22.11: the ovs-dpdk DUT (a private one)
+    nftables tcpdump                   # built-in netns DUTs and loss injection
     chromium                           # the HTML report's browser test (headless)
     openssh-client openssh-server      # the remote-engine tests' second host (their own sshd)
   )
@@ -97,17 +114,22 @@ if [[ $("$VENV/bin/python" -c 'import sys; print(sys.base_prefix, *sys.version_i
   "$PYTHON" -m venv --clear --system-site-packages "$VENV"
 fi
 
-# The package itself, built in place (the cffi extension links the system DPDK; none on a
-# client-only install), with its test dependencies (the reports' jinja2, matplotlib and
-# jsonschema among them). pip's cache makes a second run quick.
-NETLOAD_CLIENT_ONLY=$CLIENT_ONLY "$VENV/bin/python" -m pip install -q \
-  --disable-pip-version-check -e ".[test]"
-if ((CLIENT_ONLY)); then
+# The packages, editable: the engine's extension is built in place (native/, linking the
+# system DPDK; its build checks DPDK's version); pip resolves the [engine] extra to that
+# checkout. pip's cache makes a second run quick.
+case $MODE in
+  dev) PACKAGES=(-e ./native -e ".[engine,test]") ;;
+  generator) PACKAGES=(-e ./native -e ".[engine]") ;;
+  client) PACKAGES=(-e ".[test]") ;;
+esac
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PACKAGES[@]}"
+if [[ $MODE == client ]]; then
   "$VENV/bin/python" -c 'import pytest_netload.plugin, pytest_netload.engine.client'
-  echo "setup: done, client only ($VENV/bin/python; no native extension: engines run elsewhere)"
+  echo "setup: done, client only ($VENV/bin/python; no native engine: engines run elsewhere)"
 else
-  echo "setup: done ($VENV/bin/python; $("$VENV/bin/python" -c \
-    'import pytest_netload.engine._netload_native as m; print(m.__file__)'))"
+  label=done; [[ $MODE == dev ]] || label="done, $MODE host"
+  echo "setup: $label ($VENV/bin/python; $("$VENV/bin/python" -c \
+    'import pytest_netload_engine._netload_native as m; print(m.__file__)'))"
 fi
 
 # Opt-in: hugepages for DPDK DUTs that need them. Raised to MB MiB of free 2 MiB pages

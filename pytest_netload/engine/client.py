@@ -292,8 +292,9 @@ def check_abi(reported: Any, where: str = "") -> None:
         on = f" on {where}" if where else ""
         raise errors.NetloadEnvironmentError(
             f"the engine host's{on} native core has ABI version {reported}, this client expects "
-            f"{ABI_VERSION}: install the same pytest-netload on both (scripts/setup.sh "
-            "rebuilds it)")
+            f"{ABI_VERSION}: install the same version of pytest-netload and its engine on both "
+            "(pip install 'pytest-netload[engine]==<version>' on the engine host; in a "
+            "checkout, scripts/setup.sh rebuilds it)")
 
 
 def _hist_pages(value: Any) -> int:

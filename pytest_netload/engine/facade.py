@@ -27,18 +27,33 @@ from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
 from ..hugepages import check_hugepages, hugepages_available
 from .leftovers import remove_runtime_dir, runtime_dir_exists
 
+ENGINE_INSTALL = "pip install 'pytest-netload[engine]'"
+"""What installs the native engine (the pytest-netload-engine distribution)."""
+
+
+def no_engine_message(exc: ImportError) -> str:
+    """Why this host cannot run an engine, and what to install: the native engine's
+    distribution is missing (a client-only install), or its extension does not load."""
+    host = f"the engine host {socket.gethostname()} ({sys.executable})"
+    # the package did not import (not installed), rather than its extension (not built)
+    if isinstance(exc, ModuleNotFoundError) and sys.modules.get("pytest_netload_engine") is None:
+        return (f"{host} has no native engine: pytest-netload is installed without it (a "
+                f"client-only install). On the host that runs the engine: {ENGINE_INSTALL} "
+                "(it builds against DPDK 22.11: apt-get install libdpdk-dev pkg-config "
+                "build-essential python3-dev first; in a checkout, scripts/setup.sh "
+                "--generator does it all); or drive an engine on another host "
+                "(--netload-engine=ssh=...)")
+    return (f"{host} has a native engine that does not load: "
+            f"pytest_netload_engine._netload_native: {exc}. Reinstall it against this host's "
+            f"DPDK 22.11 (pip install --force-reinstall --no-deps --no-cache-dir "
+            "pytest-netload-engine, or in a checkout: .venv/bin/python native/setup.py "
+            "build_ext --inplace)")
+
+
 try:
-    from ._netload_native import ffi, lib  # type: ignore[import-not-found]
+    from pytest_netload_engine._netload_native import ffi, lib  # type: ignore[import-not-found]
 except ImportError as exc:  # a client-only install, a failed build, DPDK's libraries gone
-    raise NetloadEnvironmentError(
-        f"the engine host {socket.gethostname()} ({sys.executable}) has no native engine: "
-        f"pytest_netload.engine._netload_native does not load ({exc}). This install is "
-        "client-only (NETLOAD_CLIENT_ONLY=1, scripts/setup.sh --client-only) or its build "
-        "failed: on the host that runs the engine, run scripts/setup.sh, or pip install "
-        "pytest-netload with libdpdk-dev, pkg-config and build-essential present and "
-        "NETLOAD_CLIENT_ONLY unset; or drive an engine on another host "
-        "(--netload-engine ssh=...)"
-    ) from exc
+    raise NetloadEnvironmentError(no_engine_message(exc)) from exc
 
 FIELD_OPS = {
     "set": lib.NETLOAD_FIELD_SET,

@@ -45,7 +45,7 @@ try:
     from pytest_netload import _native_facts
     out["abi"] = _native_facts.ABI_VERSION
     try:
-        import pytest_netload.engine._netload_native
+        import pytest_netload_engine._netload_native
         out["native"] = ""
     except ImportError as exc:
         out["native"] = str(exc) or type(exc).__name__
@@ -144,8 +144,9 @@ def probe(gateway: Any, spec: str, timeout_s: float = 60.0) -> dict[str, Any]:
     if info.get("native"):
         raise errors.NetloadEnvironmentError(
             f"engine host on {where}: pytest-netload is installed there ({info.get('package')})"
-            f" without its native engine ({info['native']}); an engine host needs the full "
-            "install with DPDK (scripts/setup.sh, not the client-only one)")
+            f" without its native engine ({info['native']}); an engine host needs it: "
+            "pip install 'pytest-netload[engine]' there, with DPDK 22.11's libdpdk-dev (in a "
+            "checkout: scripts/setup.sh --generator)")
     return info
 
 

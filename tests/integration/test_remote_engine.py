@@ -187,9 +187,14 @@ def test_a_host_without_the_native_engine_is_refused(host: SshHost, tmp_path: Pa
     copy = tmp_path / "client-only"
     shutil.copytree(Path(pytest_netload.__file__).parent, copy / "pytest_netload",
                     ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    # ahead of this venv's editable pytest-netload-engine: as if it were not installed
+    (copy / "pytest_netload_engine.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'pytest_netload_engine'\", "
+        "name='pytest_netload_engine')\n")
     python = f"env PYTHONPATH={copy} {sys.executable}"
     _refused(host.spec(python), f"engine host on ssh {host.alias}: pytest-netload is "
-             "installed there", "without its native engine", "not the client-only one")
+             "installed there", "without its native engine",
+             "pip install 'pytest-netload[engine]' there")
 
 
 TWO_ENGINES = """
@@ -249,8 +254,8 @@ def _two_engine_session(pytester: pytest.Pytester, host: SshHost, ifaces: list[s
 
 
 def test_a_client_only_install_drives_a_remote_engine(host: SshHost, tmp_path: Path) -> None:
-    """The CI runner's side without the native extension (as NETLOAD_CLIENT_ONLY=1 builds
-    it) starts the engine through ssh, runs traffic there and counts it."""
+    """The CI runner's side without the native engine (`pip install pytest-netload`, no
+    `[engine]`) starts the engine through ssh, runs traffic there and counts it."""
     import shutil
 
     import pytest_netload
@@ -261,10 +266,11 @@ def test_a_client_only_install_drives_a_remote_engine(host: SshHost, tmp_path: P
     script = tmp_path / "client.py"
     script.write_text(textwrap.dedent(f"""
         import sys
+        sys.modules["pytest_netload_engine"] = None  # not installed, as on a client-only host
         import pytest_netload
         assert pytest_netload.__file__.startswith({str(copy)!r}), pytest_netload.__file__
         try:
-            import pytest_netload.engine._netload_native
+            import pytest_netload_engine._netload_native
         except ImportError:
             pass
         else:
@@ -278,7 +284,7 @@ def test_a_client_only_install_drives_a_remote_engine(host: SshHost, tmp_path: P
             stream = engine.load(port, Stream(template, size=128, name="client-only"))
             (result,) = engine.run([stream], [port], count=10_000).streams
             print("sent", result.tx_packets, "received", result.rx_packets)
-        assert "pytest_netload.engine._netload_native" not in sys.modules
+        assert "pytest_netload_engine._netload_native" not in sys.modules
     """))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(copy)})

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pytest_netload._native_facts import SIGNATURE_FORMAT
-from pytest_netload.engine._netload_native import ffi, lib  # type: ignore[import-not-found]
+from pytest_netload_engine._netload_native import ffi, lib  # type: ignore[import-not-found]
 
 from pytest_netload import errors
 from pytest_netload.engine import facade
@@ -65,7 +65,7 @@ def test_the_client_knows_the_built_abi_and_refuses_another() -> None:
     assert _native_facts.ABI_VERSION == lib.NETLOAD_ABI_VERSION  # generated from the header
     check_abi(lib.NETLOAD_ABI_VERSION)
     with pytest.raises(NetloadEnvironmentError, match=r"ABI version 9, this client expects "
-                       rf"{lib.NETLOAD_ABI_VERSION}: install the same pytest-netload"):
+                       rf"{lib.NETLOAD_ABI_VERSION}: install the same version of pytest-netload"):
         check_abi(9)
 
 
@@ -125,16 +125,17 @@ def test_header_has_no_preprocessor_lines() -> None:
 
 
 def test_build_script_reads_the_header_verbatim() -> None:
-    from pytest_netload.engine import _build
+    import runpy
 
+    build = runpy.run_path(str(Path(__file__).resolve().parents[2] / "native" / "netload_build.py"))
     # cffi keeps each cdef() text as given; there must be exactly one, the header.
-    assert _build.ffibuilder._cdefsources == [HEADER_TEXT]
+    assert build["ffibuilder"]._cdefsources == [HEADER_TEXT]
 
 
 def test_compiled_module_declares_exactly_the_header() -> None:
     import cffi  # type: ignore[import-untyped]
 
-    from pytest_netload.engine import _netload_native
+    from pytest_netload_engine import _netload_native
 
     fresh = cffi.FFI()
     fresh.cdef(HEADER_TEXT)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pytest_netload.engine._netload_native import lib  # type: ignore[import-not-found]
+from pytest_netload_engine._netload_native import lib  # type: ignore[import-not-found]
 
 from pytest_netload import units
 from pytest_netload.engine import facade

@@ -129,7 +129,7 @@ def test_the_fake_s_result_records_have_the_header_s_struct_fields() -> None:
 
 
 def test_the_fake_s_layouts_match_the_built_engine() -> None:
-    pytest.importorskip("pytest_netload.engine._netload_native", reason="native engine not built")
+    pytest.importorskip("pytest_netload_engine._netload_native", reason="native engine not built")
     from pytest_netload.engine import facade
 
     for bits in range(fake.HIST_MIN_SUB_BITS, fake.HIST_MAX_SUB_BITS + 1):

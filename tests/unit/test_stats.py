@@ -52,7 +52,7 @@ def hq_ci(h: LogHistogram, q: float, c: float = 0.95) -> tuple[float, float, flo
 
 
 def test_helper_layout_matches_the_engine() -> None:
-    pytest.importorskip("pytest_netload.engine._netload_native", reason="native engine not built")
+    pytest.importorskip("pytest_netload_engine._netload_native", reason="native engine not built")
     from pytest_netload.engine import facade
 
     np.testing.assert_array_equal(facade.hist_lower_bounds_ns(), LOWER)
