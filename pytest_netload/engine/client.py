@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import time
 import warnings
@@ -28,13 +29,14 @@ from . import MAX_MEMORY_MB, MIN_MEMORY_MB, remote  # the bounds: engine/__init_
 from .._native_facts import ABI_VERSION
 from ..measure.results import RunResult, build_run_result, merge_queue_results
 from ..units import run_seconds
-from .leftovers import mark_crashed, new_log_dir, remove_runtime_dir
+from .leftovers import mark_crashed, new_log_dir, remove_host_leftovers, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
 from ..locks import cmdline
 from .wire import TERMINATED_NOTE, unpack_array
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLL_SLICE_MS = 100
+HOST_EXIT_WAIT_S = 10.0  # a killed engine host's threads may take this long to end
 CPU_WAIT_S = 5.0  # a start waits this long for worker CPUs another engine holds
 # Each thread's CPUs before any engine of this process moved it (thread id -> CPUs).
 _FIRST_AFFINITY: dict[int, set[int]] = {}
@@ -376,6 +378,7 @@ class Engine:
         # procedure stops (bench/link.py; the plugin sets --netload-link-timeout).
         self.link_timeout_s = LINK_TIMEOUT_S
         self._group: Any = None
+        self._host_popen: Any = None  # the local engine host's process, before its hello
         self._channel: Any = None
         # Set by start: whether the host runs on another machine (engine/remote.py), what
         # its probe found there, and the gateway spec as started (ssh options added).
@@ -421,6 +424,8 @@ class Engine:
         self._group = execnet.Group()
         try:
             gw = self._group.makegateway(spec)
+            if not self.remote and self.fake is None:
+                self._host_popen = getattr(getattr(gw, "_io", None), "popen", None)
             if self.remote:  # its package, version and native core, before it is trusted
                 self.remote_info = remote.probe(gw, spec)
                 boot = _REMOTE_BOOT
@@ -535,6 +540,17 @@ class Engine:
         # remote one's go with remote.fetch_tail, or with the next host's sweep there).
         if not self.remote and self.fake is None:
             remove_runtime_dir(list(self.hello.get("eal_args") or []))
+            # ... also those of a host whose hello never answered (its EAL started, then
+            # the start failed, timed out or was cut short, and the host was killed after
+            # group.terminate's 5 s: under CPU load its own cleanup takes longer), which
+            # `hello` cannot name: `hello` is then a previous host's, or empty
+            popen, self._host_popen = self._host_popen, None
+            if popen is not None:
+                try:  # reaped by group.terminate, unless its kill is still under way
+                    popen.wait(timeout=HOST_EXIT_WAIT_S)
+                except subprocess.TimeoutExpired:
+                    pass  # still there: the next session's sweep removes what it leaves
+                remove_host_leftovers(popen.pid)
 
     def _check_generation(self, generation: int, what: str) -> None:
         if generation != self._generation or not self.alive:

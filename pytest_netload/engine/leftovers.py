@@ -17,7 +17,11 @@ name carries, and never anything of a live process:
 
 The runtime dir of one EAL (:func:`runtime_dir`, :func:`remove_runtime_dir`) is
 here too: the facade removes it when its EAL stops, the host on SIGTERM and when
-its channel goes away, the client after its host died.
+its channel goes away, the client after its host died. A host that ended before
+its client learnt its EAL arguments (its `hello` failed, timed out, or was cut
+short when the client ended it: a start under CPU load) left a runtime dir the
+client could not name by its arguments; :func:`remove_host_leftovers` removes
+what a given host pid left, once that pid no longer runs.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from collections.abc import Sequence
 
 from ..atomic import pid_alive
 
-__all__ = ["CRASH_LOG_KEEP_S", "mark_crashed", "new_log_dir", "remove_runtime_dir",
-           "runtime_dir", "runtime_dir_exists", "sweep_engine_logs", "sweep_runtime_dirs"]
+__all__ = ["CRASH_LOG_KEEP_S", "mark_crashed", "new_log_dir", "remove_host_leftovers",
+           "remove_runtime_dir", "runtime_dir", "runtime_dir_exists", "sweep_engine_logs",
+           "sweep_runtime_dirs"]
 
 RUNTIME_PREFIX_RE = re.compile(r"^netload-(\d+)-[0-9a-f]{6}$")
 HUGEPAGE_FILE_RE = re.compile(r"^(netload-\d+-[0-9a-f]{6})map_\d+$")
@@ -66,10 +71,22 @@ def runtime_dir_exists(args: Sequence[str]) -> bool:
 
 
 def remove_runtime_dir(args: Sequence[str]) -> None:
-    """Remove /var/run/dpdk/<file-prefix> that an engine's EAL left behind."""
+    """Remove /var/run/dpdk/<file-prefix> that an engine's EAL left behind, and its
+    hugepage files (<hugetlbfs>/<file-prefix>map_<n>): rte_eal_cleanup unmaps them but
+    leaves the files, 1 GiB of hugepages each with --single-file-segments, until the
+    next session's sweep. Called where the EAL ends (its stop, its host's SIGTERM or
+    end, its client after the host died): the prefix is that EAL's alone."""
     path = runtime_dir(args)
     if path is not None:
         shutil.rmtree(path, ignore_errors=True)
+        prefix = os.path.basename(path)
+        for mount in _hugetlbfs_mounts():
+            for page in glob.glob(os.path.join(glob.escape(mount),
+                                               glob.escape(prefix) + "map_*")):
+                try:
+                    os.unlink(page)
+                except OSError:
+                    continue
 
 
 def new_log_dir() -> str:
@@ -86,9 +103,18 @@ def mark_crashed(log_dir: str) -> None:
         pass
 
 
-def sweep_runtime_dirs(runtime_root: str = DPDK_RUNTIME_DIR) -> list[str]:
+def remove_host_leftovers(pid: int, runtime_root: str = DPDK_RUNTIME_DIR) -> list[str]:
+    """Remove the DPDK runtime dirs and hugepage files of the engine host `pid`, which
+    has ended (nothing while a process `pid` runs); returns the paths removed."""
+    if pid_alive(pid):
+        return []
+    return sweep_runtime_dirs(runtime_root, pids={pid})
+
+
+def sweep_runtime_dirs(runtime_root: str = DPDK_RUNTIME_DIR,
+                       pids: set[int] | None = None) -> list[str]:
     """Remove the DPDK runtime dirs (and hugepage files) of engine hosts that are
-    gone; returns the paths removed."""
+    gone (only those of `pids`, when given); returns the paths removed."""
     removed: list[str] = []
     try:
         names = os.listdir(runtime_root)
@@ -96,7 +122,8 @@ def sweep_runtime_dirs(runtime_root: str = DPDK_RUNTIME_DIR) -> list[str]:
         names = []
     for name in names:
         match = RUNTIME_PREFIX_RE.match(name)
-        if match is None or pid_alive(int(match.group(1))):
+        if match is None or (pids is not None and int(match.group(1)) not in pids) or \
+                pid_alive(int(match.group(1))):
             continue
         path = os.path.join(runtime_root, name)
         if os.path.isdir(path) and not os.path.islink(path):
@@ -107,7 +134,8 @@ def sweep_runtime_dirs(runtime_root: str = DPDK_RUNTIME_DIR) -> list[str]:
         for path in glob.glob(os.path.join(glob.escape(mount), "netload-*map_*")):
             match = HUGEPAGE_FILE_RE.match(os.path.basename(path))
             prefix = RUNTIME_PREFIX_RE.match(match.group(1)) if match else None
-            if prefix is None or pid_alive(int(prefix.group(1))):
+            if prefix is None or (pids is not None and int(prefix.group(1)) not in pids) or \
+                    pid_alive(int(prefix.group(1))):
                 continue
             try:
                 os.unlink(path)

@@ -238,7 +238,9 @@ def test_sigkill_leftovers_go_with_the_next_session(held_session: Session,
     partial.parent.mkdir(parents=True, exist_ok=True)
     partial.write_text("{")
 
-    (tmp_path / "test_next.py").write_text("def test_next():\n    pass\n")
+    # a netload session (one without a netload test sweeps nothing: plugin/selection.py)
+    (tmp_path / "test_next.py").write_text(
+        "import pytest\n\n@pytest.mark.netload\ndef test_next():\n    pass\n")
     rc, out = Session(_pytest(tmp_path, "test_next.py"), held_session.report_dir).wait()
     assert rc == 0, out
     assert _nothing(leftovers(held_session.proc.pid, held_session.host_pid,

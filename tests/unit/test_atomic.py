@@ -122,6 +122,44 @@ def test_sweep_runtime_dirs_removes_only_dead_hosts(tmp_path: Path) -> None:
     assert leftovers.sweep_runtime_dirs(str(tmp_path / "missing")) == []
 
 
+def test_remove_host_leftovers_takes_one_dead_hosts_dirs_only(tmp_path: Path) -> None:
+    """The client removes what its own engine host left, by the host's pid, once that pid
+    is gone: also when the host's hello never answered with its EAL arguments."""
+    dead, other_dead, live = dead_pid(), dead_pid(), os.getpid()
+    mine = [tmp_path / f"netload-{dead}-a1b2c3", tmp_path / f"netload-{dead}-d4e5f6"]
+    keep = [tmp_path / f"netload-{live}-a1b2c3"]
+    if other_dead != dead:
+        keep.append(tmp_path / f"netload-{other_dead}-a1b2c3")  # another's: the sweep's
+    for path in [*mine, *keep]:
+        path.mkdir()
+        (path / "config").write_text("x")
+    assert sorted(leftovers.remove_host_leftovers(dead, str(tmp_path))) == \
+        sorted(str(p) for p in mine)
+    assert all(p.exists() for p in keep)
+    assert leftovers.remove_host_leftovers(live, str(tmp_path)) == []  # it runs: never
+
+
+def test_remove_runtime_dir_takes_its_hugepage_files_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rte_eal_cleanup leaves the hugepage files (1 GiB each with --single-file-segments):
+    where an EAL ends, its runtime dir and its own hugepage files go, no one else's."""
+    runtime, huge = tmp_path / "dpdk", tmp_path / "hugepages"
+    monkeypatch.setattr(leftovers, "DPDK_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(leftovers, "_hugetlbfs_mounts", lambda: [str(huge)])
+    mine = "netload-123-a1b2c3"
+    (runtime / mine).mkdir(parents=True)
+    (runtime / mine / "config").write_text("x")
+    huge.mkdir()
+    pages = [huge / f"{mine}map_0", huge / f"{mine}map_1"]
+    others = [huge / "netload-123-d4e5f6map_0", huge / "rtemap_0"]
+    for page in [*pages, *others]:
+        page.write_text("")
+    leftovers.remove_runtime_dir(["netload", "--file-prefix", mine])
+    assert not (runtime / mine).exists()
+    assert not any(p.exists() for p in pages)
+    assert all(p.exists() for p in others)
+
+
 def test_sweep_engine_logs_keeps_live_and_recent_crash_logs(tmp_path: Path) -> None:
     dead, live = dead_pid(), os.getpid()
     dead_new = tmp_path / f"netload-engine-{dead}-abcd1234"
