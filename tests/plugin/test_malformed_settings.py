@@ -40,6 +40,7 @@ MEASURED_SUITE = """
     import pytest
     from pytest_netload.measure.recording import record_measurement
 
+    @pytest.mark.netload  # measures without a fixture: a netload test so
     def test_measured():
         record_measurement("throughput", {"frame_size": 64, "throughput_pps": 250000.0,
                                           "trials": []})
@@ -254,7 +255,7 @@ def _dollar_suite() -> str:
     latency = {k: v for k, v in latency.items() if k != "kind"} | {"stream": "rx $^$ probe"}
     return (f"import pytest\nfrom pytest_netload.measure.recording import record_measurement\n\n"
             f"DATA = {latency!r}\n\n"
-            "@pytest.mark.parametrize('n', ['$x', 'a$_$'])\n"
+            "@pytest.mark.netload\n@pytest.mark.parametrize('n', ['$x', 'a$_$'])\n"
             "def test_meter(n):\n    record_measurement('latency', DATA)\n")
 
 

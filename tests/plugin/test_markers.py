@@ -23,6 +23,7 @@ def test_frame_size_parametrisation_has_readable_ids(pytester: pytest.Pytester) 
         def test_y(frame_size):
             assert frame_size == 128
 
+        @pytest.mark.netload  # a netload test taking frame_size: the RFC's sizes
         def test_default(frame_size):
             pass
 
