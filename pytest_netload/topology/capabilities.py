@@ -73,7 +73,7 @@ def check_declared(table: Mapping[str, object], where: str) -> dict[str, float |
         name = f"{where}: capabilities.{key}"
         if field is None:
             raise NetloadConfigError(
-                f"{name} is not a known key; the allowed keys are {', '.join(DECLARED)} "
+                f"{name} is not a known key; use one of {', '.join(DECLARED)}, or remove it "
                 "(ports, wiring, line rate and the DUT's commands are read from the rest "
                 "of the file)")
         if key in ("policer", "shaper"):

@@ -374,8 +374,8 @@ def test_capabilities_are_declared_in_their_table(tmp_path: Path) -> None:
          "give the committed burst in bytes"),
         ("loss_ratio = 0.01", "loss_ratio = 1.5", "capabilities.loss_ratio = 1.5: give the "
          "share"),
-        ("loss_ratio = 0.01", "ports = 4", "capabilities.ports is not a known key; the allowed "
-         "keys are policer, policer_cbs, shaper, loss_ratio"),
+        ("loss_ratio = 0.01", "ports = 4", "capabilities.ports is not a known key; use one of "
+         "policer, policer_cbs, shaper, loss_ratio"),
         ('policer = "10Mbit/s"\n', "", "capabilities.policer_cbs without policer"),
     ],
 )
