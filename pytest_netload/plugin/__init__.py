@@ -108,10 +108,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(y1564, "netload-y1564")
         config.pluginmanager.register(rfc2889, "netload-rfc2889")
-    from .dut_hooks import BUILTIN_PLUGIN, BuiltinDutHooks
-
-    if not config.pluginmanager.has_plugin(BUILTIN_PLUGIN):
-        config.pluginmanager.register(BuiltinDutHooks(), BUILTIN_PLUGIN)
     if not hasattr(config, "workerinput"):  # the xdist controller or a plain run
         from .terminal import Summary
 
@@ -135,6 +131,10 @@ def activate(config: pytest.Config) -> None:
     if active(config):
         return
     config.stash[ACTIVE_KEY] = True
+    from .dut_hooks import BUILTIN_PLUGIN, BuiltinDutHooks
+
+    if not config.pluginmanager.has_plugin(BUILTIN_PLUGIN):  # the built-in DUTs' hooks
+        config.pluginmanager.register(BuiltinDutHooks(), BUILTIN_PLUGIN)
     if not hasattr(config, "workerinput"):
         from .cleanup import sweep
         from .fixtures import report_dir

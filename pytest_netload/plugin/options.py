@@ -319,6 +319,17 @@ SETTINGS = (
 FLAGS = frozenset({"netload_link_strict", "netload_dut_health", "netload_skip_unavailable"})
 
 
+# What the converters make of the defaults, so that a session that keeps them loads
+# none of the converters' modules (units, bench): every session pays for these at
+# configure. tests/plugin/test_plugin.py checks each against its converter.
+DEFAULT_VALUES: dict[str, Any] = {
+    "netload_engine_memory": 1024, "netload_trial_duration": None,
+    "netload_save_baseline": None, "netload_baseline": None, "netload_engines": (),
+    "netload_link_timeout": 10.0, "netload_resolve_timeout": 5.0, "netload_port_wait": 0.0,
+    "netload_hook_timeout": 60.0,
+}
+
+
 def _baseline_name(value: str) -> str | None:
     if not value:
         return None
@@ -428,7 +439,8 @@ def resolve(config: pytest.Config) -> Settings:
         if raw is None:
             raw, where = str(config.getini(s.name)), f"ini key {s.name}"
         try:
-            values[s.name] = s.convert(str(raw))
+            values[s.name] = DEFAULT_VALUES[s.name] \
+                if str(raw) == s.default and s.name in DEFAULT_VALUES else s.convert(str(raw))
         except NetloadConfigError as exc:
             raise pytest.UsageError(f"{where}: {exc}") from None
         sources[s.name] = where if str(raw) != s.default else None

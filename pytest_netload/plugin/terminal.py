@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from .. import format as fmt
 from .selection import is_netload_test
 
-# The rows' notes (rfc2544/, measure/) and the progress line (bench/) are imported
-# where used: a session that measured nothing never loads them.
+# The formatter, the rows' notes (rfc2544/, measure/) and the progress line (bench/) are
+# imported where used: a session that measured nothing never loads them.
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
@@ -25,15 +24,21 @@ COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", 
 def _rate(pps: Any, lower_bound: bool) -> str:
     """A throughput column's figure: ``241.5 kpps``, or ``>= 241.5 kpps`` when it is only a
     lower bound the generator set."""
+    from .. import format as fmt
+
     text = fmt.rate_pps(pps)
     return fmt.at_least(text) if lower_bound else text
 
 
 def _lost(lost: int, sent: int) -> str:
+    from .. import format as fmt
+
     return f"{fmt.count(lost)}/{fmt.count(sent)}"
 
 
 def _percentile(latency: dict[str, Any] | None, label: str) -> str:
+    from .. import format as fmt
+
     if not latency:
         return "-"
     p = (latency.get("percentiles") or {}).get(label)
@@ -42,6 +47,7 @@ def _percentile(latency: dict[str, Any] | None, label: str) -> str:
 
 def _note(m: dict[str, Any]) -> str | None:
     """One-line result of the procedures that have no throughput column."""
+    from .. import format as fmt
     from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
 
     kind = m.get("kind")
@@ -93,6 +99,7 @@ def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
     """The row of an MLRsearch at one frame size: its first goal's lower bound as the
     throughput (what `throughput()` reports), the latency and loss of the valid trials at
     that load, and every goal with its bounds in the notes (NDR and PDR)."""
+    from .. import format as fmt
     from ..measure.dut import loss_note
     from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
     from ..rfc2544.mlr_text import goals_note
@@ -115,6 +122,7 @@ def _mlr_row(name: str, m: dict[str, Any], verdict: str) -> list[str]:
 
 def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str, ...]]:
     """Summary rows of one test: one per frame size measured, else one per measurement."""
+    from .. import format as fmt
     from ..measure.dut import loss_note
     from ..rfc2544.lower_bound import LOWER_BOUND_NOTE
     from ..rfc2544.trial import steady_summary

@@ -46,6 +46,15 @@ def test_importing_the_plugin_is_cheap(module: str) -> None:
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
+def test_the_defaults_known_in_advance_are_what_their_converters_make() -> None:
+    from pytest_netload.plugin.options import DEFAULT_VALUES, SETTINGS
+
+    by_name = {s.name: s for s in SETTINGS}
+    for name, value in DEFAULT_VALUES.items():
+        setting = by_name[name]
+        assert setting.convert(setting.default) == value, name
+
+
 def test_public_names_import_on_first_use() -> None:
     code = ("import sys, pytest_netload as p; assert 'numpy' not in sys.modules; "
             "from pytest_netload import Rate, udp, Engine; "
