@@ -25,14 +25,16 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import NetloadConfigError
-from ..topology.model import Topology
 from .keys import SETTINGS_KEY, TOPOLOGY_KEY
 from .options import BUILTIN_TOPOLOGIES, _topology
+
+if TYPE_CHECKING:
+    from ..topology.model import Topology
 
 MARKER = "netload_topology"
 HELP = (f"{MARKER}(*topologies, ids=None, default=False): run the test once on each "
