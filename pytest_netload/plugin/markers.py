@@ -259,21 +259,26 @@ def topology_facts(config: pytest.Config) -> TopologyFacts | None:
                          facts.MTU, "its veth ports have none")
 
 
-def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts) -> None:
+def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts,
+                           required: frozenset[str] = frozenset()) -> None:
     """NetloadConfigError for what a parsed marker asks of a topology that `facts` says it
-    does not have: a wire, a line rate to take a share of, frames above its MTU."""
+    does not have: a wire, a line rate to take a share of, frames above its MTU. What the
+    test's netload_requires asks for (`required`: its keywords) is left to it: such a
+    test skips at set-up naming what the topology lacks, rather than failing collection."""
     where = f"topology {facts.name!r}"
-    if mark.wire >= len(facts.wires):
+    if "ports" not in required and mark.wire >= len(facts.wires):
         raise NetloadConfigError(
             f"wire={mark.wire}: {where} has wires 0..{len(facts.wires) - 1} "
             f"({', '.join(facts.wires)}); give one of those")
-    if isinstance(mark, Rfc2544Mark) and mark.direction == "both":
+    if isinstance(mark, Rfc2544Mark) and mark.direction == "both" and \
+            "both_ways" not in required:
         problem = both_ways_problem(facts.name, list(facts.wires), mark.wire)
         if problem is not None:
             raise NetloadConfigError(problem)
     rate_key, rate = ("rate", mark.rate) if isinstance(mark, NetloadMark) else \
         ("max_rate", mark.max_rate)
-    if rate is not None and rate.kind == "percent" and not facts.line_rate_bps:
+    if rate is not None and rate.kind == "percent" and not facts.line_rate_bps and \
+            "line_rate" not in required:
         raise NetloadConfigError(
             f"{rate_key}='{rate}' is a share of the line rate, but {where} declares none "
             f"({facts.source}); give the rate in pps or bit/s, e.g. '100kpps'")
@@ -296,12 +301,14 @@ def check_markers(metafunc: pytest.Metafunc,
     session's topology; fail naming test and argument."""
     facts = topology_facts(metafunc.config)
     checked = {"netload", "rfc2544"}
+    required = frozenset(key for mark in metafunc.definition.iter_markers("netload_requires")
+                         for key, value in mark.kwargs.items() if value)
     for name, parse in (("netload", parse_netload), ("rfc2544", parse_rfc2544), *more):
         for mark in metafunc.definition.iter_markers(name):
             try:
                 parsed = parse(mark)
                 if facts is not None and name in checked:
-                    check_against_topology(parsed, facts)
+                    check_against_topology(parsed, facts, required)
                 continue
             except NetloadConfigError as exc:
                 message = f"{metafunc.definition.nodeid}: @pytest.mark.{name}: {exc}"

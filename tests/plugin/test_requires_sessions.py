@@ -147,3 +147,39 @@ def test_a_bad_requirement_fails_the_test_naming_it(pytester: pytest.Pytester, m
     result = pytester.runpytest(FAKE, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*@pytest.mark.netload_requires: *{message}*"])
+
+
+def test_what_a_test_requires_skips_it_rather_than_failing_collection(
+        pytester: pytest.Pytester) -> None:
+    """A one-way file: a both-ways RFC 2544 test that says it needs both ways skips at
+    set-up naming that; without netload_requires the same marker fails collection, as
+    before; a share of a line rate the file does not declare, likewise."""
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.netload_requires(both_ways=True)
+        @pytest.mark.rfc2544(frame_sizes=[64], direction="both")
+        def test_both_ways(rfc2544):
+            raise AssertionError("ran on a one-way topology")
+
+        @pytest.mark.netload_requires(line_rate=True)
+        @pytest.mark.rfc2544(frame_sizes=[64], max_rate="50%")
+        def test_share_of_line_rate(rfc2544):
+            raise AssertionError("ran on a topology without a line rate")
+    """)
+    result = pytester.runpytest(FAKE, f"--netload-topology={_file(pytester)}", "-rs",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*netload_requires: needs*wired both ways*",
+                                 "*netload_requires: needs*line rate*"])
+    pytester.makepyfile(test_unguarded="""
+        import pytest
+
+        @pytest.mark.rfc2544(frame_sizes=[64], direction="both")
+        def test_both_ways(rfc2544):
+            pass
+    """)
+    result = pytester.runpytest(FAKE, f"--netload-topology={_file(pytester)}",
+                                "-p", "no:cacheprovider", "test_unguarded.py")
+    result.stdout.fnmatch_lines(["*@pytest.mark.rfc2544: *"])
+    assert result.ret != 0
