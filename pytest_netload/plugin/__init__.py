@@ -182,7 +182,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         activate(session.config)
 
 
-def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+def pytest_report_collectionfinish(config: pytest.Config,
+                                   items: list[pytest.Item]) -> list[str]:
     """The netload header, once a netload test is collected (after "collected N items").
     -q and --no-header hide it, but for a CI job on the built-in default topology:
     "built-in DUT, not your device" always shows."""
@@ -193,7 +194,27 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
     if (config.get_verbosity() < 0 or config.getoption("no_header", False)) and \
             not config.stash[SETTINGS_KEY].builtin_in_ci:
         return []
-    return header_lines(config)
+    return header_lines(config, items)
+
+
+def own_topology_lines(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    """The header's line for tests that run on a topology of their own (a suite's
+    `netload_topology` marker), not the session's: which, and how many tests each."""
+    from .keys import SETTINGS_KEY
+    from .selection import is_netload_test
+    from .topologies import topology_of
+
+    session = config.stash[SETTINGS_KEY].topology
+    counts: dict[str, int] = {}
+    for item in items:
+        spec = topology_of(item) if is_netload_test(item) else None
+        if spec is not None and spec != session:
+            counts[spec] = counts.get(spec, 0) + 1
+    if not counts:
+        return []
+    return ["netload: tests on their own topology (not the session's): " +
+            ", ".join(f"{spec} ({n} test{'s' if n != 1 else ''})"
+                      for spec, n in counts.items())]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -203,14 +224,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[SIGTERM_KEY]
 
 
-def header_lines(config: pytest.Config) -> list[str]:
+def header_lines(config: pytest.Config, items: list[pytest.Item] | None = None) -> list[str]:
     """The netload header: the settings, what the sweep removed, the xdist controller's
     plan. Shown once a netload test is collected (pytest_report_collectionfinish; on an
     xdist controller, which collects nothing, when its workers' are known)."""
     from .keys import SETTINGS_KEY
     from .terminal import port_mac_lines
 
-    lines = [config.stash[SETTINGS_KEY].header(), *port_mac_lines(config)]
+    lines = [config.stash[SETTINGS_KEY].header(), *port_mac_lines(config),
+             *own_topology_lines(config, items or [])]
     removed, problems = config.stash.get(SWEPT_KEY, ([], []))
     if removed:
         shown = ", ".join(os.path.basename(p) for p in removed[:6])

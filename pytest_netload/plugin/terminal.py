@@ -397,7 +397,7 @@ class Summary:
 
         activate(self.config)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        lines = pytest_report_collectionfinish(self.config)  # as a plain run shows them
+        lines = pytest_report_collectionfinish(self.config, [])  # as a plain run shows them
         if reporter is not None and lines:
             reporter.ensure_newline()
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):

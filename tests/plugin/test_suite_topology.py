@@ -70,3 +70,21 @@ def test_default_takes_a_flag(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SUITE.replace("default=True", "default='yes'"))
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*netload_topology: default='yes': give True*"])
+
+
+def test_the_header_names_the_topologies_tests_take_for_their_own(
+        pytester: pytest.Pytester) -> None:
+    """A suite on its own topology is not on the session's: the header says which, so
+    "topology netns-router" is never read as where those tests ran."""
+    pytester.makepyfile(SUITE, test_plain="""
+        def test_on_the_session_s(netload_topology):
+            pass
+    """)
+    result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([
+        "netload: engine popen, topology netns-router*",
+        "netload: tests on their own topology (not the session's): "
+        "netns-lossy:loss_ratio=0.01 (1 test)"])
+    given = pytester.runpytest("--collect-only", "-p", "no:cacheprovider",
+                               "--netload-topology=netns-router")
+    assert "own topology" not in given.stdout.str()
