@@ -106,10 +106,13 @@ def check_version(document: Mapping[str, Any], source: str) -> None:
             source, f"written by a newer pytest-netload (schema {version}); upgrade "
             f"pytest-netload to read it (this one reads schema {SCHEMA_VERSION})",
             json_path="$.schema_version", field="schema_version")
-    if version != SCHEMA_VERSION:
+    # docs/reports.md, "Versioning": a minor bump only lets the schema accept more, so a
+    # document of an older minor of the same major is read; another major is not
+    if _version(version)[0] != _version(SCHEMA_VERSION)[0]:
         raise ResultsFileError(
             source, f"schema {version} is not one this pytest-netload reads (it reads "
-            f"schema {SCHEMA_VERSION})", json_path="$.schema_version", field="schema_version")
+            f"schema {SCHEMA_VERSION} and older {_version(SCHEMA_VERSION)[0]}.x)",
+            json_path="$.schema_version", field="schema_version")
 
 
 def _describe(error: Any) -> tuple[str, str | None, list[str | int]]:

@@ -371,3 +371,18 @@ def test_schema_violation_in_a_file_names_it(tmp_path: Path) -> None:
         load(path)
     assert str(info.value).startswith(
         f"{path}: $.tests[5].measurements[0].trials[0].overload_pps: -5 is less than")
+
+
+def test_an_older_minor_of_our_major_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reports.md: a minor bump only lets the schema accept more, so a reader of 1.2
+    reads 1.0 and 1.1 documents; 0.x and 2.x it refuses, naming what it reads."""
+    from pytest_netload.reports import schema
+
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", "1.2")
+    for version in ("1.0", "1.1", "1.2"):
+        schema.check_version({"schema_version": version}, "r.json")
+    with pytest.raises(Exception, match=r"schema 0.9 is not one this pytest-netload reads "
+                                        r"\(it reads schema 1.2 and older 1.x\)"):
+        schema.check_version({"schema_version": "0.9"}, "r.json")
+    with pytest.raises(Exception, match="written by a newer pytest-netload"):
+        schema.check_version({"schema_version": "1.3"}, "r.json")
