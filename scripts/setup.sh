@@ -22,7 +22,8 @@
 #   bash scripts/setup.sh --client-only    a CI runner that drives a remote engine: no DPDK,
 #                                          no compiler, no engine package
 #   bash scripts/setup.sh --hugepages[=MB] also reserves MB MiB of 2 MiB hugepages (default
-#                                          1024) and mounts hugetlbfs on /dev/hugepages: for
+#                                          1024; a dev/CI host as root gets 2048 without
+#                                          asking) and mounts hugetlbfs on /dev/hugepages: for
 #                                          DPDK DUTs that need them (OVS-DPDK); the engine
 #                                          runs without (memfd memory) where too few are free
 #   PYTHON=/usr/bin/python3 bash scripts/setup.sh   the Python the venv is made from
@@ -31,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MODE=dev  # dev: everything; generator: the engine only; client: no engine
-HUGEPAGES_MB=0
+HUGEPAGES_MB=  # unset: 2048 on a dev/CI host as root (the DPDK DUT tests), else none
 for arg in "$@"; do
   case $arg in
     --client-only) MODE=client ;;
@@ -49,6 +50,10 @@ for arg in "$@"; do
        exit 2 ;;
   esac
 done
+if [[ -z $HUGEPAGES_MB ]]; then
+  # the test suite's DPDK DUTs on hugepages next to an engine that takes 1 GiB of them
+  HUGEPAGES_MB=0; [[ $MODE == dev && $EUID == 0 ]] && HUGEPAGES_MB=2048
+fi
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 
@@ -132,7 +137,7 @@ else
     'import pytest_netload_engine._netload_native as m; print(m.__file__)'))"
 fi
 
-# Opt-in: hugepages for DPDK DUTs that need them. Raised to MB MiB of free 2 MiB pages
+# Hugepages for DPDK DUTs that need them (a dev/CI host as root: 2048 MiB by default). Raised to MB MiB of free 2 MiB pages
 # (never lowered: other DPDK processes may hold some), hugetlbfs mounted where none is.
 if ((HUGEPAGES_MB > 0)); then
   if ((EUID != 0)); then
