@@ -102,14 +102,17 @@ def lower_bound_by_generator(found: float, upper: float | None, ceiling: float |
     return ceiling is not None or (found == max_value and max_source == "generator")
 
 
-def invalid_reason_at(trials: Iterable[Any], pps: float | None) -> str | None:
+def invalid_reason_at(trials: Iterable[Any], pps: float | None,
+                      load: str = "offered_pps") -> str | None:
     """Why the generator could not offer `pps`: the reason of the last invalid try at
-    that load ("the worker waited 959 ms for its CPU ... (another task took the core)")."""
+    that load ("the worker waited 959 ms for its CPU ... (another task took the core)").
+    `load` names the trials' field of the offered load (RFC 2889's fully meshed trials:
+    offered_pps_per_port; address learning: learning_rate_fps)."""
     if pps is None:
         return None
     reasons = [t.invalid_reason for t in trials
                if getattr(t, "invalid_reason", None) and
-               abs(getattr(t, "offered_pps", math.nan) - pps) <= 1e-9 * max(abs(pps), 1.0)]
+               abs((getattr(t, load, None) or math.nan) - pps) <= 1e-9 * max(abs(pps), 1.0)]
     return reasons[-1] if reasons else None
 
 

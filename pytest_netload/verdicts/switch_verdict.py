@@ -37,7 +37,7 @@ from typing import Any
 from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..measure.recording import record_verdict
-from ..rfc2544.lower_bound import lower_bound_reason
+from ..rfc2544.lower_bound import invalid_reason_at, lower_bound_reason
 from ..units import as_rate
 from .explain import generator_limit, lower_bound_verdict
 
@@ -106,17 +106,21 @@ def _congestion(result: Any, head_of_line_blocking: bool | None,
 def _bound_reason(result: Any, procedure: str) -> str:
     """How the generator bounded the result's search (rfc2544.lower_bound)."""
     if procedure == "rfc2889_fully_meshed":
+        ceiling = result.generator_ceiling_pps_per_port
         return lower_bound_reason(max_pps=result.max_pps_per_port,
                                   max_source=result.max_source,
                                   generator_max_pps=result.generator_max_pps_per_port,
-                                  ceiling_pps=result.generator_ceiling_pps_per_port)
+                                  ceiling_pps=ceiling, why=invalid_reason_at(
+                                      result.trials, ceiling, "offered_pps_per_port"))
     if procedure == "rfc2889_address_learning_rate":
         return lower_bound_reason(max_pps=result.max_rate_fps, max_source=None,
                                   generator_max_pps=None, ceiling_pps=result.ceiling_fps,
-                                  unit="fps")
+                                  unit="fps", why=invalid_reason_at(
+                                      result.trials, result.ceiling_fps, "learning_rate_fps"))
     return lower_bound_reason(max_pps=result.max_pps, max_source=result.max_source,
                               generator_max_pps=result.generator_max_pps,
-                              ceiling_pps=result.generator_ceiling_pps)
+                              ceiling_pps=result.generator_ceiling_pps,
+                              why=invalid_reason_at(result.trials, result.generator_ceiling_pps))
 
 
 def assert_rfc2889(result: Any, *, at_least: Any = None,

@@ -421,6 +421,9 @@ def test_a_ceiling_says_why_its_tries_were_invalid() -> None:
     why = invalid_reason_at(trials, 814.0)
     assert why == "worker waited 959ms (another task took the core)"
     assert invalid_reason_at(trials, 1000.0) is None and invalid_reason_at(trials, None) is None
+    meshed = [T(offered_pps_per_port=500.0, invalid_reason="lagged 3 ms")]  # RFC 2889's
+    assert invalid_reason_at(meshed, 500.0, "offered_pps_per_port") == "lagged 3 ms"
+    assert invalid_reason_at(meshed, 500.0) is None  # no offered_pps: nothing matched
     text = lower_bound_reason(max_pps=1000.0, max_source="max_rate", generator_max_pps=None,
                               ceiling_pps=814.0, why=why)
     assert "(every try invalid: worker waited 959ms (another task took the core)) and every " \
