@@ -54,3 +54,44 @@ def paced(rate_pps: float, pattern: Any = None) -> tuple[Any, ...]:
     from pytest_netload.units import Rate
 
     return tuple((pattern or CBR()).phases(lambda _r: rate_pps, Rate(rate_pps, "pps"), seed=1))
+
+
+def dut_drops(before: list[Any], after: list[Any]) -> int:
+    """The frames a DUT's drop counters grew by between two trial_counters() readings."""
+    from pytest_netload.measure.dut import DROP_KINDS, counter_deltas
+
+    grown, why = counter_deltas(before, after)
+    assert not why, why
+    return sum(c.value for c in grown if c.kind in DROP_KINDS)
+
+
+def dut_grown(before: list[Any], after: list[Any], name: str, where: str = "") -> int:
+    """How much the DUT's counters `name` at places starting with `where` grew."""
+    from pytest_netload.measure.dut import counter_deltas
+
+    grown, _ = counter_deltas(before, after)
+    return sum(c.value for c in grown if c.name == name and c.where.startswith(where))
+
+
+def counted_through(engine: Any, built: Any, ports: dict[str, Any], template: bytes,
+                    frames: int = 100_000, rate_pps: float = 200_000) -> tuple[Any, ...]:
+    """`frames` 64 B frames p0 -> p1 through a built-in DPDK DUT at `rate_pps`, with the
+    DUT's counters read around the run, on a calm generator (calm.calm_run): (the
+    stream's result, the counters before, after)."""
+    from calm import calm_run
+
+    from pytest_netload.engine.client import Tx
+    from pytest_netload.traffic.streams import Stream
+
+    stream = engine.load(ports["p0"], Stream(template, size=64, name="counted"))
+
+    def once() -> tuple[Any, list[Any], list[Any]]:
+        before = built.dut.trial_counters()
+        run = engine.run([Tx(stream, frames, paced(rate_pps))], [ports["p1"]], drain_s=0.5)
+        return run, before, built.dut.trial_counters()
+
+    try:
+        run, before, after = calm_run(once, result_of=lambda r: r[0])
+    finally:
+        stream.free()
+    return run.streams[0], before, after

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from calm import calm_run, excuse_failure
-from netutil import open_ports, paced
+from netutil import counted_through, dut_drops, dut_grown, open_ports, paced
 
 from pytest_netload.bench.link import wait_link_up
 from pytest_netload.engine.client import Engine, Tx
@@ -46,22 +46,11 @@ CIR_BPS = 200_000_000
 DURATION_S = 2.0
 
 
-def _drops(before: list[Any], after: list[Any]) -> int:
-    grown, why = counter_deltas(before, after)
-    assert not why, why
-    return sum(c.value for c in grown if c.kind in DROP_KINDS)
-
-
-def _grown(before: list[Any], after: list[Any], name: str, where: str = "") -> int:
-    grown, _ = counter_deltas(before, after)
-    return sum(c.value for c in grown if c.name == name and c.where.startswith(where))
-
-
 def _excuse_a_busy_dut(before: list[Any], after: list[Any], seconds: float) -> str:
     """The OVS PMD's wait for its CPU over a run; a failure is the machine's when another
     process took that CPU in long slices (OvsDut.health's rule)."""
-    waited = _grown(before, after, "cpu_wait_ns")
-    preempted = _grown(before, after, "cpu_preemptions")
+    waited = dut_grown(before, after, "cpu_wait_ns")
+    preempted = dut_grown(before, after, "cpu_preemptions")
     proof = machine_took_the_pmd(waited, preempted, seconds)
     if proof is not None:
         excuse_failure(proof)
@@ -80,24 +69,13 @@ def wired(engine: Engine) -> Iterator[tuple[Any, dict[str, Any]]]:
 def test_every_frame_is_counted_by_the_generator_and_by_ovs(
         engine: Engine, wired: tuple[Any, dict[str, Any]]) -> None:
     built, ports = wired
-    stream = engine.load(ports["p0"], Stream(T4, size=64, name="counted"))
-
-    def once() -> tuple[Any, list[Any], list[Any]]:
-        before = built.dut.trial_counters()
-        run = engine.run([Tx(stream, 100_000, paced(200_000))], [ports["p1"]], drain_s=0.5)
-        return run, before, built.dut.trial_counters()
-
-    try:
-        run, before, after = calm_run(once, result_of=lambda r: r[0])
-    finally:
-        stream.free()
-    s = run.streams[0]
+    s, before, after = counted_through(engine, built, ports, T4)
     assert (s.tx_packets, s.rx_packets, s.lost) == (100_000, 100_000, 0), s
     assert (s.duplicates, s.reordered) == (0, 0), s
-    assert _grown(before, after, "rx_packets", "OVS port vhost-p0") == 100_000
-    assert _grown(before, after, "tx_packets", "OVS port vhost-p1") == s.rx_packets
-    assert _grown(before, after, "packets received", "OVS datapath") == 100_000
-    assert _drops(before, after) == 0
+    assert dut_grown(before, after, "rx_packets", "OVS port vhost-p0") == 100_000
+    assert dut_grown(before, after, "tx_packets", "OVS port vhost-p1") == s.rx_packets
+    assert dut_grown(before, after, "packets received", "OVS datapath") == 100_000
+    assert dut_drops(before, after) == 0
     info = built.dut.info
     assert info["ovs_version"].startswith("3.") and info["dpdk_version"].startswith("DPDK 22.11")
     assert info["transport"] == "vhost-user" and int(info["cpu"]) in os.sched_getaffinity(0)
@@ -117,12 +95,12 @@ def test_overload_loss_is_all_in_ovss_counters(
         stream.free()
     s = run.streams[0]
     note = (f"sent {s.tx_packets / DURATION_S / 1e6:.2f} Mpps, lost {s.lost}, "
-            f"generator drops {run.generator_drops}, OVS drops {_drops(before, after)}, "
+            f"generator drops {run.generator_drops}, OVS drops {dut_drops(before, after)}, "
             f"{_excuse_a_busy_dut(before, after, DURATION_S)}")
     print(note)
     assert s.tx_packets > 100_000, note
     assert (s.duplicates, s.reordered) == (0, 0), note
-    assert s.lost == _drops(before, after) + run.generator_drops, (note, after)
+    assert s.lost == dut_drops(before, after) + run.generator_drops, (note, after)
 
 
 # one size for each policer: OVS's ingress policing and its egress-policer QoS
@@ -159,7 +137,7 @@ def test_the_policer_forwards_its_cir(engine: Engine, policer: str, size: int) -
     expected_pps = pps + cbs / (size - 18) / DURATION_S
     received_pps = s.rx_packets / DURATION_S
     error = received_pps / expected_pps - 1
-    policed = _grown(before, after, "ovs_rx_qos_drops" if policer == "ingress"
+    policed = dut_grown(before, after, "ovs_rx_qos_drops" if policer == "ingress"
                      else "ovs_tx_qos_drops")
     note = (f"{policer} policer, CIR {CIR_BPS:,} bit/s ({CIR_BPS // 8:,} B/s of size - 18 "
             f"bytes), CBS {cbs:,} B, {size} B frames: received {received_pps:,.1f} pps "
@@ -169,7 +147,7 @@ def test_the_policer_forwards_its_cir(engine: Engine, policer: str, size: int) -
     print(note)
     assert s.tx_pps > 1.2 * pps, note  # the offered load really was over the CIR
     assert abs(error) < 0.01, note
-    assert s.lost == policed == _drops(before, after), note
+    assert s.lost == policed == dut_drops(before, after), note
     assert (s.duplicates, s.reordered) == (0, 0), note
     u = under.streams[0]
     grown, _ = counter_deltas(before_u, after_u)
@@ -178,7 +156,7 @@ def test_the_policer_forwards_its_cir(engine: Engine, policer: str, size: int) -
             f"generator lag {u.tx_max_lag_ns / 1e6:.1f} ms, "
             f"{_excuse_a_busy_dut(before_u, after_u, DURATION_S)}")
     print(note)
-    assert u.lost == _drops(before_u, after_u) == 0, note
+    assert u.lost == dut_drops(before_u, after_u) == 0, note
 
 
 def test_reset_drops_are_counted(engine: Engine, wired: tuple[Any, dict[str, Any]]) -> None:
@@ -195,9 +173,9 @@ def test_reset_drops_are_counted(engine: Engine, wired: tuple[Any, dict[str, Any
     finally:
         stream.free()
     s = run.streams[0]
-    dropped = _grown(before, after, "reset_dropped", "OVS port vhost-p1")
+    dropped = dut_grown(before, after, "reset_dropped", "OVS port vhost-p1")
     assert 5_000 <= dropped <= 20_000, (dropped, s)  # about 0.5 s of 20 kpps
-    assert s.lost == _drops(before, after) == dropped, (s, after)
+    assert s.lost == dut_drops(before, after) == dropped, (s, after)
     # forwarding is back, with no reset QoS left on the ports
     assert built.dut.vsctl("list", "qos").strip() == ""
 
@@ -227,7 +205,7 @@ def test_a_dut_that_goes_away_mid_run_comes_back(engine: Engine,
         stream.free()
     s = again.streams[0]
     assert (s.tx_packets, s.rx_packets) == (20_000, 20_000), s
-    assert s.lost == _drops(before, after) + again.generator_drops == 0
+    assert s.lost == dut_drops(before, after) + again.generator_drops == 0
 
 
 def _left_behind(tag: str, owner_pid: int) -> list[str]:

@@ -19,13 +19,12 @@ from typing import Any
 import pytest
 
 from calm import calm_run
-from netutil import open_ports, paced
+from netutil import counted_through, dut_drops, dut_grown, open_ports, paced
 
 from pytest_netload import errors
 from pytest_netload.bench.link import wait_link_up
 from pytest_netload.engine.client import Engine, Tx
 from pytest_netload.engine.leftovers import sweep_runtime_dirs
-from pytest_netload.measure.dut import DROP_KINDS, counter_deltas
 from pytest_netload.topology.builtin import build, sweep_stale
 from pytest_netload.topology.builtin.names import SOCKET_ROOT
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
@@ -40,17 +39,6 @@ T4 = (Eth() / IPv4() / UDP()).build()
 
 
 
-def _drops(before: list[Any], after: list[Any]) -> int:
-    grown, why = counter_deltas(before, after)
-    assert not why, why
-    return sum(c.value for c in grown if c.kind in DROP_KINDS)
-
-
-def _grown(before: list[Any], after: list[Any], name: str, where: str) -> int:
-    grown, _ = counter_deltas(before, after)
-    return sum(c.value for c in grown if c.name == name and c.where.startswith(where))
-
-
 @pytest.fixture(params=["vhost", "memif"])
 def wired(request: pytest.FixtureRequest, engine: Engine) -> Iterator[tuple[Any, dict[str, Any]]]:
     with build("dpdk-testpmd", transport=request.param) as built, \
@@ -63,22 +51,11 @@ def wired(request: pytest.FixtureRequest, engine: Engine) -> Iterator[tuple[Any,
 def test_every_frame_is_counted_by_the_generator_and_by_testpmd(
         engine: Engine, wired: tuple[Any, dict[str, Any]]) -> None:
     built, ports = wired
-    stream = engine.load(ports["p0"], Stream(T4, size=64, name="counted"))
-
-    def once() -> tuple[Any, list[Any], list[Any]]:
-        before = built.dut.trial_counters()
-        run = engine.run([Tx(stream, 100_000, paced(200_000))], [ports["p1"]], drain_s=0.5)
-        return run, before, built.dut.trial_counters()
-
-    try:
-        run, before, after = calm_run(once, result_of=lambda r: r[0])
-    finally:
-        stream.free()
-    s = run.streams[0]
+    s, before, after = counted_through(engine, built, ports, T4)
     assert (s.tx_packets, s.rx_packets, s.lost) == (100_000, 100_000, 0), s
     assert (s.duplicates, s.reordered) == (0, 0), s
-    assert _grown(before, after, "RX-packets", "testpmd port 0") == 100_000
-    assert _grown(before, after, "TX-packets", "testpmd port 1") == s.rx_packets
+    assert dut_grown(before, after, "RX-packets", "testpmd port 0") == 100_000
+    assert dut_grown(before, after, "TX-packets", "testpmd port 1") == s.rx_packets
     assert built.dut.info["transport"] in ("vhost-user", "memif")
 
 
@@ -96,7 +73,7 @@ def test_overload_loss_is_all_in_testpmds_counters(
     s = run.streams[0]
     assert s.tx_packets > 100_000, s
     assert (s.duplicates, s.reordered) == (0, 0), s
-    assert s.lost == _drops(before, after) + run.generator_drops, (s, run.ports)
+    assert s.lost == dut_drops(before, after) + run.generator_drops, (s, run.ports)
 
 
 def test_a_freed_stream_leaves_no_mbuf_in_use_behind(engine: Engine) -> None:
@@ -194,7 +171,7 @@ def test_a_dut_that_goes_away_mid_run_comes_back(engine: Engine) -> None:
             stream.free()
     s = again.streams[0]
     assert s.tx_packets == 20_000 and s.rx_packets >= 19_800, s
-    assert s.lost == _drops(before, after) + again.generator_drops, (s, after)
+    assert s.lost == dut_drops(before, after) + again.generator_drops, (s, after)
 
 
 def test_reset_drops_are_counted(engine: Engine) -> None:
@@ -213,9 +190,9 @@ def test_reset_drops_are_counted(engine: Engine) -> None:
         finally:
             stream.free()
     s = run.streams[0]
-    dropped = _grown(before, after, "reset_dropped", "testpmd port 0")
+    dropped = dut_grown(before, after, "reset_dropped", "testpmd port 0")
     assert 5_000 <= dropped <= 20_000, (dropped, s)  # about 0.5 s of 20 kpps
-    assert s.lost == _drops(before, after), (s, after)
+    assert s.lost == dut_drops(before, after), (s, after)
 
 
 def test_nothing_is_left_after_the_with_block() -> None:
