@@ -157,7 +157,11 @@ def test_two_sessions_on_one_port_one_fails_naming_the_other_or_waits(
         waited.stdout.fnmatch_lines(["netload: *port wait 1m*"])
         assert time.monotonic() - started < 60
     finally:
-        if first.poll() is None:
+        # the first session ends on its own once its engine host has exited (which may
+        # take seconds after its ports, and their locks, were let go); killed only if not
+        try:
+            out, _ = first.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
             first.kill()
-        out, _ = first.communicate()
+            out, _ = first.communicate()
     assert first.returncode == 0 and "1 passed" in out, out
