@@ -27,7 +27,8 @@ from ..units import Rate
 from .lanes import (Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of,
                     trial_counts)
 from .link import recover_links
-from .validity import TX_TOLERANCE, dut_saw_generator_drops, generator_failure
+from .validity import (TX_TOLERANCE, dut_saw_generator_drops, generator_failure,
+                       late_burst_reason)
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Calibration",
            "EngineMeasurer"]
@@ -60,6 +61,11 @@ class EngineMeasurer:
     hooks: TrialHooks | None = None
     """The DUT's side of every trial (bench/dut_trial.py): its counters before and after,
     its health; None: the generator's counters only."""
+    policer: tuple[int, int] | None = None
+    """The DUT's policer on the loaded wire, as (CIR in bit/s, CBS in bytes), where it is
+    declared (Capabilities.policer_bps and policer_cbs_bytes): a trial the policer
+    failed after the generator's catch-up burst outgrew half its bucket is the
+    generator's (validity.late_burst_reason); None: not known."""
     procedure: str = "trial"
     """What the trials are for ("throughput", ...): told to the DUT hooks."""
     test: str = ""
@@ -122,15 +128,38 @@ class EngineMeasurer:
     def _trial(self, run: Any, offered_pps: float, duration_s: float,
                scheduled: float) -> TrialResult:
         reason = self._lane_failure(run, scheduled, offered_pps)
+        counts = trial_counts(run, self.lanes, self.directions, offered_pps, duration_s,
+                              self._backlog)
+        if reason is None:
+            reason = self._late_for_policer(run, counts, offered_pps)
         # a lost link: wait for it before the retry, or stop (bench/link.py)
         recover_links(run, [*self.tx_ports, *self.rx], reason, self.engine)
         return TrialResult(
             frame_size=self.frame_size, mean_frame_size=self.mean_frame_size,
             offered_pps=offered_pps, duration_s=duration_s,
             valid=reason is None, invalid_reason=reason,
-            steady_state=self.steady_state, events=run.link_events,
-            **trial_counts(run, self.lanes, self.directions, offered_pps, duration_s,
-                           self._backlog))
+            steady_state=self.steady_state, events=run.link_events, **counts)
+
+    def _late_for_policer(self, run: Any, counts: dict[str, Any],
+                          offered_pps: float) -> str | None:
+        """Why a trial that failed its loss verdict through the DUT's policer was the
+        generator's: a lane's catch-up burst may have cost the policer all the frames
+        lost beyond the tolerance (a trial that passed did so with its bursts: a lag
+        never makes a policer drop less)."""
+        if self.policer is None:
+            return None
+        tx, rx = counts["tx_packets"], counts["rx_packets"]
+        excess = tx - rx - self.loss_tolerance * tx
+        if excess <= 0:
+            return None
+        cir_bps, cbs = self.policer
+        for lane, s in zip(self.lanes, run.streams):
+            size = lane.stream.mean_frame_size
+            why = late_burst_reason(s, min(offered_pps * lane.share * size * 8, cir_bps), cbs,
+                                    frame_bytes=size, excess_lost=excess)
+            if why is not None:
+                return why if len(self.lanes) == 1 else f"stream {s.name!r}: {why}"
+        return None
 
     def _cbr(self, load_pps: float) -> tuple[Any, ...]:
         return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))

@@ -99,9 +99,11 @@ class Rfc2544Runner:
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2544Mark, *,
                  duration_override_s: float | None = None, frame_size: FrameSize | None = None,
                  test: str = "", calibration: Calibration | None = None,
-                 hooks: Any = None, reset_hook: Callable[[], Callable[[], Any]] | None = None
-                 ) -> None:
+                 hooks: Any = None, reset_hook: Callable[[], Callable[[], Any]] | None = None,
+                 policer: tuple[int, int] | None = None) -> None:
         self.engine = engine
+        self.policer = policer
+        """The DUT's declared policer (CIR bit/s, CBS bytes): EngineMeasurer.policer."""
         self.hooks = hooks
         """The DUT's side of every trial (bench/dut_trial.TrialHooks); None: none."""
         self.reset_hook = reset_hook
@@ -205,7 +207,8 @@ class Rfc2544Runner:
                                  steady_state=self.mark.steady_state,
                                  loss_tolerance=self.mark.loss_tolerance,
                                  lanes=plan.lanes, directions=plan.directions,
-                                 hooks=self.hooks, procedure=procedure, test=self.test)
+                                 hooks=self.hooks, procedure=procedure, test=self.test,
+                                 policer=self.policer)
 
     def _record(self, kind: str, record: dict[str, Any]) -> None:
         """A procedure's record, with the traffic its trials sent ("traffic")."""

@@ -14,6 +14,9 @@ The rules, in the order they are checked:
 3. the generator sent no frame, or TX fell more than `tx_tolerance` (1 %)
    short of the schedule;
 4. the generator lagged behind its schedule by more than `lag_bound_ns`;
+   where the DUT polices with a known committed burst (CBS), a failed trial
+   whose catch-up burst beyond half that CBS may have cost all the frames it
+   lost beyond the verdict's tolerance (`late_burst_reason`);
 5. its own RX ports dropped frames; foreign frames flooded them; the run was
    interrupted.
 """
@@ -89,6 +92,42 @@ def timed_lag_bound_ns(offered_pps: float, figure_ns: float) -> float:
     if not offered_pps > 0:
         return float("inf")
     return max(LAG_SLACK_FRAMES / offered_pps * 1e9, LAG_SHARE * max(figure_ns, 0.0))
+
+
+def late_burst_reason(s: Any, rate_bps: float, burst_bytes: int | None, *,
+                      whose: str = "the DUT's policer", frame_bytes: float | None = None,
+                      excess_lost: float | None = None) -> str | None:
+    """Why a trial is spoiled for a policer by the generator's lag; None when it is not.
+
+    After a lag L the pacer sends the late frames back to back. A policer at its CIR
+    with a full bucket of CBS bytes takes such a burst only when it is smaller than the
+    bucket: beyond half of `burst_bytes` (a bucket is not always full: another lag may
+    have drawn on it), the L x `rate_bps` / 8 bytes of the burst (`rate_bps`: what the
+    policer is fed, at most its CIR) drop frames that a punctual sender would have had
+    through. Measured (the stream's worst TX lag, `s.tx_max_lag_ns`), never assumed;
+    `whose` names the bucket.
+
+    Without `excess_lost` (Y.1564's samples) any such burst spoils the trial. With it
+    (frames lost beyond the verdict's tolerance, a trial that failed), only a burst
+    that may have cost at least that many frames of `frame_bytes` does: far above the
+    CIR a policer drops so many that a lag's few more change nothing."""
+    if not burst_bytes or not rate_bps > 0:
+        return None
+    burst = s.tx_max_lag_ns / 1e9 * rate_bps / 8
+    spilled = burst - burst_bytes / 2
+    if spilled <= 0:
+        return None
+    cost = ""
+    if excess_lost is not None and frame_bytes:
+        frames = spilled / frame_bytes
+        if frames < excess_lost:
+            return None
+        cost = (f" (up to {fmt.count(round(frames))} frames, and the trial lost "
+                f"{fmt.count(round(excess_lost))} more than its verdict allows)")
+    return (f"the generator ran {fmt.time_ns(s.tx_max_lag_ns)} late (its worst TX lag): "
+            f"its catch-up burst of {fmt.count(round(burst))} bytes is more than half the "
+            f"CBS of {whose} ({fmt.count(burst_bytes)} bytes), so the policer drops frames "
+            f"a punctual sender gets through{cost}; {lag_cause(s)}")
 
 
 def link_down_reason(events: Sequence[Mapping[str, Any]]) -> str | None:

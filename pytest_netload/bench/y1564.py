@@ -48,7 +48,7 @@ from ..y1564 import (
 )
 from .harness import WiredPorts
 from .runner import send_learning_frames
-from .validity import generator_failure
+from .validity import generator_failure, late_burst_reason
 
 __all__ = ["Y1564_DRAIN_S", "EngineServiceMeasurer", "Y1564Mark", "Y1564Result",
            "Y1564Runner", "checkpoint_path"]
@@ -93,7 +93,7 @@ class EngineServiceMeasurer:
     rx: list[Port]
     drain_s: float = Y1564_DRAIN_S
     burst_bytes: Mapping[str, int | None] = field(default_factory=dict)
-    """Each service's CBS (+ EBS): how late the generator may run (`_late_burst`)."""
+    """Each service's CBS (+ EBS): how late the generator may run (validity.late_burst_reason)."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
@@ -119,7 +119,7 @@ class EngineServiceMeasurer:
         out: dict[str, ServiceSample] = {}
         for (name, bps, pps, _tx), s in zip(entries, run.streams):
             why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
-                self._late_burst(name, s, bps)
+                late_burst_reason(s, bps, self.burst_bytes.get(name), whose=f"service {name!r}")
             out[name] = ServiceSample(
                 service=name, offered_bps=bps, duration_s=duration_s,
                 frame_size=int(round(self.streams[name].mean_frame_size)),
@@ -127,22 +127,6 @@ class EngineServiceMeasurer:
                 latency=s.latency_result() if s.latency_samples else None,
                 valid=why is None, invalid_reason=why)
         return out
-
-
-    def _late_burst(self, name: str, s: Any, bps: float) -> str | None:
-        """A sample the generator spoiled for a policer: after a lag its pacer sends the
-        late frames back to back, and when that catch-up burst is more than half the
-        service's committed burst (CBS) a policer at the CIR drops frames a punctual
-        sender would have had through. Measured (the worst TX lag), never assumed."""
-        cbs = self.burst_bytes.get(name)
-        burst = s.tx_max_lag_ns / 1e9 * bps / 8
-        if not cbs or burst <= cbs / 2:
-            return None
-        return (f"the generator ran {fmt.time_ns(s.tx_max_lag_ns)} late (its worst TX lag; "
-                f"{s.tx_preemptions} preemptions, {fmt.time_ns(s.tx_wait_cpu_ns)} waiting "
-                f"for its CPU): its catch-up burst of {fmt.count(round(burst))} bytes is more "
-                f"than half the service's CBS of {fmt.count(cbs)} bytes, so a policer would "
-                "drop frames a punctual sender gets through")
 
 
 @dataclass(frozen=True)

@@ -414,6 +414,7 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
     """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology; the
     DUT's hooks (docs/hooks.md) run around every trial."""
     from ..bench.runner import Rfc2544Runner
+    from .capabilities import capabilities_of
     from .dut_hooks import PluginTrialHooks, dut_reset
 
     params = getattr(request.node, "callspec", None)
@@ -423,10 +424,13 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
     runner = _hook_runner(request.config)
     dut = _netload_built[1]
     health = settings.dut_health if mark.dut_health is None else mark.dut_health
+    caps = capabilities_of(request.config, _netload_built[0], dut)
+    policer = (caps.policer_bps, caps.policer_cbs_bytes) \
+        if caps.policer_bps and caps.policer_cbs_bytes else None
     return Rfc2544Runner(_engine_of_wire(netload_ports, mark.wire, netload_engine),
                          netload_ports, mark,
                          duration_override_s=settings.trial_duration_s,
                          frame_size=size, test=request.node.name,
                          calibration=_netload_calibration,
                          hooks=PluginTrialHooks(runner, dut, health=health),
-                         reset_hook=lambda: dut_reset(runner, dut))
+                         reset_hook=lambda: dut_reset(runner, dut), policer=policer)

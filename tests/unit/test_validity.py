@@ -14,6 +14,7 @@ from pytest_netload.bench.validity import (
     LAG_SLACK_FRAMES,
     MIN_TRIAL_S,
     generator_failure,
+    late_burst_reason,
     lag_bound_ns,
     link_reason,
     timed_lag_bound_ns,
@@ -192,3 +193,60 @@ def test_a_stalled_generator_never_gives_a_throughput() -> None:
     m = _measurer(ZeroFrameEngine(stalled))
     trial = m.measure(PPS, 1.0)
     assert not trial.valid and "lagged 500ms" in (trial.invalid_reason or "")
+
+
+# ---- a DUT that polices with a known bucket: the generator's catch-up burst -------------
+
+CIR_BPS = 200_000_000  # 25 MB/s
+CBS = 125_000          # 5 ms at the CIR
+
+
+def test_a_catch_up_burst_under_half_the_bucket_is_no_reason() -> None:
+    # 2 ms late at the CIR: 50,000 bytes, under the 62,500 of half the bucket
+    assert late_burst_reason(stream(300_000, lag_ns=2_000_000), CIR_BPS, CBS) is None
+    assert late_burst_reason(stream(300_000, lag_ns=10**9), CIR_BPS, None) is None
+
+
+def test_a_catch_up_burst_over_half_the_bucket_names_lag_burst_and_bucket() -> None:
+    s = stream(300_000, lag_ns=6_000_000, tx_preemptions=3, tx_wait_cpu_ns=5_900_000)
+    why = late_burst_reason(s, CIR_BPS, CBS)
+    assert why is not None
+    assert "6.00ms late" in why and "150,000 bytes" in why and "(125,000 bytes)" in why
+    assert "waited 5.90ms for its CPU in 3 preemptions (another task took the core" in why
+
+
+def _policed(engine: Any) -> EngineMeasurer:
+    loaded = SimpleNamespace(mean_frame_size=64.0, port=SimpleNamespace(device="net_null0"))
+    return EngineMeasurer(engine, loaded, [], 64,  # type: ignore[arg-type]
+                          policer=(CIR_BPS, CBS))
+
+
+def test_a_policed_trial_the_lag_failed_is_the_generators() -> None:
+    """6 ms late at 500 kpps of 64 B (256 Mbit/s, the policer fed at most its CIR):
+    150,000 bytes back to back overflow a 125,000-byte bucket, and 537 frames were
+    lost, within the 1 % of a 1-s trial the lag rule alone grants: the CI failure of an
+    OVS-DPDK policer measured 5 % under its CIR."""
+    s = stream(500_000, 500_000 - 537, lag_ns=6_000_000)
+    assert judge(s, pps=500_000.0) is None  # the lag rule alone lets it through
+    trial = _policed(ZeroFrameEngine(s)).measure(500_000.0, 1.0)
+    assert not trial.valid and "more than half the CBS of the DUT's policer" in trial.invalid_reason
+
+
+def test_a_policed_trial_that_passed_or_lagged_little_stays_valid() -> None:
+    passed = stream(500_000, lag_ns=6_000_000)  # a lag never makes a policer drop less
+    assert _policed(ZeroFrameEngine(passed)).measure(500_000.0, 1.0).valid
+    punctual = stream(500_000, 490_000, lag_ns=1_000_000)
+    assert _policed(ZeroFrameEngine(punctual)).measure(500_000.0, 1.0).valid
+    unknown = stream(500_000, 490_000, lag_ns=6_000_000)  # no bucket declared: lag rule
+    assert _measurer(ZeroFrameEngine(unknown)).measure(500_000.0, 1.0).valid
+
+
+def test_far_above_the_cir_a_lag_that_cannot_move_the_loss_is_no_reason() -> None:
+    """A frame-loss trial at 1.5x the CIR loses a third of its frames to the policer; a
+    4.6 ms lag's burst may cost at most ~800 more: no reason to retry it (every try at
+    100 % was thrown away on a busy CPU)."""
+    s = stream(833_000, 550_000, lag_ns=4_600_000)
+    assert _policed(ZeroFrameEngine(s)).measure(833_000.0, 1.0).valid
+    assert late_burst_reason(s, CIR_BPS, CBS, frame_bytes=64, excess_lost=283_000) is None
+    why = late_burst_reason(s, CIR_BPS, CBS, frame_bytes=64, excess_lost=500)
+    assert why is not None and "up to 820 frames" in why and "lost 500 more" in why
