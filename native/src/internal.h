@@ -218,6 +218,10 @@ netload_nic_ns(uint16_t port_id, uint64_t ticks)
 /* Ports: the TX checksum offloads a stream may use. */
 uint64_t netload_port_tx_csum(uint16_t port_id);
 int netload_port_is_open(uint16_t port_id);
+/* A run's workers own the ports' queues from its start until it is reaped or freed:
+ * run.c lends them (1) and takes them back (0); the control thread asks. */
+void netload_port_lend_queues(int lent);
+int netload_port_queues_lent(void);
 
 
 /*
@@ -235,7 +239,5 @@ void netload_nd_input(uint16_t port_id, struct rte_mbuf *m);
 /* Send the replies waiting for port_id on its TX queue `queue` (the caller owns it). */
 void netload_nd_flush(uint16_t port_id, uint16_t queue);
 void netload_nd_port_closed(uint16_t port_id);
-/* Whether a run is active (run.c): the ports' queues are the workers' then. */
-int netload_run_active(void);
 
 #endif /* NETLOAD_INTERNAL_H */

@@ -402,7 +402,7 @@ control(uint16_t port_id, const char *what)
 {
 	if (port_id >= RTE_MAX_ETHPORTS || !netload_port_is_open(port_id))
 		return netload_fail(NETLOAD_ENODEV, "%s: port %u is not open", what, port_id);
-	if (netload_run_active())
+	if (netload_port_queues_lent())
 		return netload_fail(NETLOAD_EBUSY, "%s: port %u: a run is active; the run "
 				"answers ARP/ND itself, call this between runs", what, port_id);
 	return 0;
@@ -628,7 +628,7 @@ netload_port_nd_service(uint16_t port_id, uint32_t wait_us)
 		return netload_fail(NETLOAD_EINVAL, "nd_service: wait %u us; give at most %d ms",
 				wait_us, NETLOAD_ND_MAX_WAIT_MS);
 	nd = netload_nd_ports[port_id];
-	if (nd == NULL || netload_run_active())
+	if (nd == NULL || netload_port_queues_lent())
 		return 0;
 	end = rte_rdtsc() + (uint64_t)wait_us * rte_get_tsc_hz() / 1000000;
 	do {

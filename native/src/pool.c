@@ -191,7 +191,7 @@ release_sent_mbufs(void)
 	struct rte_eth_dev_info info;
 	uint16_t pid, q;
 
-	if (netload_run_active())
+	if (netload_port_queues_lent())
 		return;  /* the workers own the TX queues */
 	RTE_ETH_FOREACH_DEV(pid) {
 		if (!netload_port_is_open(pid) || rte_eth_dev_info_get(pid, &info) != 0)

@@ -154,6 +154,25 @@ netload_port_is_open(uint16_t port_id)
 	return port_id < RTE_MAX_ETHPORTS && ports[port_id].open;
 }
 
+/*
+ * Whether a run's workers own the ports' queues: run.c lends them when a run
+ * starts and takes them back when it is reaped or freed. Meanwhile the control
+ * thread neither polls nor sends on them (nd.c's control functions and service).
+ */
+static int queues_lent;
+
+void
+netload_port_lend_queues(int lent)
+{
+	queues_lent = lent;
+}
+
+int
+netload_port_queues_lent(void)
+{
+	return queues_lent;
+}
+
 uint64_t
 netload_port_tx_csum(uint16_t port_id)
 {

@@ -26,7 +26,15 @@
 
 #include "run.h"
 
+/* The run whose workers own the ports' queues (lent to it through port.c). */
 static struct netload_run *active_run;
+
+static void
+set_active(struct netload_run *run)
+{
+	active_run = run;
+	netload_port_lend_queues(run != NULL);
+}
 
 /* What the kernel says about the calling thread: its CPU time, the times it was
  * preempted and blocked, and (schedstat) how long it waited runnable for its CPU;
@@ -256,7 +264,7 @@ netload_run_free(struct netload_run *run)
 	rte_free(run->tx);
 	rte_free(run->rx);
 	if (active_run == run)
-		active_run = NULL;
+		set_active(NULL);
 	rte_free(run);
 }
 
@@ -424,18 +432,12 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		}
 	}
 	run->reaped = 0;
-	active_run = run;
+	set_active(run);
 	*out = run;
 	return 0;
 fail:
 	netload_run_free(run);
 	return ret;
-}
-
-int
-netload_run_active(void)
-{
-	return active_run != NULL;
 }
 
 static int
@@ -474,7 +476,7 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 			rte_eal_wait_lcore(run->workers[i].lcore);
 		run->reaped = 1;
 		if (active_run == run)
-			active_run = NULL;
+			set_active(NULL);
 	}
 	if (st != NULL) {
 		memset(st, 0, sizeof(*st));
