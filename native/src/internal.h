@@ -147,8 +147,10 @@ netload_mbuf_tmpl(struct rte_mbuf *m)
  * or (0) the shared one of its socket and size class; and a new serial. */
 int netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index,
 		int socket, uint32_t private_mbufs);
-/* Free the pools whose mbufs are all back (after the ports gave back what they sent). */
+/* Free the pools whose mbufs are all back (after the ports gave back what they sent,
+ * through the reclaim function port.c sets). */
 void netload_pool_collect(void);
+void netload_pool_set_reclaim(void (*reclaim)(void));
 void netload_pool_detach(struct netload_frame *fr);
 uint32_t netload_pool_shared_mbufs(uint16_t len);
 
@@ -222,6 +224,8 @@ int netload_port_is_open(uint16_t port_id);
  * run.c lends them (1) and takes them back (0); the control thread asks. */
 void netload_port_lend_queues(int lent);
 int netload_port_queues_lent(void);
+/* Called with the port's id when it closes, before its queues go (nd.c sets it). */
+void netload_port_set_close_hook(void (*hook)(uint16_t port_id));
 
 
 /*

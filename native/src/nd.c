@@ -449,6 +449,7 @@ netload_port_set_addr(uint16_t port_id, const struct netload_port_addr *addr)
 					"ring: %s", port_id, rte_strerror(rte_errno));
 		}
 		rte_spinlock_init(&nd->lock);
+		netload_port_set_close_hook(netload_nd_port_closed);
 	}
 	rte_spinlock_lock(&nd->lock);
 	nd->addr = *addr;

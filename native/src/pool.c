@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_memory.h>
@@ -185,20 +184,14 @@ netload_pool_attach(struct netload_frame *fr, uint16_t stream_id, uint32_t index
 #define MAX_RETIRED 256
 static struct rte_mempool *retired[MAX_RETIRED];
 
-static void
-release_sent_mbufs(void)
-{
-	struct rte_eth_dev_info info;
-	uint16_t pid, q;
+/* How the ports give back what they sent: port.c's, set at its first open (the
+ * ports sit above the pools, so the pools ask through this pointer). */
+static void (*reclaim_sent)(void);
 
-	if (netload_port_queues_lent())
-		return;  /* the workers own the TX queues */
-	RTE_ETH_FOREACH_DEV(pid) {
-		if (!netload_port_is_open(pid) || rte_eth_dev_info_get(pid, &info) != 0)
-			continue;
-		for (q = 0; q < info.nb_tx_queues; q++)
-			rte_eth_tx_done_cleanup(pid, q, 0);
-	}
+void
+netload_pool_set_reclaim(void (*reclaim)(void))
+{
+	reclaim_sent = reclaim;
 }
 
 void
@@ -206,7 +199,8 @@ netload_pool_collect(void)
 {
 	uint32_t i, s, c;
 
-	release_sent_mbufs();
+	if (reclaim_sent != NULL)
+		reclaim_sent();
 	for (i = 0; i < MAX_RETIRED; i++)
 		if (retired[i] != NULL && rte_mempool_full(retired[i])) {
 			rte_mempool_free(retired[i]);

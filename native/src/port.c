@@ -173,6 +173,34 @@ netload_port_queues_lent(void)
 	return queues_lent;
 }
 
+/* The TX pools' mbufs that open ports sent, given back now (pool.c asks before
+ * it frees pools): between runs only, as the workers own the queues in one. */
+static void
+reclaim_sent_mbufs(void)
+{
+	struct rte_eth_dev_info info;
+	uint16_t pid, q;
+
+	if (queues_lent)
+		return;  /* the workers own the TX queues */
+	RTE_ETH_FOREACH_DEV(pid) {
+		if (!netload_port_is_open(pid) || rte_eth_dev_info_get(pid, &info) != 0)
+			continue;
+		for (q = 0; q < info.nb_tx_queues; q++)
+			rte_eth_tx_done_cleanup(pid, q, 0);
+	}
+}
+
+/* What a layer above keeps per port, let go when the port closes: nd.c's ARP/ND
+ * state (it sets the hook with a port's first address; the port knows nothing of it). */
+static void (*close_hook)(uint16_t port_id);
+
+void
+netload_port_set_close_hook(void (*hook)(uint16_t port_id))
+{
+	close_hook = hook;
+}
+
 uint64_t
 netload_port_tx_csum(uint16_t port_id)
 {
@@ -372,6 +400,7 @@ netload_port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	unsigned int waited_us = 0;
 	int ret;
 
+	netload_pool_set_reclaim(reclaim_sent_mbufs);
 	for (;;) {
 		netload_log_tap_start();
 		ret = port_open(conf, port_id);
@@ -662,7 +691,8 @@ netload_port_close(uint16_t port_id)
 	if (!netload_port_is_open(port_id))
 		return 0;
 	NETLOAD_LOG(INFO, "port %u closed (%s)\n", port_id, ports[port_id].device);
-	netload_nd_port_closed(port_id);
+	if (close_hook != NULL)
+		close_hook(port_id);
 	release(port_id);
 	return 0;
 }
