@@ -77,7 +77,7 @@ struct rx_frame {
 	uint16_t len;
 };
 
-/* Additions to one bucket of a histogram, not yet made (rx.c batch_add). */
+/* Additions to one bucket of a histogram, not yet made (rx_account.c batch_add). */
 struct hist_batch {
 	uint32_t idx;
 	uint32_t n;
@@ -136,7 +136,7 @@ struct rx_stream_state {
 	uint64_t *sample_rx;
 } __rte_cache_aligned;
 
-/* One histogram addition waiting in an RX queue's log (rx.c hlog_apply). */
+/* One histogram addition waiting in an RX queue's log (rx_account.c netload_rx_hlog_apply). */
 struct rx_hist_add {
 	uint64_t **table;         /* the histogram's page table */
 	struct rx_stream_state *st;  /* whose hist_unrecorded counts a page not had */
@@ -265,7 +265,9 @@ int netload_run_load_phases(struct netload_run *run, struct tx_task *t, const st
 int netload_run_load_forwarders(struct netload_run *run, const struct netload_run_conf *c);
 int netload_run_assign(struct netload_run *run, unsigned int n_lcores);
 
-/* tx.c: one stream's TX step, and its end. */
+/* tx.c: one stream's TX step (its task, stream and template fetched a few tasks
+ * ahead), and its end. */
+void netload_tx_prefetch(const struct netload_run *run, const struct worker *w, uint32_t i);
 uint16_t netload_tx_step(struct netload_run *run, struct tx_task *t);
 void netload_tx_finish(struct tx_task *t, int reason);
 int netload_tx_end_reason(const struct netload_run *run, const struct tx_task *t, int over);
@@ -277,13 +279,21 @@ int netload_tx_end_reason(const struct netload_run *run, const struct tx_task *t
 /* rx.c: an RX queue's task for a run, and its receive step. */
 int netload_rx_arena_init(struct netload_run *run, const struct netload_run_conf *c);
 void netload_rx_arena_free(struct netload_run *run);
-void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n);
 int netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 		const struct netload_rx_conf *q, const struct netload_run_conf *c);
 void netload_rx_task_free(const struct netload_run *run, struct rx_task *t);
-void netload_tx_prefetch(const struct netload_run *run, const struct worker *w, uint32_t i);
 void netload_rx_burst(struct netload_run *run, struct rx_task *t, int count);
 void netload_rx_flush(struct netload_run *run, struct rx_task *t);
+
+/* rx_account.c: a burst's classified frames f[0..n) accounted stream by stream
+ * (bufs: its mbufs, for the timed modes only; NULL for a held burst); the queue's
+ * log of histogram additions applied; a paged histogram's counts read. */
+void netload_rx_account(struct netload_run *run, struct rx_task *t, struct rte_mbuf **bufs,
+		const struct rx_frame *f, uint16_t n, uint64_t now, uint64_t by_end);
+void netload_rx_hlog_apply(struct netload_run *run, struct rx_task *t);
+void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n);
+
+/* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);
 void netload_fwd_release_all(struct fwd_task *f);
 

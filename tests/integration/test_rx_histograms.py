@@ -60,9 +60,10 @@ def test_interleaved_streams_fill_their_histograms_exactly(
 
 def test_a_thousand_streams_fill_their_histograms_exactly(
         engine: Engine, ring: Callable[..., Port]) -> None:
-    """Additions wait in each RX queue's log and are applied in batches (rx.c hlog_apply):
-    with 1,000 streams a batch spans many streams and pages, and the last one is applied
-    when the worker ends the run. None may be lost, doubled or land in another stream."""
+    """Additions wait in each RX queue's log and are applied in batches (rx_account.c
+    netload_rx_hlog_apply): with 1,000 streams a batch spans many streams and pages, and the
+    last one is applied when the worker ends the run. None may be lost, doubled or land in
+    another stream."""
     port = ring()
     loaded = [engine.load(port, Stream(T4, size=64, name=f"s{i}")) for i in range(1000)]
     r = engine.run(loaded, [port], count=300)

@@ -24,7 +24,7 @@ from pytest_netload.measure.results import build_run_result
 
 def _per_queue_tracking(seqs: list[int]) -> dict[str, int]:
     """What one RX queue's tracker makes of the sequence numbers it saw (in order): the
-    engine's rules (native/src/rx.c `track`) for arrivals within the window."""
+    engine's rules (native/src/rx_account.c `track`) for arrivals within the window."""
     nxt = gaps = dups = reordered = 0
     seen: set[int] = set()
     for seq in seqs:
