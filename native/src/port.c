@@ -1,27 +1,20 @@
-/* port.c — opening any DPDK device as a port: queues, pools, capabilities, counters. */
-#include <dirent.h>
+/*
+ * port.c — opening any DPDK device as a port: queues, pools, capabilities,
+ * counters; its queues lent to a run; what the pools below and ARP/ND above
+ * hook into (the reclaim of sent mbufs, the close). Its NIC clock is in
+ * port_clock.c, the AF_XDP sockets its driver leaves open in port_xsk.c.
+ */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
-#include <rte_mbuf_dyn.h>
 
-#include "internal.h"
-
-
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-#define PORT_MAX_XSKS 64
+#include "port.h"
 
 struct port_state {
 	int open;
@@ -30,123 +23,9 @@ struct port_state {
 	struct rte_mempool *rx_pool;
 	uint64_t tx_offloads;
 	uint64_t tx_csum;
-	ino_t xsks[PORT_MAX_XSKS];  /* the AF_XDP sockets its driver opened */
-	unsigned int n_xsks;
 };
 
 static struct port_state ports[RTE_MAX_ETHPORTS];
-
-struct netload_nic_clock netload_nic_clocks[RTE_MAX_ETHPORTS];
-int netload_rx_ts_offset = -1;
-uint64_t netload_rx_ts_flag;
-
-/* The NIC clock rate is measured against the TSC over this long at open. */
-#define NIC_CLOCK_PROBE_US 20000
-
-/* Read the NIC clock between two TSC reads; the TSC midpoint goes to *tsc. */
-static int
-read_clock_pair(uint16_t port_id, uint64_t *ticks, uint64_t *tsc)
-{
-	uint64_t before = rte_rdtsc();
-	int ret = rte_eth_read_clock(port_id, ticks);
-
-	*tsc = before + (rte_rdtsc() - before) / 2;
-	return ret;
-}
-
-/*
- * Start the port's NIC clock: a first reading, and the tick rate measured
- * against the TSC (refined at each anchor, over a longer span).
- */
-static int
-nic_clock_open(uint16_t port_id)
-{
-	struct netload_nic_clock *c = &netload_nic_clocks[port_id];
-	uint64_t t1, c1;
-	int ret;
-
-	memset(c, 0, sizeof(*c));
-	ret = rte_eth_timesync_enable(port_id);
-	if (ret != 0 && ret != -ENOTSUP)
-		NETLOAD_LOG(WARNING, "port %u: timesync enable: %s\n", port_id,
-				rte_strerror(-ret));
-	ret = read_clock_pair(port_id, &c->open_ticks, &c->open_tsc);
-	if (ret != 0)
-		return ret;
-	rte_delay_us_sleep(NIC_CLOCK_PROBE_US);
-	ret = read_clock_pair(port_id, &t1, &c1);
-	if (ret != 0)
-		return ret;
-	if (t1 <= c->open_ticks || c1 <= c->open_tsc)
-		return -EIO;
-	c->hz = (uint64_t)((double)(t1 - c->open_ticks) * (double)rte_get_tsc_hz() /
-			(double)(c1 - c->open_tsc));
-	if (c->hz == 0)
-		return -EIO;
-	c->ns_mult = netload_ns_mult(c->hz);
-	c->enabled = 1;
-	return 0;
-}
-
-int
-netload_port_clock_anchor(uint16_t port_id, uint64_t tsc_hz, uint64_t tsc_ns_mult)
-{
-	struct netload_nic_clock *c = &netload_nic_clocks[port_id];
-	uint64_t ticks, tsc;
-	int ret;
-
-	if (!netload_port_is_open(port_id) || !c->enabled)
-		return netload_fail(NETLOAD_EINVAL, "port %u has no hardware timestamps; "
-				"open it with hw_timestamps", port_id);
-	ret = read_clock_pair(port_id, &ticks, &tsc);
-	if (ret != 0)
-		return netload_fail(NETLOAD_EPORT, "port %u: reading the NIC clock: %s",
-				port_id, rte_strerror(-ret));
-	/* A longer span than at open: a better rate, once 100 ms have passed. */
-	if (tsc - c->open_tsc > tsc_hz / 10 && ticks > c->open_ticks) {
-		c->hz = (uint64_t)((double)(ticks - c->open_ticks) * (double)tsc_hz /
-				(double)(tsc - c->open_tsc));
-		c->ns_mult = netload_ns_mult(c->hz);
-	}
-	c->anchor_ticks = ticks;
-	c->anchor_ns = netload_ticks_ns(tsc, tsc_ns_mult);
-	return 0;
-}
-
-/*
- * RX timestamp offload for a port being opened: the mbuf field once per
- * process, the offload bit in the port's RX configuration. Returns 1 when
- * enabled, 0 when the port cannot (and hw_timestamps allows that), < 0 on error.
- */
-static int
-rx_timestamps_configure(const struct netload_port_conf *conf,
-		const struct rte_eth_dev_info *info, struct rte_eth_conf *eth_conf)
-{
-	int ret;
-
-	if (conf->hw_timestamps == NETLOAD_HW_TS_OFF)
-		return 0;
-	if (conf->hw_timestamps != NETLOAD_HW_TS_ON && conf->hw_timestamps != NETLOAD_HW_TS_AUTO)
-		return netload_fail(NETLOAD_EINVAL, "port '%s': hw_timestamps=%d; give 0 "
-				"(off), 1 (required) or 2 (where the port can)",
-				conf->device, conf->hw_timestamps);
-	if (!(info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP)) {
-		if (conf->hw_timestamps == NETLOAD_HW_TS_AUTO)
-			return 0;
-		return netload_fail(NETLOAD_ENOTSUP, "port '%s' (driver %s) has no RX "
-				"timestamp offload; open it without hw_timestamps and measure "
-				"latency with the TSC clock", conf->device, info->driver_name);
-	}
-	if (netload_rx_ts_offset < 0) {
-		ret = rte_mbuf_dyn_rx_timestamp_register(&netload_rx_ts_offset,
-				&netload_rx_ts_flag);
-		if (ret != 0)
-			return netload_fail(NETLOAD_ENOMEM, "port '%s': registering the mbuf "
-					"timestamp field: %s", conf->device, rte_strerror(rte_errno));
-	}
-	eth_conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
-	return 1;
-}
 
 int
 netload_port_is_open(uint16_t port_id)
@@ -249,94 +128,6 @@ find_or_probe(const char *device, uint16_t *port_id, int *probed)
 	return 0;
 }
 
-/* 1 when fd is an AF_XDP socket, with its inode in *ino. */
-static int
-fd_is_xsk(int fd, ino_t *ino)
-{
-	struct stat st;
-	socklen_t len;
-	int domain;
-
-	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-		return 0;
-	len = sizeof(domain);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_XDP)
-		return 0;
-	*ino = st.st_ino;
-	return 1;
-}
-
-/* 1 when an open port other than `except` owns the AF_XDP socket `ino`. */
-static int
-xsk_owned(ino_t ino, uint16_t except)
-{
-	unsigned int p, i;
-
-	for (p = 0; p < RTE_MAX_ETHPORTS; p++)
-		for (i = 0; p != except && i < ports[p].n_xsks; i++)
-			if (ports[p].xsks[i] == ino)
-				return 1;
-	return 0;
-}
-
-/*
- * This process's AF_XDP sockets that no open port but `except` owns: up to
- * `max` fds and inodes. Returns how many.
- */
-static unsigned int
-unowned_xsks(uint16_t except, int *fds, ino_t *inos, unsigned int max)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	unsigned int n = 0;
-	char *end;
-	long fd;
-
-	if (dir == NULL)
-		return 0;
-	while (n < max && (de = readdir(dir)) != NULL) {
-		fd = strtol(de->d_name, &end, 10);
-		if (end == de->d_name || *end != '\0' || fd == dirfd(dir))
-			continue;
-		if (fd_is_xsk((int)fd, &inos[n]) && !xsk_owned(inos[n], except))
-			fds[n++] = (int)fd;
-	}
-	closedir(dir);
-	return n;
-}
-
-/*
- * DPDK 22.11's af_xdp driver deletes a queue's XDP socket at close but never
- * its UMEM, whose fd is that same socket: the socket stays bound to the
- * interface's queue until the process exits, and the next open of that queue,
- * here or by the engine that waited for this port's lock, fails ("Failed to
- * create xsk socket", EINVAL). The sockets its open created are recorded, and
- * those left open after its close are closed here.
- */
-static void
-record_xsks(uint16_t port_id)
-{
-	struct port_state *ps = &ports[port_id];
-	int fds[PORT_MAX_XSKS];
-
-	ps->n_xsks = unowned_xsks(port_id, fds, ps->xsks, PORT_MAX_XSKS);
-}
-
-static void
-close_left_xsks(uint16_t port_id, const char *device)
-{
-	int fds[PORT_MAX_XSKS];
-	ino_t inos[PORT_MAX_XSKS];
-	unsigned int n, i;
-
-	n = unowned_xsks(port_id, fds, inos, PORT_MAX_XSKS);
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	if (n > 0)
-		NETLOAD_LOG(INFO, "port %u (%s): closed %u AF_XDP socket(s) its driver "
-				"left bound to the interface\n", port_id, device, n);
-}
-
 static void
 release(uint16_t port_id)
 {
@@ -351,8 +142,8 @@ release(uint16_t port_id)
 	rte_eth_dev_close(port_id);
 	if (probed && info.device != NULL)
 		rte_dev_remove(info.device);
-	if (info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0)
-		close_left_xsks(port_id, ps->device);
+	netload_port_xsks_release(port_id, ps->device, info.driver_name != NULL &&
+			strcmp(info.driver_name, "net_af_xdp") == 0);
 	rte_mempool_free(ps->rx_pool);
 	memset(ps, 0, sizeof(*ps));
 	memset(&netload_nic_clocks[port_id], 0, sizeof(netload_nic_clocks[port_id]));
@@ -486,7 +277,7 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	if (strcmp(info.driver_name, "net_virtio_user") == 0 && info.dev_flags != NULL &&
 			(*info.dev_flags & RTE_ETH_DEV_INTR_LSC))
 		eth_conf.intr_conf.lsc = 1;
-	hw_ts = rx_timestamps_configure(conf, &info, &eth_conf);
+	hw_ts = netload_port_rx_ts_configure(conf, &info, &eth_conf);
 	if (hw_ts < 0) {
 		release(pid);
 		return hw_ts;
@@ -565,7 +356,7 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 					conf->device, rte_strerror(-ret));
 	}
 	if (hw_ts) {
-		ret = nic_clock_open(pid);
+		ret = netload_port_clock_open(pid);
 		if (ret != 0 && conf->hw_timestamps == NETLOAD_HW_TS_ON) {
 			release(pid);
 			return netload_fail(NETLOAD_ENOTSUP, "port '%s' (driver %s) has RX "
@@ -579,7 +370,7 @@ port_open(const struct netload_port_conf *conf, uint16_t *port_id)
 	}
 	rte_eth_stats_reset(pid);
 	if (strcmp(info.driver_name, "net_af_xdp") == 0)
-		record_xsks(pid);
+		netload_port_xsks_record(pid);
 	ps->open = 1;
 	*port_id = pid;
 	NETLOAD_LOG(INFO, "port %u open: %s (driver %s), %u/%u queues, %u/%u descriptors\n",
