@@ -185,7 +185,7 @@ netload_hist_index_inline(uint64_t v)
 }
 
 /*
- * A port's NIC clock (ports opened with hw_timestamps), mapped onto the TSC's
+ * A port's NIC clock (port_clock.c; ports opened with hw_timestamps), mapped onto the TSC's
  * ns timeline: netload_port_clock_anchor reads both clocks together at run
  * start, so NIC times of different ports compare in one run.
  */
@@ -224,15 +224,16 @@ int netload_port_is_open(uint16_t port_id);
  * run.c lends them (1) and takes them back (0); the control thread asks. */
 void netload_port_lend_queues(int lent);
 int netload_port_queues_lent(void);
-/* Called with the port's id when it closes, before its queues go (nd.c sets it). */
+/* Called with the port's id when it closes, before its queues go (nd_control.c sets it). */
 void netload_port_set_close_hook(void (*hook)(uint16_t port_id));
 
 
 /*
- * ARP/ND on a generator port (nd.c). `enabled` is read by RX workers on
- * frames without a signature; everything else is the control thread's, but
- * for the counters and the reply bucket, which the RX workers of the port's
- * queues share under `lock` (ARP/ND frames are few).
+ * ARP/ND on a generator port (nd.c; the control thread's side in nd_control.c,
+ * the state in nd.h). netload_nd_ports[port] (set: the port answers) is read by
+ * RX workers on frames without a signature; everything else is the control
+ * thread's, but for the counters and the reply bucket, which the RX workers of
+ * the port's queues share under `lock` (ARP/ND frames are few).
  */
 struct rte_ring;
 struct netload_nd;
@@ -242,6 +243,7 @@ extern struct netload_nd *netload_nd_ports[RTE_MAX_ETHPORTS];
 void netload_nd_input(uint16_t port_id, struct rte_mbuf *m);
 /* Send the replies waiting for port_id on its TX queue `queue` (the caller owns it). */
 void netload_nd_flush(uint16_t port_id, uint16_t queue);
+/* The port's ARP/ND state dropped (at its close: the hook nd_control.c gives port.c). */
 void netload_nd_port_closed(uint16_t port_id);
 
 #endif /* NETLOAD_INTERNAL_H */

@@ -1,4 +1,10 @@
-/* run.h — the state of one run, shared by run.c (lifecycle, TX) and rx.c. */
+/*
+ * run.h — the state of one run: its TX, RX and forwarding tasks and its
+ * workers. Shared by the files of the run and tasks layers (native/c_layers.py):
+ * run.c (its life), results.c (what it measured), conf.c (its configuration
+ * loaded), tx.c (the TX step), rx.c and rx_account.c (the RX step and its
+ * accounting) and fwd.c (the delay line); never by the layers below them.
+ */
 #ifndef NETLOAD_RUN_H
 #define NETLOAD_RUN_H
 
