@@ -1,7 +1,7 @@
 """A topology's generator ports as hosts on their subnets.
 
 The native core answers ARP and IPv6 neighbour solicitations for a port that has
-an address (native/src/nd.c), during runs on the RX path and between runs in the
+an address (native/src/nd.c and nd_control.c), during runs on the RX path and between runs in the
 engine host. :func:`bring_up` gives every port with an ``ip`` its address,
 announces it (gratuitous ARP, unsolicited neighbour advertisement), and resolves
 the ``peer_mac`` the topology does not give from ``peer_ip``; it returns the
