@@ -36,7 +36,7 @@ netload_port_is_open(uint16_t port_id)
 /*
  * Whether a run's workers own the ports' queues: run.c lends them when a run
  * starts and takes them back when it is reaped or freed. Meanwhile the control
- * thread neither polls nor sends on them (nd.c's control functions and service).
+ * thread neither polls nor sends on them (nd_control.c, the reclaim below).
  */
 static int queues_lent;
 
