@@ -52,8 +52,8 @@ from MLRsearch import (  # type: ignore[import-untyped]
 )
 
 from ..errors import InvalidTrial, NetloadConfigError
+from ..search.lower_bound import MaxSource, check_max_source
 from ..units import MAX_RUN_S, MIN_TRIAL_S, frame_bits
-from .lower_bound import MaxSource, check_max_source
 from .throughput import FrameSizeThroughput, check_frame_sizes
 from .trial import FrameSize, TrialResult, frame_size_label
 
