@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import NetloadConfigError
 from ..search.bisection import search_rate
@@ -31,10 +31,8 @@ from ..search.resolution import (
 )
 from ..search.trial import J, Judged, require_valid, valid_trial
 from ..units import frame_bits
+from .goals import MlrGoalResult
 from .trial import FrameSize, TrialResult, frame_size_label
-
-if TYPE_CHECKING:
-    from .mlr import MlrGoalResult
 
 __all__ = [
     # the search core's names, where RFC 2544's callers have always found them

@@ -55,6 +55,13 @@ def test_the_graph_has_the_edges_the_code_has() -> None:
     assert ("bench", "plugin") not in edges
 
 
+def test_the_procedures_and_the_search_core_have_no_module_cycle() -> None:
+    procedures = {"rfc2544", "rfc2889", "y1564", "search"}
+    edges = {(i.module, i.target) for i in FOUND
+             if i.module != i.target and layer_of(i.module) in procedures}
+    assert cycles(edges) == []   # e.g. rfc2544.mlr and .throughput share .goals instead
+
+
 @pytest.mark.parametrize(("module", "layer"), [
     ("pytest_netload", "top"),
     ("pytest_netload.cli", "top"),
