@@ -33,6 +33,7 @@ LAYERS: tuple[str, ...] = (
     "y1564",      # ITU-T Y.1564 service activation: pure procedures (never the engine)
     "rfc2889",    # RFC 2889 switch benchmarks: pure procedures (never the engine)
     "rfc2544",    # the pure procedures (never the engine)
+    "search",     # the search core below the standards: bisection, resolution, brackets
     "engine",     # the engine client, its host process and the cffi facade
     "topology",   # the topology model, files and built-in DUTs
     "traffic",    # packets, streams, patterns

@@ -33,8 +33,6 @@ from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
-from ..rfc2544.lower_bound import SearchMax
-from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO
 from ..rfc2889 import (
     DEFAULT_HIGH_ADDRESSES,
     DEFAULT_LEARNING_RATE_FPS,
@@ -52,6 +50,8 @@ from ..rfc2889 import (
     congestion_control,
     fully_meshed,
 )
+from ..search.lower_bound import SearchMax
+from ..search.resolution import DEFAULT_RESOLUTION_RATIO
 from ..traffic.packets import UDP, Eth, IPv4, field
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp

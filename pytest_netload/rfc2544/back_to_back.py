@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..search.bisection import TrialLog, bisect
+from ..search.trial import require_valid
 from .summary import Spread, check_positive, check_trials
-from .throughput import require_valid, valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
 
 
@@ -76,26 +77,11 @@ def back_to_back(
     if isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1:
         raise NetloadConfigError(f"max_frames={max_frames!r}: give a burst length >= 1")
     resolution = resolution_frames or max(1, max_frames // 200)
-    log: list[TrialResult] = []
-
-    def passes(n: int) -> bool | None:
-        trial = valid_trial(lambda _load: measure_burst(n), float(n), retries, log, on_trial)
-        return None if trial is None else trial.lost == 0
-
-    bursts = []
-    for _ in range(repetitions):
-        lo, hi = 0, max_frames
-        verdict = passes(max_frames)
-        if verdict:
-            bursts.append(max_frames)
-            continue
-        while hi - lo > resolution:
-            mid = (lo + hi) // 2
-            if passes(mid):
-                lo = mid
-            else:
-                hi = mid
-        bursts.append(lo)
-    require_valid(log, "the back-to-back bursts")
+    log: TrialLog[int, TrialResult] = TrialLog(measure_burst, lambda t: t.lost == 0,
+                                               retries=retries, on_trial=on_trial)
+    bursts = [bisect(log.judge, low=0, high=max_frames, midpoint=lambda lo, hi: (lo + hi) // 2,
+                     narrow=lambda lo, hi: hi - lo <= resolution).lo
+              for _ in range(repetitions)]
+    require_valid(log.trials, "the back-to-back bursts")
     return BackToBackResult(frame_size, mean_frame_size, rate_pps, max_frames, tuple(bursts),
-                            tuple(log))
+                            tuple(log.trials))

@@ -14,9 +14,9 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
-from .lower_bound import MaxSource, check_max_source, every_try_invalid, invalid_reason_at
+from ..search.lower_bound import MaxSource, check_max_source, every_try_invalid, invalid_reason_at
+from ..search.trial import valid_trial
 from .summary import check_positive
-from .throughput import valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
 
 

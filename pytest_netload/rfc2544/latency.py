@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import NetloadConfigError
 from ..measure.latency import DEFAULT_PERCENTILES, LatencyResult
+from ..search.trial import require_valid, valid_trial
 from .summary import Spread, check_positive, check_trials
-from .throughput import require_valid, valid_trial
 from .trial import FrameSize, TrialResult, frame_size_label
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..search.trial import valid_trial
 from .summary import Spread, check_positive, check_trials
-from .throughput import valid_trial
 from .trial import FrameSize, frame_size_label
 
 

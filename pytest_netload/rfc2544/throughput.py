@@ -16,122 +16,32 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any
 
-from .. import format as fmt
-from ..errors import InvalidTrial, NetloadConfigError
+from ..errors import NetloadConfigError
+from ..search.bisection import search_rate
+from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
+from ..search.resolution import (
+    DEFAULT_MAX_TRIALS,
+    DEFAULT_RESOLUTION,
+    DEFAULT_RESOLUTION_RATIO,
+    DEFAULT_RETRIES,
+    Resolution,
+    check_reachable,
+)
+from ..search.trial import J, Judged, require_valid, valid_trial
 from ..units import frame_bits
-from .lower_bound import MaxSource, check_max_source, lower_bound_by_generator
+from .goals import MlrGoalResult
 from .trial import FrameSize, TrialResult, frame_size_label
 
-if TYPE_CHECKING:
-    from .mlr import MlrGoalResult
-
-DEFAULT_RESOLUTION_RATIO = 0.005   # search stops when hi - lo <= 0.5 % of lo
-DEFAULT_MAX_TRIALS = 20
-DEFAULT_RETRIES = 2                # an invalid trial is tried again at most this often
-
-_RESOLUTION_FIX = "give a ratio of the lower bound in (0, 1), e.g. 0.005, or a rate, e.g. '100pps'"
-
-
-def _is_number(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """When the binary search may stop: its bracket [lo, hi] is within `ratio` of the
-    lower bound (relative: hi - lo <= ratio * lo) or within `pps` (absolute:
-    hi - lo <= pps). Give one or both; with both, whichever is reached first stops it.
-    While nothing has passed (lo == 0) no relative resolution is reached."""
-
-    ratio: float | None = None
-    pps: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.ratio is None and self.pps is None:
-            raise NetloadConfigError(f"no search resolution: {_RESOLUTION_FIX}")
-        if self.ratio is not None and not (
-                _is_number(self.ratio) and math.isfinite(self.ratio) and 0 < self.ratio < 1):
-            raise NetloadConfigError(f"resolution {self.ratio!r}: {_RESOLUTION_FIX}")
-        if self.pps is not None and not (
-                _is_number(self.pps) and math.isfinite(self.pps) and self.pps > 0):
-            raise NetloadConfigError(
-                f"resolution {self.pps!r} pps: give a rate > 0, e.g. '100pps', or a ratio of "
-                "the lower bound, e.g. 0.005")
-
-    def reached(self, lo: float, hi: float) -> bool:
-        """Whether the bracket [lo, hi] is within this resolution."""
-        width = hi - lo
-        return (self.pps is not None and width <= self.pps) or \
-            (self.ratio is not None and width <= self.ratio * lo)
-
-    def trials_needed(self, max_pps: float | None = None) -> int:
-        """Loads a search tries before it can stop: for `pps`, halving from `max_pps`
-        (1 + ceil(log2(max/pps))); for `ratio`, when the capacity is half the maximum
-        (the maximum, half of it, then ceil(log2(1/ratio)) halvings). Smaller capacities
-        need more. The least of the two when both are set; `pps` is skipped without a
-        `max_pps`."""
-        needs = []
-        if self.ratio is not None:
-            halvings = 0
-            while 2.0 ** -halvings > self.ratio:
-                halvings += 1
-            needs.append(2 + halvings)
-        if self.pps is not None and max_pps is not None:
-            trials = 1
-            while max_pps / 2.0 ** (trials - 1) > self.pps:
-                trials += 1
-            needs.append(trials)
-        return min(needs) if needs else 1
-
-    def describe(self) -> str:
-        """E.g. "0.5% of the lower bound", "100 pps"."""
-        parts = []
-        if self.ratio is not None:
-            parts.append(f"{fmt.percent(self.ratio)} of the lower bound")
-        if self.pps is not None:
-            parts.append(fmt.rate_pps_exact(self.pps))
-        return " or ".join(parts)
-
-    def as_dict(self) -> dict[str, float | None]:
-        return {"resolution_ratio": self.ratio, "resolution_pps": self.pps}
-
-
-DEFAULT_RESOLUTION = Resolution(ratio=DEFAULT_RESOLUTION_RATIO)
-
-
-def check_reachable(resolution: Resolution, max_trials: int,
-                    max_pps: float | None = None) -> None:
-    """NetloadConfigError when `max_trials` loads cannot narrow the bracket to
-    `resolution` (see Resolution.trials_needed), naming both fixes."""
-    needed = resolution.trials_needed(max_pps)
-    if needed <= max_trials:
-        return
-    ratio = f"resolution={_round_up(2.0 ** -(max_trials - 2)):g}" if max_trials >= 3 else None
-    if resolution.ratio is not None and (resolution.pps is None or max_pps is None):
-        why = "even for a capacity at half the maximum load"
-        coarser = f", e.g. {ratio}" if ratio else \
-            " to a rate of at least half the maximum load, e.g. resolution='100kpps'"
-    else:
-        why = f"halving from the maximum {fmt.rate_pps_exact(max_pps or 0.0)}"
-        finest = _round_up((max_pps or 0.0) / 2.0 ** (max_trials - 1))
-        coarser = f", e.g. resolution='{finest:g}pps'" + (f" or {ratio}" if ratio else "")
-    raise NetloadConfigError(
-        f"resolution {resolution.describe()} cannot be reached within max_trials={max_trials}: "
-        f"it takes {needed} trials {why}; raise max_trials to {needed} or coarsen the "
-        f"resolution{coarser}")
-
-
-def _round_up(x: float) -> float:
-    """`x` rounded up to two significant digits (a suggestion that is still reachable)."""
-    if not x > 0:
-        return x
-    step = 10.0 ** (math.floor(math.log10(x)) - 1)
-    out = math.ceil(x / step) * step
-    while out < x:   # a float product may land one ulp short
-        out += step
-    return out
+__all__ = [
+    # the search core's names, where RFC 2544's callers have always found them
+    "DEFAULT_MAX_TRIALS", "DEFAULT_RESOLUTION", "DEFAULT_RESOLUTION_RATIO", "DEFAULT_RETRIES",
+    "J", "Judged", "Resolution", "check_reachable", "require_valid", "valid_trial",
+    # the procedure
+    "FrameSizeThroughput", "ThroughputResult", "binary_search", "check_frame_sizes",
+    "check_search",
+]
 
 
 @dataclass(frozen=True)
@@ -291,42 +201,6 @@ def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution |
     check_reachable(resolution, max_trials, max_pps)
 
 
-class Judged(Protocol):
-    """A trial of any procedure: whether it was valid, and why not."""
-
-    @property
-    def valid(self) -> bool: ...
-
-    @property
-    def invalid_reason(self) -> str | None: ...
-
-
-J = TypeVar("J", bound=Judged)
-
-
-def valid_trial(measure: Callable[[float], J], load_pps: float, retries: int, log: list[J],
-                on_trial: Callable[[J], None] | None = None) -> J | None:
-    """Measure at a load until a trial is valid, at most 1 + retries tries; every try is
-    logged (and shown to `on_trial`). None when no try was valid: the generator could
-    not offer this load."""
-    for _ in range(retries + 1):
-        trial = measure(load_pps)
-        log.append(trial)
-        if on_trial is not None:
-            on_trial(trial)
-        if trial.valid:
-            return trial
-    return None
-
-
-def require_valid(log: Sequence[Judged], what: str) -> None:
-    """InvalidTrial naming the reasons when not one trial of `what` was valid."""
-    if not any(t.valid for t in log):
-        raise InvalidTrial(
-            f"every trial of {what} was invalid (the generator, not the DUT, failed): "
-            + "; ".join(dict.fromkeys(t.invalid_reason or "?" for t in log)))
-
-
 def binary_search(
     measure: Callable[[float], TrialResult],
     max_pps: float,
@@ -369,39 +243,15 @@ def binary_search(
         else Resolution(resolution_ratio, resolution_pps)
     check_search(max_pps, loss_tolerance, resolution, max_trials, retries)
     max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
-    log: list[TrialResult] = []
-    ceiling: float | None = None
-
-    def run(load: float) -> bool:
-        nonlocal ceiling
-        trial = valid_trial(measure, load, retries, log, on_trial)
-        if trial is None:
-            ceiling = load if ceiling is None else min(ceiling, load)
-            return False
-        return trial.passed(loss_tolerance)
-
-    lo, hi, spent = min_pps, max_pps, 1
-    upper: float | None = None
-    if run(max_pps):
-        lo = max_pps
-    else:
-        if ceiling is None:
-            upper = max_pps
-        while not resolution.reached(lo, hi) and spent < max_trials:
-            mid = (lo + hi) / 2
-            spent += 1
-            if run(mid):
-                lo = mid
-            else:
-                hi = mid
-                if ceiling != mid:
-                    upper = mid
-    require_valid(log, f"the throughput search at {frame_size_label(frame_size)}")
-    return FrameSizeThroughput(frame_size, mean_frame_size, lo, upper, max_pps, tuple(log),
-                               loss_tolerance, duration_s, line_rate_bps,
-                               generator_ceiling_pps=ceiling, resolution=resolution,
-                               resolution_reached=lo == max_pps or resolution.reached(lo, hi),
-                               max_source=max_source, generator_max_pps=generator_max_pps)
+    out = search_rate(measure, lambda t: t.passed(loss_tolerance), max_value=max_pps,
+                      min_value=min_pps, try_min=False, resolution=resolution,
+                      max_trials=max_trials, retries=retries, on_trial=on_trial,
+                      what=f"the throughput search at {frame_size_label(frame_size)}")
+    return FrameSizeThroughput(frame_size, mean_frame_size, out.lo, out.upper, max_pps,
+                               out.trials, loss_tolerance, duration_s, line_rate_bps,
+                               generator_ceiling_pps=out.ceiling, resolution=resolution,
+                               resolution_reached=out.reached, max_source=max_source,
+                               generator_max_pps=generator_max_pps)
 
 
 def check_frame_sizes(frame_sizes: Sequence[Any], what: str = "frame_sizes") -> tuple[FrameSize, ...]:

@@ -17,9 +17,9 @@ from ..errors import NetloadConfigError
 from ..measure.dut import LossAttribution
 from ..measure.latency import LatencyResult
 from ..measure.stats import clopper_pearson_upper
+from ..search.trial import FrameSize
+from ..search.trial import Measurer as _Measurer
 from ..units import frame_bits
-
-FrameSize = int | str  # bytes with FCS, or "imix"
 
 #: A trial is steady when the DUT's backlog at the end of traffic is at most this share of
 #: the frames sent: a deeper backlog means the load exceeded what the DUT forwards, and a
@@ -293,7 +293,7 @@ def steady_summary(trials: Sequence[Mapping[str, Any]], medium: str = fmt.TEXT) 
     return steady_note(worst, medium) + more
 
 
-class Measurer(Protocol):
-    """What procedures need from the world: one trial at a load."""
-
-    def measure(self, load_pps: float, duration_s: float) -> TrialResult: ...
+class Measurer(_Measurer[TrialResult], Protocol):
+    """What RFC 2544's procedures need from the world: one trial at a load
+    (``measure(load_pps, duration_s) -> TrialResult``), the search core's `Measurer` of a
+    `TrialResult`."""

@@ -24,7 +24,7 @@ forward. Search resolutions follow rfc2544 (0.5 % of the lower bound for loads),
 for learning rates.
 """
 
-from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, DEFAULT_RETRIES
+from ..search.resolution import DEFAULT_RESOLUTION_RATIO, DEFAULT_RETRIES
 from .address import (
     DEFAULT_HIGH_ADDRESSES,
     DEFAULT_LEARNING_MAX_TRIALS,

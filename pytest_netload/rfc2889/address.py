@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import NetloadConfigError
-from ..rfc2544.lower_bound import lower_bound_by_generator
-from ..rfc2544.throughput import Resolution, check_reachable
-from ._search import check_count, check_rate, check_retries, search_count, search_rate
+from ..search.bisection import check_count, check_rate, check_retries, search_count, search_rate
+from ..search.lower_bound import lower_bound_by_generator
+from ..search.resolution import Resolution, check_reachable
 
 __all__ = ["DEFAULT_HIGH_ADDRESSES", "DEFAULT_LEARNING_RATE_FPS", "DEFAULT_MIN_RATE_FPS",
            "DEFAULT_TEST_RATE_FPS", "AddressCapacityResult", "AddressMeasurer",
@@ -207,7 +207,7 @@ class LearningRateResult:
     def lower_bound_by_generator(self) -> bool:
         """The learning rate is only a lower bound of the switch's, set by the generator:
         every valid trial learned every address, and a rate the generator could not offer
-        (`ceiling_fps`) closed the search (rfc2544.lower_bound). The maximum rate is given
+        (`ceiling_fps`) closed the search (search.lower_bound). The maximum rate is given
         (the marker's max_rate or 100,000 fps), never the generator's, so a learning rate
         at it is the search's limit, not the generator's."""
         return lower_bound_by_generator(self.learning_rate_fps, self.upper_fps,

@@ -16,13 +16,10 @@ from typing import Any, Protocol
 
 from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
-from ..rfc2544.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
-from ..rfc2544.throughput import (
-    DEFAULT_MAX_TRIALS,
-    DEFAULT_RESOLUTION_RATIO,
-    Resolution,
-)
-from ._search import check_count, check_rate, check_search, search_rate
+from ..search.bisection import check_count, check_rate, search_rate
+from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
+from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
+from ._search import check_search
 
 __all__ = ["BroadcastMeasurer", "BroadcastResult", "BroadcastTrial", "broadcast_forwarding"]
 

@@ -28,8 +28,8 @@ from typing import Any, Protocol
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
-from ..rfc2544.throughput import require_valid, valid_trial
-from ._search import check_rate, check_retries
+from ..search.bisection import check_rate, check_retries
+from ..search.trial import require_valid, valid_trial
 
 __all__ = ["CONGESTED_OVERLOAD", "EXPECTED_CONGESTED_LOSS", "CongestionMeasurer",
            "CongestionResult", "CongestionTrial", "StreamCounts", "congestion_control"]

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..search.trial import valid_trial
 from ..units import run_seconds
 from .checks import Check, check, verdict
 from .measurer import FDV_QUANTILE, ServiceMeasurer, ServiceSample, check_quantile, sample_of
@@ -146,14 +147,15 @@ def check_ir_tolerance(x: object) -> float:
 
 def _measure(measurer: ServiceMeasurer, service: Service, load: float, duration_s: float,
              retries: int) -> tuple[ServiceSample | None, int, tuple[str, ...]]:
-    invalid: list[str] = []
-    for attempt in range(retries + 1):
-        sample = sample_of(measurer.measure_services({service.name: load}, duration_s),
-                           service.name)
-        if sample.valid:
-            return sample, attempt + 1, tuple(invalid)
-        invalid.append(sample.invalid_reason or "the generator failed (no reason given)")
-    return None, retries + 1, tuple(invalid)
+    """The step's valid sample (None when every try was invalid), the tries it took and the
+    invalid tries' reasons."""
+    tries: list[ServiceSample] = []
+    sample = valid_trial(lambda bps: sample_of(measurer.measure_services({service.name: bps},
+                                                                         duration_s),
+                                               service.name), load, retries, tries)
+    invalid = tuple(t.invalid_reason or "the generator failed (no reason given)"
+                    for t in tries if not t.valid)
+    return sample, len(tries), invalid
 
 
 def service_configuration_test(

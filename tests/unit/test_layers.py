@@ -47,7 +47,19 @@ def test_the_graph_has_the_edges_the_code_has() -> None:
                  ("bench", "engine"), ("engine", "measure"), ("traffic", "base")]:
         assert edge in edges
     assert ("rfc2544", "engine") not in edges  # the procedures stay pure
+    for standard in ("rfc2544", "rfc2889", "y1564"):   # one search core below the standards
+        assert (standard, "search") in edges
+        assert ("search", standard) not in edges
+    for a, b in [("rfc2889", "rfc2544"), ("y1564", "rfc2544"), ("y1564", "rfc2889")]:
+        assert (a, b) not in edges  # no standard imports another's internals
     assert ("bench", "plugin") not in edges
+
+
+def test_the_procedures_and_the_search_core_have_no_module_cycle() -> None:
+    procedures = {"rfc2544", "rfc2889", "y1564", "search"}
+    edges = {(i.module, i.target) for i in FOUND
+             if i.module != i.target and layer_of(i.module) in procedures}
+    assert cycles(edges) == []   # e.g. rfc2544.mlr and .throughput share .goals instead
 
 
 @pytest.mark.parametrize(("module", "layer"), [
@@ -56,6 +68,7 @@ def test_the_graph_has_the_edges_the_code_has() -> None:
     ("pytest_netload.__main__", "top"),
     ("pytest_netload.plugin", "plugin"),
     ("pytest_netload.bench.settings", "bench"),
+    ("pytest_netload.search.bisection", "search"),
     ("pytest_netload.engine._netload_native", "engine"),
     ("pytest_netload.units", "base"),
     ("pytest_netload.atomic", "base"),
