@@ -5,41 +5,55 @@ gateway by default, any execnet spec such as `ssh=gen-host//python=python3`
 for a remote generator), so DPDK's EAL never lives in pytest. If the host
 dies, the call raises `EngineCrashed` with the host's last log lines, and the
 next call starts a fresh host (handles from the dead one are refused).
+
+What it hands out lives beside it: `Port`, `LoadedStream` and `Tx` (handles.py), a
+run's life (runs.py: `Engine.run` takes a `protocol.RunSpec`, or keywords that make
+one), the CPU checks (cpus.py). Their names are importable from here as before.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
 import shutil
 import socket
 import subprocess
 import sys
-import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields, replace
 from typing import Any, Self
-
-import numpy as np
 
 from .. import errors
 from . import MAX_MEMORY_MB, MIN_MEMORY_MB, remote  # the bounds: engine/__init__.py
 from .._native_facts import ABI_VERSION
-from ..measure.results import RunResult, build_run_result, merge_queue_results
-from ..units import run_seconds
+from ..locks import cmdline
+from ..measure.results import RunResult
+from .cpus import FIRST_AFFINITY as _FIRST_AFFINITY
+from .cpus import check_cpus, cpu_ranges
+from .handles import (
+    CLOCKS,
+    LoadedStream,
+    Port,
+    Tx,
+    check_clock,
+    check_frames_fit,
+    hardware_clock,
+    link_events,
+)
 from .leftovers import mark_crashed, new_log_dir, remove_host_leftovers, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
-from ..locks import cmdline
-from .wire import TERMINATED_NOTE, unpack_array
+from .protocol import RunSpec, latency_sub_bits
+from .runs import POLL_SLICE_MS, execute
+from .wire import TERMINATED_NOTE
+
+__all__ = ["CLOCKS", "CPU_WAIT_S", "LINK_TIMEOUT_S", "POLL_SLICE_MS", "Engine", "LoadedStream",
+           "PCI_ADDRESS", "Port", "RunSpec", "Tx", "check_abi", "check_clock", "check_cpus",
+           "check_frames_fit", "cpu_ranges", "hardware_clock", "latency_sub_bits",
+           "link_events"]
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-POLL_SLICE_MS = 100
 HOST_EXIT_WAIT_S = 10.0  # a killed engine host's threads may take this long to end
 CPU_WAIT_S = 5.0  # a start waits this long for worker CPUs another engine holds
-# Each thread's CPUs before any engine of this process moved it (thread id -> CPUs).
-_FIRST_AFFINITY: dict[int, set[int]] = {}
 LOG_TAIL_LINES = 40
 _BOOT = (
     "import sys; sys.path.insert(0, {path!r}); "
@@ -55,40 +69,8 @@ _FAKE_BOOT = (
 
 
 LINK_TIMEOUT_S = 10.0  # a port's link may take this long to come up (--netload-link-timeout)
-
-
-def cpu_ranges(cpus: Iterable[int]) -> str:
-    """'0-3,6' for CPUs 0, 1, 2, 3 and 6."""
-    runs: list[list[int]] = []
-    for cpu in sorted(set(cpus)):
-        if runs and runs[-1][1] == cpu - 1:
-            runs[-1][1] = cpu
-        else:
-            runs.append([cpu, cpu])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
-def check_cpus(cpus: object, what: str, *, local: bool = True) -> list[int]:
-    """`cpus` as a list of CPU numbers; with `local`, each one this process may run on
-    (its affinity), else NetloadConfigError naming `what` and the CPUs there are."""
-    if isinstance(cpus, (str, bytes)) or not isinstance(cpus, Iterable):
-        raise errors.NetloadConfigError(f"{what}={cpus!r}: give a list of CPU numbers, "
-                                        "e.g. [2, 3]")
-    out = list(cpus)
-    for cpu in out:
-        if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
-            raise errors.NetloadConfigError(f"{what}: {cpu!r} is not a CPU number; give "
-                                            "non-negative integers, e.g. [2, 3]")
-    if local:
-        # (with the CPUs an engine of this process moved its threads off, which stay usable)
-        allowed = os.sched_getaffinity(0).union(*_FIRST_AFFINITY.values())
-        missing = [cpu for cpu in out if cpu not in allowed]
-        if missing:
-            raise errors.NetloadConfigError(
-                f"{what}={out!r}: CPU {missing[0]} is not one this machine lets the engine "
-                f"use; its CPUs are {cpu_ranges(allowed)}: give some of those (or leave "
-                f"{what} out)")
-    return out
+# Engine.run's settings when none is given beside a RunSpec
+_RUN_DEFAULTS = {f.name: f.default for f in fields(RunSpec) if f.name not in ("tx", "rx")}
 
 
 def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> str:
@@ -97,193 +79,6 @@ def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> str:
             return "".join(f.readlines()[-lines:])
     except OSError:
         return ""
-
-
-@contextlib.contextmanager
-def _unless_terminated() -> Iterator[None]:
-    """Closing something of a host that SIGTERM ended: it went with the host."""
-    try:
-        yield
-    except errors.EngineCrashed as exc:
-        if TERMINATED_NOTE not in exc.log_tail:
-            raise
-
-
-@dataclass(frozen=True)
-class Port:
-    """An open port of an engine: device string, capabilities, link."""
-
-    engine: Engine
-    port_id: int
-    device: str
-    info: dict[str, Any]
-    generation: int
-    name: str = ""
-    """The port's name in its topology ("p1"), when it was opened under one: what link
-    events and invalid-trial reasons call it."""
-
-    @property
-    def label(self) -> str:
-        """The topology name when there is one, else the device string."""
-        return self.name or self.device
-
-    @property
-    def alive(self) -> bool:
-        """Whether the engine host this port was opened on still runs (False after a
-        crash or close: open the device again on the engine)."""
-        return self.engine._generation == self.generation and self.engine.alive
-
-    @property
-    def mac(self) -> str:
-        return str(self.info["mac"])
-
-    @property
-    def driver(self) -> str:
-        return str(self.info["driver"])
-
-    @property
-    def rx_queues(self) -> int:
-        """The RX queues it was opened with: a run that receives on it polls each one."""
-        return int(self.info.get("rx_queues", 1))
-
-    @property
-    def tx_queues(self) -> int:
-        """The TX queues it was opened with: a stream loaded on it sends on each one."""
-        return int(self.info.get("tx_queues", 1))
-
-    def stats(self) -> dict[str, int]:
-        return dict(self.engine._call("port_stats", port_id=self._id()))
-
-    def set_queue_rate(self, mbps: int, queue: int = 0) -> None:
-        """Hardware rate limit of a TX queue in Mbit/s (0: none), where the PMD has one."""
-        self.engine._call("port_set_queue_rate", port_id=self._id(), queue=queue, mbps=int(mbps))
-
-    # ---- neighbours: the port as a host on its subnet (engine/neighbours.py) ----
-
-    def set_address(self, ip: str, *, mac: str | None = None, vlan: int | None = None) -> None:
-        """The port answers ARP (IPv4) or neighbour solicitations (IPv6) for `ip` as `mac`
-        (default: its own), in `vlan` (None: untagged), during runs and between them."""
-        self.engine._call("port_set_addr", port_id=self._id(), mac=mac or self.mac, ip=ip,
-                          vlan=int(vlan or 0))
-        self.info["address"] = {"ip": ip, "vlan": vlan}
-
-    def announce(self) -> None:
-        """A gratuitous ARP / unsolicited neighbour advertisement of the port's address."""
-        self.engine._call("port_announce", port_id=self._id())
-
-    def resolve(self, peer_ip: str, timeout_s: float = 5.0, retry_s: float = 0.25) -> str:
-        """The MAC of `peer_ip`, asked by ARP or neighbour solicitation every `retry_s`
-        for at most `timeout_s`; NetloadEnvironmentError naming what was seen if none."""
-        from .neighbours import resolve_failure
-
-        try:
-            return str(self.engine._call(
-                "port_resolve", port_id=self._id(), peer_ip=peer_ip,
-                timeout_ms=max(1, round(timeout_s * 1000)),
-                retry_ms=max(1, round(retry_s * 1000)), timeout_s=timeout_s + 30))
-        except errors.NetloadEnvironmentError as exc:
-            if "no answer" not in str(exc):
-                raise
-            raise errors.NetloadEnvironmentError(
-                resolve_failure(self.label, peer_ip, timeout_s, self.nd_stats(),
-                                self.info.get("address", {}).get("vlan"))) from None
-
-    def nd_stats(self) -> dict[str, Any]:
-        """ARP/ND counters of the port (requests answered, rate-limited, ...)."""
-        return dict(self.engine._call("port_nd_stats", port_id=self._id()))
-
-    def refresh(self) -> dict[str, Any]:
-        return dict(self.engine._call("port_info", port_id=self._id()))
-
-    def link(self) -> dict[str, Any]:
-        """The link now: `up`, `speed_mbps` (None where the port reports no real speed,
-        `speed_note` says why), `operstate`, `source` (the kernel interface or DPDK)."""
-        return dict(self.engine._call("port_link", port_id=self._id()))
-
-    def close(self) -> None:
-        if self.engine._generation == self.generation and self.engine.alive:
-            with _unless_terminated():
-                self.engine._call("port_close", port_id=self.port_id)
-
-    def _id(self) -> int:
-        self.engine._check_generation(self.generation, f"port {self.device!r}")
-        return self.port_id
-
-
-@dataclass(frozen=True)
-class Tx:
-    """One stream's part in a run: how many packets, and how they are paced.
-
-    `phases` are `patterns.Phase` objects (or their `as_spec()` dicts); none
-    means as fast as the port takes them.
-    """
-
-    stream: LoadedStream
-    count: int = 0
-    phases: tuple[Any, ...] = ()
-    queue: int = 0
-
-    def spec(self) -> dict[str, Any]:
-        phases = [p if isinstance(p, dict) else p.as_spec() for p in self.phases]
-        return {"handle": self.stream.handle, "queue": self.queue, "count": int(self.count),
-                "expect_only": False, "phases": phases}
-
-    def per_queue(self) -> list[Tx]:
-        """The native entries of this one: a stream loaded over N TX queues
-        (`LoadedStream.queues`) sends on each, queue q its own copy of the stream, its
-        share of the count (the first `count % N` one more) and the pacing with every gap
-        N times longer, so the N queues together offer exactly the load asked for."""
-        parts = self.stream.queue_streams
-        if len(parts) == 1:
-            return [self]
-        if self.queue != 0:
-            raise errors.NetloadConfigError(
-                f"Tx(queue={self.queue}): stream {self.stream.name!r} is loaded over "
-                f"{len(parts)} TX queues and sends on all of them; load it with queues=1 "
-                "to send it on one queue of your choice")
-        n = len(parts)
-        phases = [p if isinstance(p, dict) else p.as_spec() for p in self.phases]
-        slower = [{**p, "gaps_ps": (np.frombuffer(p["gaps_ps"], dtype="<u8") * n)
-                   .astype("<u8").tobytes()} for p in phases]
-        counts = [self.count // n + (1 if q < self.count % n else 0) for q in range(n)]
-        # a count below N leaves some queues nothing to send: they sit the run out
-        return [Tx(part, c, tuple(slower), q) for q, (part, c) in enumerate(zip(parts, counts))
-                if c or not self.count]
-
-
-@dataclass(frozen=True)
-class LoadedStream:
-    """A stream compiled into pre-filled pools on one port of an engine."""
-
-    engine: Engine
-    port: Port
-    handle: int
-    stream_id: int
-    name: str
-    csum_offloaded: bool
-    generation: int
-    mean_frame_size: float = 64.0  # bytes with FCS, over the packet sequence
-    clock: str = "auto"  # "tsc", "hardware" or "auto" (see Engine.load)
-    more_queues: tuple[LoadedStream, ...] = ()
-    """The copies of this stream that send on TX queues 1, 2, ... of its port (this one
-    sends on queue 0); empty for a stream on one queue."""
-
-    @property
-    def queues(self) -> int:
-        """The TX queues it is sent on."""
-        return 1 + len(self.more_queues)
-
-    @property
-    def queue_streams(self) -> tuple[LoadedStream, ...]:
-        """The native stream of each of its TX queues, queue 0 first."""
-        return (self, *self.more_queues)
-
-    def free(self) -> None:
-        if self.engine._generation == self.generation and self.engine.alive:
-            with _unless_terminated():
-                for part in self.queue_streams:
-                    self.engine._call("stream_free", handle=part.handle)
-
 
 
 def check_abi(reported: Any, where: str = "") -> None:
@@ -298,12 +93,6 @@ def check_abi(reported: Any, where: str = "") -> None:
             "(pip install 'pytest-netload[engine]==<version>' on the engine host; in a "
             "checkout, scripts/setup.sh rebuilds it)")
 
-
-def _hist_pages(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise errors.NetloadConfigError(
-            f"hist_pages={value!r}: give a number of histogram pages >= 0 (0: as many as fit)")
-    return value
 
 class Engine:
     """A traffic engine host. Use as a context manager, or call close()."""
@@ -349,7 +138,7 @@ class Engine:
             (main_cpu,) = check_cpus([main_cpu], "main_cpu", local=gateway.startswith("popen"))
         self.fake = None
         if fake is not None:
-            from .fake import as_fake_dut
+            from .fake_dut import as_fake_dut
 
             self.fake = as_fake_dut(fake)
         self.gateway_spec = gateway
@@ -706,7 +495,7 @@ class Engine:
 
     def run(
         self,
-        tx: Iterable[LoadedStream | tuple[LoadedStream, int] | Tx],
+        tx: RunSpec | Iterable[LoadedStream | tuple[LoadedStream, int] | Tx],
         rx: Iterable[Port] = (),
         *,
         expect: Iterable[LoadedStream] = (),
@@ -723,7 +512,8 @@ class Engine:
         capture_snaplen: int = 128,
         hist_pages: int = 0,
     ) -> RunResult:
-        """Send until every stream sent `count` packets or `duration_s` passed.
+        """Run `tx`, a `RunSpec` (`protocol.py`), or the spec its keywords make: send
+        until every stream sent `count` packets or `duration_s` passed.
 
         `tx` entries are loaded streams (sending `count` each) or
         `(stream, count)` pairs or `Tx` entries (with pacing phases).
@@ -736,104 +526,23 @@ class Engine:
         `drain_s` after the last frame left. `hist_pages` sets the run's histogram pages of 64
         buckets (0, the default: as many as fit; see docs/latency.md). Ctrl-C (or SIGTERM, or an error raised by
         `progress`) stops TX, keeps what was measured (as `engine.last_result`, marked
-        interrupted) and re-raises.
+        interrupted) and re-raises; `progress` sees each poll's status (`RunStatus`'s
+        fields, a dict).
         """
-        entries = [
-            e if isinstance(e, Tx) else Tx(e, count) if isinstance(e, LoadedStream) else Tx(*e)
-            for e in tx
-        ]
-        expected = list(expect)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise errors.NetloadConfigError(f"count={count!r}: give a number of packets >= 0")
-        duration_s, drain_s, start_delay_s = (
-            run_seconds(value, what=name, zero_ok=True) for name, value in
-            (("duration_s", duration_s), ("drain_s", drain_s), ("start_delay_s", start_delay_s)))
-        for stream in expected:
-            self._check_generation(stream.generation, f"stream {stream.name!r}")
-        for entry in entries:
-            stream, n = entry.stream, entry.count
-            self._check_generation(stream.generation, f"stream {stream.name!r}")
-            bounded = bool(entry.phases) and entry.spec()["phases"][-1]["duration_ns"] > 0
-            if n == 0 and duration_s == 0 and not bounded:
+        settings = {"expect": tuple(expect), "count": count, "duration_s": duration_s,
+                    "drain_s": drain_s, "start_delay_s": start_delay_s, "burst": burst,
+                    "timing_samples": timing_samples, "forward": tuple(forward),
+                    "latency_digits": latency_digits, "capture": capture,
+                    "capture_snaplen": capture_snaplen, "hist_pages": hist_pages}
+        if isinstance(tx, RunSpec):
+            if tuple(rx) or settings != _RUN_DEFAULTS:
                 raise errors.NetloadConfigError(
-                    f"stream {stream.name!r} has no packet count and the run no duration; "
-                    "give count=N or duration_s=T"
-                )
-        rx_ports = list(rx)
-        for p in rx_ports:
-            self._check_generation(p.generation, f"port {p.device!r}")
-        # a stream loaded over several TX queues runs as one native entry a queue
-        per_entry = [e.per_queue() for e in entries]
-        native = [part for parts in per_entry for part in parts]
-        native_expected = [part for s in expected for part in s.queue_streams]
-        streams = [e.stream for e in native] + native_expected
-        hw = [hardware_clock(s, rx_ports) for s in streams]
-        run_id = self._call(
-            "run_start",
-            tx=[dict(e.spec(), hw_clock=h) for e, h in zip(native, hw)]
-            + [{"handle": s.handle, "queue": 0, "count": 0, "expect_only": True,
-                "hw_clock": h} for s, h in zip(native_expected, hw[len(native):])],
-            rx=[(p.port_id, q) for p in rx_ports for q in range(p.rx_queues)],
-            duration_ns=int(duration_s * 1e9),
-            drain_ns=int(drain_s * 1e9),
-            start_delay_ns=int(start_delay_s * 1e9),
-            burst=burst,
-            timing_samples=int(timing_samples),
-            forwarders=[f if isinstance(f, dict) else f.spec() for f in forward],
-            latency_sub_bits=latency_sub_bits(latency_digits),
-            capture_frames=int(self.capture_default if capture is None else capture),
-            capture_snaplen=int(capture_snaplen),
-            hist_pages=_hist_pages(hist_pages),
-        )
-        stopped_by: BaseException | None = None
-        started_at = time.time()
-        in_callback = False
-        try:
-            while True:
-                status = self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)
-                if progress is not None:
-                    in_callback = True
-                    progress(status)
-                    in_callback = False
-                if status["state"] == "done":
-                    break
-        except BaseException as exc:
-            # Ctrl-C, SIGTERM (cleanup.Terminated) or the progress callback's own error:
-            # stop the run, keep what it measured (last_result), then raise it again.
-            # Anything else came from the host itself (a crash): nothing to stop.
-            if not (isinstance(exc, KeyboardInterrupt) or in_callback):
-                raise
-            stopped_by = exc
-            self._call("run_stop", run_id=run_id)
-            while self._call("run_poll", run_id=run_id, wait_ms=POLL_SLICE_MS)["state"] != "done":
-                pass
-        interrupted = stopped_by is not None
-        raw = self._call("run_results", run_id=run_id)
-        run_ports = {p.port_id: p for p in [s.port for s in streams] + rx_ports}
-        by_id = {i: p.device for i, p in run_ports.items()}
-        result = build_run_result(
-            [s.name for s in streams],
-            [s.stream_id for s in streams],
-            {k: unpack_array(v) for k, v in raw["arrays"].items()},
-            {by_id.get(int(k), str(k)): v for k, v in raw["ports"].items()},
-            interrupted,
-            hist_lower_ns=self.hello.get("hist_lower_ns"),
-            expected_only=len(native_expected),
-            tsc_hz=self.hello.get("tsc_hz"),
-            started_at=started_at + start_delay_s,
-            clocks=[("nic-hardware", 1e9 / min(p.info["nic_clock_hz"] for p in [s.port, *rx_ports]))
-                    if h else None for s, h in zip(streams, hw)],
-            link_events=link_events(raw.get("link_events") or (), run_ports),
-        )
-        if len(native) + len(native_expected) > len(entries) + len(expected):
-            result = merge_queue_results(
-                result, [len(parts) for parts in per_entry] + [s.queues for s in expected])
-        self.last_result = result
-        for observer in list(self.observers):
-            observer(result)
-        if stopped_by is not None:
-            raise stopped_by
-        return result
+                    "Engine.run(spec): give the run's ports and settings in the RunSpec, not "
+                    "as arguments beside it (only progress= goes there)")
+            spec = tx
+        else:
+            spec = RunSpec(tuple(tx), tuple(rx), **settings)
+        return execute(self, spec, progress)
 
     def memory(self) -> dict[str, int]:
         """The engine's memory: its DPDK heap (`heap_bytes`, `heap_used_bytes`,
@@ -849,80 +558,3 @@ class Engine:
     def crash_for_test(self) -> None:
         """Make the native core dereference NULL (tests of crash handling)."""
         self._call("crash", timeout_s=30)
-
-
-def link_events(events: Iterable[dict[str, Any]],
-                ports: dict[int, Port]) -> tuple[dict[str, Any], ...]:
-    """The host's link events of a run, each naming its port as the topology does
-    (`port`: "p1", or the device string of a port opened without a name) and by device."""
-    out = []
-    for e in events:
-        port = ports.get(int(e["port_id"]))
-        out.append({"event": e["event"],
-                    "port": port.label if port is not None else str(e["port_id"]),
-                    "device": port.device if port is not None else None,
-                    **{k: v for k, v in e.items() if k not in ("event", "port_id")}})
-    return tuple(out)
-
-
-CLOCKS = ("auto", "tsc", "hardware")
-
-
-def latency_sub_bits(digits: int) -> int:
-    """Sub-bucket bits for `digits` significant digits: 2^ceil(log2(2 * 10^digits))
-    sub-buckets (HdrHistogram's rule), so a bucket is at most 10^-digits of its value."""
-    if not isinstance(digits, int) or isinstance(digits, bool) or not 1 <= digits <= 3:
-        raise errors.NetloadConfigError(
-            f"latency_digits={digits!r}: give 1, 2 or 3 significant digits")
-    return math.ceil(math.log2(2 * 10**digits))
-
-
-def check_clock(clock: str, port: Port) -> None:
-    """Refuse a timestamp source the port cannot give, naming what it can."""
-    if clock not in CLOCKS:
-        raise errors.NetloadConfigError(f"clock {clock!r}: use one of {list(CLOCKS)}")
-    if clock == "hardware" and not port.info.get("hw_timestamps"):
-        has = [name for name, key in (("IEEE 1588 timesync", "has_timesync"),
-                                      ("RX timestamp offload", "has_rx_timestamp"),
-                                      ("a readable NIC clock", "has_read_clock"))
-               if port.info.get(key)]
-        raise errors.NetloadEnvironmentError(
-            f"clock 'hardware' on port {port.device!r} (driver {port.driver}): hardware "
-            "latency needs RX timestamp offload and a readable NIC clock (mlx5 has both); "
-            + (f"this port has only {' and '.join(has)}" if has else
-               "this port has no hardware timestamping")
-            + (", and it was opened without hw_timestamps" if port.info.get("has_rx_timestamp")
-               else "")
-            + "; use clock='tsc' (software TSC timestamps) or 'auto'"
-        )
-
-
-def hardware_clock(stream: LoadedStream, rx_ports: list[Port]) -> bool:
-    """Whether a stream is timed on NIC clocks in a run with these RX ports."""
-    ports = [stream.port, *rx_ports]
-    if stream.clock == "hardware":
-        lacking = [p.device for p in ports if not p.info.get("hw_timestamps")]
-        if lacking:
-            raise errors.NetloadEnvironmentError(
-                f"stream {stream.name!r} is timed on hardware clocks, but port(s) "
-                f"{lacking} have no hardware timestamps; RX on ports opened with "
-                "hw_timestamps, or load the stream with clock='tsc' or 'auto'")
-        return True
-    return stream.clock == "auto" and bool(rx_ports) and all(
-        p.info.get("hw_timestamps") for p in ports)
-
-
-def check_frames_fit(spec: dict[str, Any], port: Port) -> None:
-    """Refuse frames the port cannot carry before any traffic starts."""
-    mtu = int(port.info.get("mtu") or 0)
-    if not mtu:
-        return
-    l3 = int(spec.get("l3_offset", 14))
-    l3 = l3 if l3 >= 0 else 14
-    for frame in spec["frames"]:
-        if len(frame) - l3 > mtu:
-            raise errors.NetloadConfigError(
-                f"stream {spec.get('name')!r}: a {len(frame) + 4}-byte frame carries "
-                f"{len(frame) - l3} bytes above L2, more than port {port.device!r}'s MTU "
-                f"{mtu}; use smaller frames or open the port with mtu={len(frame) - l3}"
-            )

@@ -1,23 +1,20 @@
-"""Typed facade over the cffi module: the ONLY user of `lib`.
+"""Typed facade over the cffi module: with its run half (facade_run.py: `Run`), the
+ONLY user of `lib`.
 
 Runs inside the engine host process (never in pytest's). Every native call
 goes through `_check`, which turns a negative status into the matching
 exception with the native core's own text. TSC values never leave this
-module: the C side already reports nanoseconds.
+module: the C side already reports nanoseconds. What needs no extension (the
+sockets of listening ports) is listening.py's, re-exported here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import secrets
-import signal
 import socket
-import stat
 import sys
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +23,10 @@ import numpy as np
 from ..errors import NativeError, NetloadConfigError, NetloadEnvironmentError
 from ..hugepages import check_hugepages, hugepages_available
 from .leftovers import remove_runtime_dir, runtime_dir_exists
+from .listening import interrupt_after as _interrupt_after
+from .listening import listening_socket as listening_socket  # noqa: PLC0414 - re-exported
+from .listening import remove_stale_socket as remove_stale_socket  # noqa: PLC0414
+from .protocol import PortSpec
 
 ENGINE_INSTALL = "pip install 'pytest-netload[engine]'"
 """What installs the native engine (the pytest-netload-engine distribution)."""
@@ -278,21 +279,10 @@ def keep_off_workers(main_cpu: int, worker_cpus: Sequence[int]) -> None:
 # ---- ports -----------------------------------------------------------------------
 
 
-def port_open(
-    device: str,
-    *,
-    rx_queues: int = 1,
-    tx_queues: int = 1,
-    rx_desc: int = 0,
-    tx_desc: int = 0,
-    mtu: int = 0,
-    rx_mbufs: int = 0,
-    promiscuous: bool = True,
-    hw_timestamps: bool | str = "auto",
-    peer_wait_s: float = 10.0,
-) -> int:
-    """Open `device` as a port; its id. A port that listens for its peer (a vhost-user
-    server, `listening_socket`) waits up to `peer_wait_s` for it to connect."""
+def port_open(device: str, spec: PortSpec = PortSpec()) -> int:
+    """Open `device` as a port with `spec`'s options; its id. A port that listens for its
+    peer (a vhost-user server, `listening_socket`) waits up to `spec.peer_wait_s` for it
+    to connect."""
     if not isinstance(device, str) or not device.strip():
         raise NetloadConfigError(
             f"port device {device!r}: give a DPDK device string such as "
@@ -303,17 +293,18 @@ def port_open(
         "struct netload_port_conf *",
         {
             "device": dev,
-            "rx_queues": rx_queues,
-            "tx_queues": tx_queues,
-            "rx_desc": rx_desc,
-            "tx_desc": tx_desc,
-            "mtu": mtu,
-            "rx_mbufs": rx_mbufs,
-            "promiscuous": int(promiscuous),
-            "hw_timestamps": hw_timestamps_mode(hw_timestamps),
+            "rx_queues": spec.rx_queues,
+            "tx_queues": spec.tx_queues,
+            "rx_desc": spec.rx_desc,
+            "tx_desc": spec.tx_desc,
+            "mtu": spec.mtu,
+            "rx_mbufs": spec.rx_mbufs,
+            "promiscuous": int(spec.promiscuous),
+            "hw_timestamps": hw_timestamps_mode(spec.hw_timestamps),
         },
     )
     out = ffi.new("uint16_t *")
+    peer_wait_s = spec.peer_wait_s
     server = listening_socket(device)
     if server is not None:
         remove_stale_socket(server)
@@ -332,73 +323,6 @@ def port_open(
                     f"(--netload-link-timeout); DPDK: {exc}") from None
             raise
     return int(out[0])
-
-
-def _devargs(device: str) -> tuple[str, dict[str, str]]:
-    name, _, rest = device.partition(",")
-    args = {}
-    for item in rest.split(","):
-        key, _, value = item.partition("=")
-        if key.strip():
-            args[key.strip()] = value.strip()
-    return name.strip(), args
-
-
-def listening_socket(device: str) -> str | None:
-    """The socket path a port listens on as the server of its peer: a vhost-user port
-    in server mode (`net_virtio_user...,path=P,server=1`, the side an OVS
-    dpdkvhostuserclient connects to) or a memif server (`net_memif...,role=server`,
-    default socket /run/memif.sock); None for every other device."""
-    name, args = _devargs(device)
-    if name.startswith("net_virtio_user") and args.get("server") == "1":
-        return args.get("path") or None
-    if name.startswith("net_memif") and args.get("role", "client") == "server":
-        return args.get("socket", "/run/memif.sock")
-    return None
-
-
-def remove_stale_socket(path: str) -> bool:
-    """Remove `path` when it is a Unix socket that nothing listens on (left by a port
-    whose process died, or by a failed open); True when it was removed. A socket in use,
-    or a file of another kind, is left alone."""
-    try:
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            return False
-    except OSError:
-        return False
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.settimeout(0.5)
-        probe.connect(path)
-        return False  # someone listens: theirs
-    except OSError as exc:
-        if exc.errno != errno.ECONNREFUSED:
-            return False
-    finally:
-        probe.close()
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    return True
-
-
-@contextlib.contextmanager
-def _interrupt_after(seconds: float) -> Iterator[list[int]]:
-    """Bound a native call that blocks in a system call (a vhost-user server's accept
-    inside DPDK's probe waits for its peer forever): after `seconds`, SIGALRM every
-    0.1 s interrupts it (EINTR, so DPDK gives up) until the block ends. Yields a list
-    that holds an entry once the alarm fired. Only in the main thread (where signal
-    handlers run); elsewhere, or for 0 s, the call is not bounded."""
-    fired: list[int] = []
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield fired
-        return
-    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
-    try:
-        yield fired
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 HW_TIMESTAMPS = {False: "NETLOAD_HW_TS_OFF", True: "NETLOAD_HW_TS_ON", "auto": "NETLOAD_HW_TS_AUTO"}
@@ -632,194 +556,3 @@ def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> Na
     out = ffi.new("struct netload_stream **")
     _check(lib.netload_stream_create(conf, out), f"stream {spec.get('name')!r}")
     return NativeStream(out[0], port_id, str(spec.get("name") or ""))
-
-
-# ---- runs ------------------------------------------------------------------------
-
-
-class Run:
-    """One native run; poll it in short slices, then read its results once.
-
-    `tx` entries are dicts: stream (NativeStream), queue, count, expect_only
-    and phases (a list of {"gaps_ps": little-endian uint64 bytes, "n_gaps",
-    "duration_ns"}, as `patterns.Phase.as_spec()` makes them).
-    """
-
-    def __init__(
-        self,
-        tx: Sequence[dict[str, Any]],
-        rx: Sequence[tuple[int, int]],
-        *,
-        duration_ns: int = 0,
-        start_delay_ns: int = 0,
-        drain_ns: int = 0,
-        burst: int = 0,
-        timing_samples: int = 0,
-        forwarders: Sequence[dict[str, Any]] = (),
-        latency_sub_bits: int = 0,
-        capture_frames: int = 0,
-        capture_snaplen: int = 0,
-        hist_pages: int = 0,
-    ) -> None:
-        self.tx = list(tx)
-        self.capture_frames = int(capture_frames)
-        self.capture_snaplen = int(capture_snaplen) or 128
-        self.rx = list(rx)
-        self.forwarders = list(forwarders)
-        self.latency_sub_bits = latency_sub_bits or int(lib.NETLOAD_LATENCY_SUB_BITS)
-        self.timing_samples = timing_samples
-        keep: list[Any] = []  # the structs only point at these: they must outlive the call
-        entries = []
-        for e in self.tx:
-            phases = e.get("phases") or []
-            cphases = ffi.new("struct netload_phase_conf[]", max(len(phases), 1))
-            for i, ph in enumerate(phases):
-                gaps = ffi.new("uint64_t[]", max(int(ph["n_gaps"]), 1))
-                ffi.memmove(gaps, ph["gaps_ps"], 8 * int(ph["n_gaps"]))
-                keep.append(gaps)
-                cphases[i].gaps_ps = gaps
-                cphases[i].n_gaps = int(ph["n_gaps"])
-                cphases[i].duration_ns = int(ph["duration_ns"])
-            keep.append(cphases)
-            entries.append({
-                "stream": e["stream"].ptr,
-                "queue": int(e.get("queue", 0)),
-                "count": int(e.get("count", 0)),
-                "expect_only": int(bool(e.get("expect_only"))),
-                "n_phases": len(phases),
-                "phases": cphases,
-                "hw_clock": int(bool(e.get("hw_clock"))),
-            })
-        ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
-        cfwd = ffi.new("struct netload_fwd_conf[]", max(len(self.forwarders), 1))
-        for i, fw in enumerate(self.forwarders):
-            n_jitter = int(fw.get("n_jitter", 0))
-            jitter = ffi.new("uint64_t[]", max(n_jitter, 1))
-            if n_jitter:
-                ffi.memmove(jitter, fw["jitter_ps"], 8 * n_jitter)
-            keep.append(jitter)
-            cfwd[i].rx_port = int(fw["rx_port"])
-            cfwd[i].rx_queue = int(fw.get("rx_queue", 0))
-            cfwd[i].tx_port = int(fw["tx_port"])
-            cfwd[i].tx_queue = int(fw.get("tx_queue", 0))
-            cfwd[i].delay_ns = int(fw["delay_ns"])
-            cfwd[i].jitter_ps = jitter
-            cfwd[i].n_jitter = n_jitter
-            cfwd[i].loss_ppm = int(fw.get("loss_ppm", 0))
-            cfwd[i].seed = int(fw.get("seed", 0))
-        crx = ffi.new(
-            "struct netload_rx_conf[]", [{"port_id": p, "queue": q} for p, q in self.rx] or 1
-        )
-        conf = ffi.new(
-            "struct netload_run_conf *",
-            {
-                "n_tx": len(self.tx),
-                "tx": ctx,
-                "n_rx": len(self.rx),
-                "rx": crx,
-                "duration_ns": duration_ns,
-                "start_delay_ns": start_delay_ns,
-                "drain_ns": drain_ns,
-                "burst": burst,
-                "timing_samples": timing_samples,
-                "n_fwd": len(self.forwarders),
-                "fwd": cfwd,
-                "latency_sub_bits": self.latency_sub_bits,
-                "capture_frames": self.capture_frames,
-                "capture_snaplen": self.capture_snaplen,
-                "hist_pages": int(hist_pages),
-            },
-        )
-        out = ffi.new("struct netload_run **")
-        _check(lib.netload_run_start(conf, out), "run start")
-        self.ptr = out[0]
-
-    def poll(self, wait_ms: int) -> dict[str, Any]:
-        st = ffi.new("struct netload_run_status *")
-        _check(lib.netload_run_poll(self.ptr, wait_ms, st), "run poll")
-        return {
-            "state": RUN_STATES[st.state],
-            "elapsed_ns": int(st.elapsed_ns),
-            "tx_packets": int(st.tx_packets),
-            "rx_packets": int(st.rx_packets),
-            "end_ns": int(st.end_ns),
-        }
-
-    def stop(self) -> None:
-        _check(lib.netload_run_stop(self.ptr), "run stop")
-
-    def results(self) -> dict[str, np.ndarray]:
-        n_tx, n_rx = len(self.tx), len(self.rx)
-        txs = ffi.new("struct netload_tx_stats[]", max(n_tx, 1))
-        rxs = ffi.new("struct netload_rx_stream_stats[]", max(n_tx, 1))
-        rxq = ffi.new("struct netload_rx_queue_stats[]", max(n_rx, 1))
-        for i in range(n_tx):
-            _check(lib.netload_run_tx_stats(self.ptr, i, txs + i), "tx stats")
-            _check(lib.netload_run_rx_stream_stats(self.ptr, i, rxs + i), "rx stats")
-        for i in range(n_rx):
-            _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
-        buckets = int(lib.NETLOAD_HIST_BUCKETS)
-        gap_hist = np.zeros((n_tx, buckets), dtype=np.uint64)
-        lat_buckets = int(lib.netload_hist_buckets(self.latency_sub_bits))
-        lat_hist = np.zeros((n_tx, lat_buckets), dtype=np.uint64)
-        ipdv_pos = np.zeros((n_tx, buckets), dtype=np.uint64)
-        ipdv_neg = np.zeros((n_tx, buckets), dtype=np.uint64)
-        def row(a: np.ndarray, i: int) -> Any:
-            return ffi.from_buffer("uint64_t[]", a[i])
-
-        for i in range(n_tx):
-            _check(lib.netload_run_rx_gap_hist(self.ptr, i, row(gap_hist, i), buckets),
-                   "rx gap histogram")
-            _check(lib.netload_run_rx_latency_hist(self.ptr, i, row(lat_hist, i), lat_buckets),
-                   "rx latency histogram")
-            _check(lib.netload_run_rx_ipdv_hist(self.ptr, i, row(ipdv_pos, i), row(ipdv_neg, i),
-                                                buckets), "rx IPDV histograms")
-        out = {
-            "tx": _records("struct netload_tx_stats", txs, n_tx),
-            "rx": _records("struct netload_rx_stream_stats", rxs, n_tx),
-            "rx_queues": _records("struct netload_rx_queue_stats", rxq, n_rx),
-            "tx_end_reason": np.array([TX_END_REASONS.get(int(txs[i].end_reason), "none")
-                                       for i in range(n_tx)], dtype="U8"),
-            "rx_gap_hist": gap_hist,
-            "rx_latency_hist": lat_hist,
-            "rx_latency_lower_ns": hist_lower_bounds_ns(self.latency_sub_bits),
-            "rx_ipdv_pos_hist": ipdv_pos,
-            "rx_ipdv_neg_hist": ipdv_neg,
-        }
-        if self.capture_frames:
-            n, snap = self.capture_frames, self.capture_snaplen
-            data = np.zeros((n_rx, n, snap), dtype=np.uint8)
-            lens = np.zeros((n_rx, n), dtype=np.uint32)
-            ns = np.zeros((n_rx, n), dtype=np.uint64)
-            count = np.zeros(n_rx, dtype=np.uint32)
-            for i in range(n_rx):
-                count[i] = _check(lib.netload_run_capture(
-                    self.ptr, i, ffi.from_buffer("uint8_t[]", data[i]), snap,
-                    ffi.from_buffer("uint32_t[]", lens[i]), ffi.from_buffer("uint64_t[]", ns[i]),
-                    n), "capture")
-            out.update(capture_data=data, capture_len=lens, capture_ns=ns,
-                       capture_count=count)
-        if self.forwarders:
-            fws = ffi.new("struct netload_fwd_stats[]", len(self.forwarders))
-            for i in range(len(self.forwarders)):
-                _check(lib.netload_run_fwd_stats(self.ptr, i, fws + i), "forwarder stats")
-            out["forwarders"] = _records("struct netload_fwd_stats", fws, len(self.forwarders))
-        if self.timing_samples:
-            n = self.timing_samples
-            tx_ns = np.zeros((n_tx, n), dtype=np.uint64)
-            rx_ns = np.zeros((n_tx, n), dtype=np.uint64)
-            got = np.zeros(n_tx, dtype=np.uint64)
-            for i in range(n_tx):
-                got[i] = _check(
-                    lib.netload_run_timing_samples(
-                        self.ptr, i, ffi.from_buffer("uint64_t[]", tx_ns[i]),
-                        ffi.from_buffer("uint64_t[]", rx_ns[i]), n),
-                    "timing samples",
-                )
-            out.update(sample_tx_ns=tx_ns, sample_rx_ns=rx_ns, sample_count=got)
-        return out
-
-    def free(self) -> None:
-        if self.ptr is not None:
-            lib.netload_run_free(self.ptr)
-            self.ptr = None

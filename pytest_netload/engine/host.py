@@ -2,10 +2,11 @@
 
 `serve(channel)` answers one request at a time. A request is
 `{"op": name, **arguments}`; the answer is `{"ok": value}` or
-`{"error": class name, "message": text}`. Results cross as plain types:
-numpy arrays travel as `wire.pack_array` packs them and are rebuilt by the client
-(both sides use `wire.py`). Only this module loads the facade, and only in
-the host process.
+`{"error": class name, "message": text}`. The operations, and the typed messages a
+run's start and polls carry, are `protocol.py`'s (`HostOps`, `RunStart`, `RunStatus`,
+`PortSpec`). Results cross as plain types: numpy arrays travel as `wire.pack_array`
+packs them and are rebuilt by the client (both sides use `wire.py`). Only this module
+loads the facade, and only in the host process.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from .. import locks
 from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
+from .protocol import PortSpec, RunStart
 from .ringdrops import RingDrops
 from .wire import TERMINATED_NOTE, pack_array
 
@@ -38,9 +40,10 @@ class Host:
     """Handles and state of one engine host process."""
 
     def __init__(self) -> None:
-        from . import facade  # loads the extension: only ever in the host process
+        from . import facade, facade_run  # load the extension: only ever in the host process
 
         self.facade = facade
+        self.native_run = facade_run.Run
         self.ports: dict[int, str] = {}
         self.port_queues: dict[int, dict[str, int]] = {}  # the RX and TX queues it opened
         self.nd_ports: set[int] = set()  # ports with an address: ARP/ND answered when idle
@@ -179,14 +182,14 @@ class Host:
                                                         self.client.items()})
         lock = locks.claim_port(device, holder, wait_s=lock_wait_s)
         try:
-            port_id = self.facade.port_open(device, **options)
+            spec = PortSpec.decode(options)
+            port_id = self.facade.port_open(device, spec)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
         self.ports[port_id] = device
-        self.port_queues[port_id] = {"rx_queues": int(options.get("rx_queues", 1)),
-                                     "tx_queues": int(options.get("tx_queues", 1))}
+        self.port_queues[port_id] = {"rx_queues": spec.rx_queues, "tx_queues": spec.tx_queues}
         if lock is not None:
             self.port_locks[port_id] = lock
         return self.op_port_info(port_id)
@@ -299,24 +302,23 @@ class Host:
     # ---- runs -----------------------------------------------------------------
 
     def op_run_start(self, tx: list[dict[str, Any]], rx: list[tuple[int, int]],
-                     **timing: Any) -> int:
+                     **settings: Any) -> int:
+        spec = RunStart.decode({"tx": tx, "rx": rx, **settings})
         try:
-            natives = [{**e, "stream": self.streams[e["handle"]]} for e in tx]
+            streams = [self.streams[e.handle] for e in spec.tx]
         except KeyError as exc:
             raise errors.NetloadConfigError(
                 f"stream handle {exc} is not loaded in this engine; load it again"
             ) from None
-        fwd_ports = {int(p) for fw in timing.get("forwarders", ()) for p in
-                     (fw["rx_port"], fw["tx_port"])}
-        ports = sorted({e["stream"].port_id for e in natives} | {p for p, _ in rx} | fwd_ports)
+        ports = sorted({s.port_id for s in streams} | spec.ports)
         for p in ports:
             if p not in self.ports:
                 raise errors.NetloadConfigError(
                     f"port {p} was closed; open it again before using it in a run")
         before = {p: self.stats(p) for p in ports}
-        run = self.facade.Run(natives, rx, **timing)
+        run = self.native_run(spec, streams)
         # t = 0 of the run's link events: when its first frame was due
-        start = time.monotonic() + int(timing.get("start_delay_ns", 0)) / 1e9
+        start = time.monotonic() + spec.start_delay_ns / 1e9
         run_id = next(self._ids)
         self.runs[run_id] = (run, ports, before)
         self.watches[run_id] = LinkWatch(ports, self.link_state, start)
@@ -324,7 +326,7 @@ class Host:
 
     def op_run_poll(self, run_id: int, wait_ms: int = 100) -> dict[str, Any]:
         self.watches[run_id].sample()  # each poll (~100 ms): where a link drop is placed
-        return dict(self.runs[run_id][0].poll(wait_ms))
+        return self.runs[run_id][0].poll(wait_ms).encode()
 
     def op_run_stop(self, run_id: int) -> None:
         self.runs[run_id][0].stop()
@@ -345,6 +347,12 @@ class Host:
             deltas[p]["link_up_after"] = after[p]["link_up"]
         return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas,
                 "link_events": watch.events}
+
+
+if TYPE_CHECKING:  # mypy checks that Host has HostOps' operations, signature for signature
+    from .protocol import HostOps
+
+    _HOST_OPS: type[HostOps] = Host
 
 
 def _install_sigterm(eal_args: Callable[[], Sequence[str]]) -> None:
