@@ -76,6 +76,10 @@ LEARNING_FRAMES = count(0, 1_000_000)
 # ---- netload ------------------------------------------------------------------------------
 
 
+def _frame_sizes(name: str, value: Any) -> tuple[FrameSize, ...]:
+    return check_frame_sizes(value)
+
+
 def _pattern(name: str, value: Any) -> Any:
     from ..traffic.patterns import parse_pattern
 
@@ -87,7 +91,7 @@ NETLOAD_FIELDS: Mapping[str, Field] = {
     "rate": Field("rate", optional(rate)),
     "pattern": Field("pattern", _pattern),
     "duration": Field("duration_s", duration()),
-    "frame_sizes": Field("frame_sizes", lambda _name, value: check_frame_sizes(value)),
+    "frame_sizes": Field("frame_sizes", _frame_sizes),
     "flows": Field("flows", FLOWS),
     "wire": Field("wire", WIRE),
 }
@@ -174,7 +178,7 @@ def _stream(name: str, value: Any) -> Any:
 
 
 RFC2544_FIELDS: Mapping[str, Field] = {
-    "frame_sizes": Field("frame_sizes", lambda _name, value: check_frame_sizes(value)),
+    "frame_sizes": Field("frame_sizes", _frame_sizes),
     "trial_duration": Field("trial_duration_s", _trial_duration),
     "loss_tolerance": Field("loss_tolerance", _loss_tolerance),
     "search": Field("search", _search),
