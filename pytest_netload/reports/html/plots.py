@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from markupsafe import Markup
-from matplotlib.ticker import EngFormatter, NullFormatter
+# figures first: it loads matplotlib through the html extra, whose error names the fix
+from .figures import COLOURS, PLAIN_TEXT, figure, matplotlib, svg  # isort: skip
 
-from .figures import COLOURS, PLAIN_TEXT, figure, matplotlib, svg
+from markupsafe import Markup  # noqa: E402
+from matplotlib.ticker import EngFormatter, NullFormatter  # noqa: E402
+
 from .sections import base_name, by_frame_size, line_rate_of, measurements_of, short_name
 from .text import has_ci, size_label
 from .y1564 import y1564_plot
