@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NetloadConfigError
 from ..rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes
-from ..rfc2544.throughput import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
 from ..rfc2544.trial import STEADY_STATES
 from ..rfc2889 import (
     DEFAULT_HIGH_ADDRESSES,
@@ -26,6 +25,7 @@ from ..rfc2889 import (
     DEFAULT_TEST_RATE_FPS,
     TRIAL_S,
 )
+from ..search.resolution import DEFAULT_RESOLUTION_RATIO, Resolution, check_reachable
 from ..units import MAX_RUN_S, Rate, as_duration, as_rate
 from ..y1564 import (
     AVAILABILITY_N,
