@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .. import format as fmt
@@ -34,10 +34,6 @@ from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2889 import (
-    DEFAULT_HIGH_ADDRESSES,
-    DEFAULT_LEARNING_RATE_FPS,
-    DEFAULT_TEST_RATE_FPS,
-    TRIAL_S,
     AddressTrial,
     BroadcastTrial,
     CongestionTrial,
@@ -51,12 +47,12 @@ from ..rfc2889 import (
     fully_meshed,
 )
 from ..search.lower_bound import SearchMax
-from ..search.resolution import DEFAULT_RESOLUTION_RATIO
 from ..traffic.packets import UDP, Eth, IPv4, field
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
 from ..units import Rate, frame_bits
 from .harness import WiredPorts
+from .settings import Rfc2889Mark
 from .validity import generator_failure
 
 __all__ = ["ADDRESS_BASE_MAC", "BROADCAST_MAC", "Rfc2889Mark", "Rfc2889Runner"]
@@ -66,29 +62,6 @@ BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
 CALIBRATION_S = 1.0
 CALIBRATION_SHARE = 0.95   # search from 95 % of what the generator sends, as rfc2544 does
-
-
-@dataclass(frozen=True)
-class Rfc2889Mark:
-    """The `rfc2889` marker's settings (plugin/rfc2889.py parses them)."""
-
-    frame_size: int = 64
-    trial_duration_s: float = TRIAL_S
-    resolution: float = DEFAULT_RESOLUTION_RATIO
-    max_trials: int = 20
-    retries: int = 2
-    max_rate: Rate | None = None
-    """Per port; None: the topology's line rate, else the generator's own maximum."""
-    drain_s: float = 0.5
-    ports: int | None = None
-    """How many of the topology's ports (the first ones); None: all (congestion: 4)."""
-    low: int = 1
-    high: int = DEFAULT_HIGH_ADDRESSES
-    learning_rate_fps: float = DEFAULT_LEARNING_RATE_FPS
-    test_rate_fps: float = DEFAULT_TEST_RATE_FPS
-    learning_count: int = 1000
-    age_time_s: float | None = None
-    """An external DUT's address age time: waited out before each address trial."""
 
 
 def _mac(value: int) -> str:

@@ -40,7 +40,7 @@ from ..rfc2544.recovery import (
 )
 from ..rfc2544.summary import check_trials
 from ..rfc2544.throughput import require_valid, valid_trial
-from ..traffic.mix import Mix, as_mix
+from ..traffic.mix import Mix
 from ..traffic.streams import UdpSpec
 from ..units import as_rate, frame_bits, run_seconds
 from . import progress
@@ -173,23 +173,8 @@ class Rfc2544Runner:
         self._learned = True
 
     def _mix(self, stream: Any) -> tuple[Mix, str | None]:
-        """A procedure's traffic: its `stream` (any form `stream=` takes), else the
-        marker's, else UDP over the marker's `flows` source ports; and the name its
-        streams are given (None: each its own)."""
-        mix = self.mark.stream if stream is None else as_mix(stream)
-        if mix is None:
-            return as_mix(UdpSpec(flows=self.mark.flows)), "rfc2544"
-        if self.mark.flows != 1:
-            raise NetloadConfigError(
-                f"flows={self.mark.flows} varies the procedures' own UDP stream, but stream= "
-                "gives the traffic: vary it there (udp(flows=N), src_ips=N, dst_ips=N) and "
-                "drop flows from the marker")
-        if mix.reverse is not None and self.mark.direction != "both":
-            raise NetloadConfigError(
-                "bidirectional(...) names the reverse wire's streams, but the marker's "
-                "direction is 'one': add direction='both' to @pytest.mark.rfc2544, or pass "
-                "the forward streams alone")
-        return mix, None
+        """A procedure's traffic and its streams' name (Rfc2544Mark.mix_for)."""
+        return self.mark.mix_for(stream)
 
     @contextmanager
     def _measurer(self, size: FrameSize, stream: Any = None,

@@ -28,16 +28,6 @@ from ..traffic.patterns import CBR
 from ..traffic.streams import udp
 from ..units import Rate, frame_bits
 from ..y1564 import (
-    AVAILABILITY_N,
-    AVAILABILITY_THRESHOLD,
-    CHECKPOINT_EVERY_S,
-    FDV_QUANTILE,
-    INTERVAL_S,
-    IR_TOLERANCE,
-    POLICING_OVERSHOOT,
-    SCT_STEP_S,
-    SCT_STEPS,
-    SPT_DURATION_S,
     SctResult,
     Service,
     ServiceSample,
@@ -48,40 +38,11 @@ from ..y1564 import (
 )
 from .harness import WiredPorts
 from .runner import send_learning_frames
+from .settings import Y1564_DRAIN_S, Y1564Mark
 from .validity import generator_failure, late_burst_reason
 
 __all__ = ["Y1564_DRAIN_S", "EngineServiceMeasurer", "Y1564Mark", "Y1564Result",
            "Y1564Runner", "checkpoint_path"]
-
-Y1564_DRAIN_S = 0.1  # RX waits this long after each step or interval's last frame
-
-
-@dataclass(frozen=True)
-class Y1564Mark:
-    """The `y1564` marker's settings (plugin/y1564.py parses them)."""
-
-    services: tuple[Service, ...] = ()
-    steps: tuple[float, ...] = SCT_STEPS
-    step_duration_s: float = SCT_STEP_S
-    eir_step: bool = True
-    policing: bool = True
-    policing_overshoot: float = POLICING_OVERSHOOT
-    ir_tolerance: float = IR_TOLERANCE
-    spt_duration_s: float = SPT_DURATION_S
-    interval_s: float = INTERVAL_S
-    availability_threshold: float = AVAILABILITY_THRESHOLD
-    availability_n: int = AVAILABILITY_N
-    fdv_quantile: float = FDV_QUANTILE
-    drain_s: float = Y1564_DRAIN_S
-    retries: int = 2
-    wire: int = 0
-    learning_frames: int = 10
-    checkpoint: bool = True
-    """The performance test appends each interval to a checkpoint file (docs/y1564.md)
-    and a rerun after a crash resumes from it."""
-    checkpoint_every_s: float = CHECKPOINT_EVERY_S
-    """At most this much of the run (in intervals) is lost by a crash: the file is
-    flushed and fsync'ed that often."""
 
 
 @dataclass

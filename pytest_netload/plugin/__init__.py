@@ -4,7 +4,8 @@ This package is the plugin module pytest loads (entry point ``pytest_netload.plu
 its hooks are here. Thin on purpose: importing it never loads the cffi extension or
 DPDK; the engine host process starts only when a test asks for it. The fixtures
 live in fixtures.py, the settings in options.py, the markers in markers.py, the
-terminal output in terminal.py, the session-start sweep and SIGTERM handling in
+terminal output in terminal.py (what results record of the engine and ports
+in environment.py), the session-start sweep and SIGTERM handling in
 cleanup.py, the shared stash keys in keys.py, the netload_topology marker in
 topologies.py and pytest-xdist's part in xdist.py.
 
@@ -27,11 +28,11 @@ from typing import Any
 import pytest
 
 from . import options
+from .keys import ACTIVE_KEY
 
 RECORD_STASH = pytest.StashKey[dict[str, Any]]()
 SIGTERM_KEY = pytest.StashKey[Any]()  # cleanup.SigtermHandler, while configured
 SWEPT_KEY = pytest.StashKey[tuple[list[str], list[str]]]()  # cleanup.sweep's answer
-ACTIVE_KEY = pytest.StashKey[bool]()  # the session collected a netload test
 REFUSED_KEY = pytest.StashKey[str]()  # the usage error of netload tests that cannot run
 
 
@@ -111,7 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the xdist controller or a plain run
         from .terminal import Summary
 
-        config.pluginmanager.register(Summary(config), "netload-summary")
+        config.pluginmanager.register(Summary(config, activate_late), "netload-summary")
 
     xdist.configure(config, settings)  # pytest -n: a worker per topology, merged results
     capabilities.configure(config)  # the netload_requires marker, netload_capabilities
@@ -145,6 +146,14 @@ def activate(config: pytest.Config) -> None:
     handler = SigtermHandler()
     if handler.install():  # SIGTERM unwinds the session like Ctrl-C: nothing left behind
         config.stash[SIGTERM_KEY] = handler
+
+
+def activate_late(config: pytest.Config) -> list[str]:
+    """On an xdist controller, which collects nothing, when its workers' first netload
+    test arrives (terminal.Summary): activate, and the header's lines as a plain run
+    shows them."""
+    activate(config)
+    return pytest_report_collectionfinish(config, [])
 
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection and other plugins' changes
@@ -229,7 +238,7 @@ def header_lines(config: pytest.Config, items: list[pytest.Item] | None = None) 
     plan. Shown once a netload test is collected (pytest_report_collectionfinish; on an
     xdist controller, which collects nothing, when its workers' are known)."""
     from .keys import SETTINGS_KEY
-    from .terminal import port_mac_lines
+    from .environment import port_mac_lines
 
     lines = [config.stash[SETTINGS_KEY].header(), *port_mac_lines(config),
              *own_topology_lines(config, items or [])]

@@ -16,9 +16,11 @@ if TYPE_CHECKING:
     from ..topology.model import Topology
     from .options import Settings
 
-__all__ = ["BASELINE_KEY", "DUT_FACTS_KEY", "DUT_KEY", "ENVIRONMENT_KEY", "SETTINGS_KEY", "TOPOLOGY_KEY"]
+__all__ = ["ACTIVE_KEY", "BASELINE_KEY", "DUT_FACTS_KEY", "DUT_KEY", "ENVIRONMENT_KEY", "SETTINGS_KEY",
+           "TOPOLOGY_KEY"]
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
+ACTIVE_KEY = pytest.StashKey[bool]()  # the session collected a netload test (plugin.activate)
 TOPOLOGY_KEY = pytest.StashKey["Topology"]()  # a topology file's model, loaded at configure
 BASELINE_KEY = pytest.StashKey[dict[str, Any]]()  # --netload-baseline's document
 ENVIRONMENT_KEY = pytest.StashKey[dict[str, Any]]()  # the generator and its ports, for results

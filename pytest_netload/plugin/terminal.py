@@ -7,7 +7,7 @@ so the table is the same with or without xdist.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -235,63 +235,6 @@ class TerminalProgress:
             self.reporter.write_line(text)
 
 
-def environment_of(env: dict[str, Any]) -> dict[str, Any]:
-    """The results' environment section from what the engine and port fixtures kept."""
-    engine = env.get("engine") or {}
-    ports = env.get("ports") or []
-    hw = bool(ports) and all(p.get("hw_timestamps") for p in ports)
-    tsc_hz = engine.get("tsc_hz")
-    out: dict[str, Any] = {
-        "dpdk_version": engine.get("dpdk_version") or "unknown",
-        "engine": str(engine.get("gateway", "popen")),
-        "engine_host": engine.get("host"),  # the machine it ran on (hostname)
-        "tsc_hz": tsc_hz,
-        "clock_source": "nic-hardware" if hw else "tsc-software",
-        "clock_resolution_ns": 1e9 / tsc_hz if tsc_hz and not hw else None,
-        "worker_cpus": engine.get("worker_cpus"),
-        "ports": [{"name": p["name"], "device": p["device"], "driver": p["driver"],
-                   "mac": p.get("mac"), "mtu": p.get("mtu") or None,
-                   "link_speed_bps": (p.get("link_speed_mbps") or 0) * 1_000_000 or None,
-                   # addressing: where frames went, and whether ARP/ND found the peer's MAC
-                   **{k: p[k] for k in ("ip", "vlan", "peer_ip", "peer_mac", "resolved",
-                                        "link_speed_note", "engine") if p.get(k) is not None}}
-                  for p in ports],
-    }
-    if env.get("engines"):  # a topology on several engines (--netload-engines): each named
-        out["engines"] = {name: {"gateway": e.get("gateway"), "host": e.get("host"),
-                                 "dpdk_version": e.get("dpdk_version"),
-                                 "worker_cpus": e.get("worker_cpus"), "tsc_hz": e.get("tsc_hz")}
-                          for name, e in env["engines"].items()}
-    return out
-
-
-def port_mac_lines(config: pytest.Config) -> list[str]:
-    """The session header's line for a topology file's ports without a `mac`: the MAC
-    each takes from its device (docs/topology-files.md), read here from the kernel
-    interface of a port this machine's engine opens; a PCI port's, or a remote engine's,
-    is read when the port opens (the results' environment records it)."""
-    from .keys import SETTINGS_KEY, TOPOLOGY_KEY
-
-    topology = config.stash.get(TOPOLOGY_KEY, None)
-    if topology is None or all(p.mac is not None for p in topology.ports):
-        return []
-    from ..topology.macs import kernel_interface, read_kernel_mac
-
-    settings = config.stash[SETTINGS_KEY]
-    engines = dict(settings.engines)
-    shown = []
-    for port in topology.ports:
-        if port.mac is not None:
-            continue
-        iface = kernel_interface(port)
-        local = (engines.get(port.engine, "") if port.engine else settings.gateway
-                 ).startswith("popen")
-        mac = read_kernel_mac(iface) if iface is not None and local else None
-        shown.append(f"{port.name} {mac} ({iface})" if mac is not None else
-                     f"{port.name} read when it opens ({port.device or iface})")
-    return ["netload: port MACs from the devices: " + ", ".join(shown)]
-
-
 def _error_text(report: pytest.TestReport) -> str:
     """What made a setup or teardown fail, in a few lines (the results' `error`)."""
     crash = getattr(report.longrepr, "reprcrash", None)
@@ -303,8 +246,11 @@ class Summary:
     """Collects the netload records from test reports; writes the results file and
     prints the table at the end."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config,
+                 activate: Callable[[pytest.Config], list[str]]) -> None:
         self.config = config
+        self.activate = activate
+        """Makes the session netload's, giving the header's lines (plugin.activate_late)."""
         self.rows: list[tuple[str, ...]] = []
         self.tests: list[dict[str, Any]] = []
         self.written: str | None = None
@@ -386,18 +332,15 @@ class Summary:
 
     @property
     def active(self) -> bool:
-        from . import active
+        from .keys import ACTIVE_KEY
 
-        return active(self.config)
+        return self.config.stash.get(ACTIVE_KEY, False)
 
     def _activate_late(self) -> None:
         """On an xdist controller, which collects nothing: its workers' first netload
         test makes the session netload's (plugin.activate), and the header shows then."""
-        from . import activate, pytest_report_collectionfinish
-
-        activate(self.config)
+        lines = self.activate(self.config)  # as a plain run shows them
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        lines = pytest_report_collectionfinish(self.config, [])  # as a plain run shows them
         if reporter is not None and lines:
             reporter.ensure_newline()
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
@@ -425,6 +368,7 @@ class Summary:
 
     def _document(self, session_info: dict[str, Any] | None = None) -> dict[str, Any]:
         from ..reports import json as json_report
+        from .environment import environment_of
         from .keys import DUT_FACTS_KEY, DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOGY_KEY
         from .options import BUILTIN_NOTE
 

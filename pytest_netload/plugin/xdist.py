@@ -125,8 +125,8 @@ class Controller:
             self._merge()
 
     def _merge(self) -> None:
+        from .environment import environment_of
         from .keys import DUT_KEY, ENVIRONMENT_KEY
-        from .terminal import environment_of
 
         outputs = sorted(self.outputs, key=lambda o: _worker_number(o["worker"]))
         with_engine = [o for o in outputs if o.get("environment")]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...atomic import write_atomic
 from ...extras import require
-from .plots import _plots
+from .plots import page_plots
 from .sections import (
     _back_to_back,
     _conditions,
@@ -83,7 +83,7 @@ def render(document: Mapping[str, Any]) -> str:
         "conditions": _conditions(document),
         "sections": list(document.get("report_sections") or ()),
         "verdicts": _verdicts(document),
-        "plots": _plots(document),
+        "plots": page_plots(document),
         "percentile_keys": PERCENTILE_KEYS,
     }
     return _environment().get_template("report.html.j2").render(context)

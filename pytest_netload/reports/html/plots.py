@@ -3,66 +3,34 @@ latency percentiles, loss and back-to-back bursts."""
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...extras import require
+# figures first: it loads matplotlib through the html extra, whose error names the fix
+from .figures import COLOURS, PLAIN_TEXT, figure, matplotlib, svg  # isort: skip
 
-matplotlib = require("matplotlib", "html", "the HTML report (its plots)")
-matplotlib.use("Agg")
+from markupsafe import Markup  # noqa: E402
+from matplotlib.ticker import EngFormatter, NullFormatter  # noqa: E402
 
-from markupsafe import Markup
-from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, NullFormatter
-
-from .sections import _base_name, _line_rate, _measurements, _sorted, short_name
+from .sections import base_name, by_frame_size, line_rate_of, measurements_of, short_name
 from .text import has_ci, size_label
-
-_COLOURS = ("#1f5fa8", "#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#16a085", "#7f8c8d",
-            "#b8860b")
-
-
-def _svg(fig: Figure, index: int, label: str) -> Markup:
-    """The figure as inline SVG: no XML prolog, no namespace URLs, no metadata, ids unique
-    within the page."""
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"netload-{index}"}):
-        fig.savefig(buf, format="svg",
-                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    text = buf.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
-    text = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text)
-    prefix = f"fig{index}-"
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', text)
-    text = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}\1)", text)
-    text = text.replace("<svg", f'<svg role="img" aria-label="{label}"', 1)
-    return Markup(text)
-
-
-def _figure(width: float = 9.0, height: float = 3.6) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    return fig
+from .y1564 import y1564_plot
 
 
 def _throughput_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
     series: dict[str, list[dict[str, Any]]] = {}
-    for nodeid, m in _measurements(doc, "throughput"):
-        series.setdefault(_base_name(nodeid), []).append(m)
+    for nodeid, m in measurements_of(doc, "throughput"):
+        series.setdefault(base_name(nodeid), []).append(m)
     if not series:
         return None
-    line = _line_rate(doc)
-    fig = _figure()
+    line = line_rate_of(doc)
+    fig = figure()
     ax_pps, ax_bps = fig.subplots(1, 2)
     sizes = [m["mean_frame_size"] for ms in series.values() for m in ms]
     for n, (name, ms) in enumerate(series.items()):
         ms = sorted(ms, key=lambda m: m["mean_frame_size"])
         x = [m["mean_frame_size"] for m in ms]
-        colour = _COLOURS[n % len(_COLOURS)]
+        colour = COLOURS[n % len(COLOURS)]
         ax_pps.plot(x, [m["throughput_pps"] for m in ms], "o-", color=colour, label=name)
         ax_bps.plot(x, [m["throughput_bps_l1"] for m in ms], "o-", color=colour,
                     label=f"{name} (L1)")
@@ -92,7 +60,7 @@ def _throughput_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
         ax.legend(fontsize=7)
     ax_pps.set_title("Throughput (frames/s)", fontsize=10)
     ax_bps.set_title("Throughput (bit/s at L1 and L2)", fontsize=10)
-    return _svg(fig, index, "throughput versus frame size")
+    return svg(fig, index, "throughput versus frame size")
 
 
 def _hdr_x(p_percent: float) -> float:
@@ -109,11 +77,11 @@ def _latency_plot(rows: list[tuple[str, dict[str, Any]]], index: int,
             curves.append((label_of(nodeid, m), lat, sorted(pcts, key=lambda p: p["p"])))
     if not curves:
         return None
-    fig = _figure(9.0, 4.2)
+    fig = figure(9.0, 4.2)
     ax = fig.subplots()
     values = []
     for n, (label, lat, pcts) in enumerate(curves):
-        colour = _COLOURS[n % len(_COLOURS)]
+        colour = COLOURS[n % len(COLOURS)]
         hist = lat.get("histogram")
         if hist and hist.get("counts"):
             total = sum(hist["counts"])
@@ -153,18 +121,18 @@ def _latency_plot(rows: list[tuple[str, dict[str, Any]]], index: int,
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    return _svg(fig, index, title)
+    return svg(fig, index, title)
 
 
 def _loss_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
-    rows = _sorted(list(_measurements(doc, "frame_loss")))
+    rows = by_frame_size(list(measurements_of(doc, "frame_loss")))
     if not rows:
         return None
-    fig = _figure(9.0, 3.6)
+    fig = figure(9.0, 3.6)
     ax = fig.subplots()
     for n, (_, m) in enumerate(rows):
         pts = sorted(m["points"], key=lambda p: p["load_ratio"])
-        colour = _COLOURS[n % len(_COLOURS)]
+        colour = COLOURS[n % len(COLOURS)]
         x = [p["load_ratio"] * 100 for p in pts]
         ax.plot(x, [p["loss_ratio"] * 100 for p in pts], "o-", color=colour,
                 label=size_label(m["frame_size"]))
@@ -176,42 +144,36 @@ def _loss_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, title="frame size", title_fontsize=8)
-    return _svg(fig, index, "frame loss versus offered load")
+    return svg(fig, index, "frame loss versus offered load")
 
 
 def _back_to_back_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
-    rows = _sorted(list(_measurements(doc, "back_to_back")))
+    rows = by_frame_size(list(measurements_of(doc, "back_to_back")))
     if not rows:
         return None
-    fig = _figure(9.0, 3.2)
+    fig = figure(9.0, 3.2)
     ax = fig.subplots()
-    labels = [f"{size_label(m['frame_size'])}\n{_base_name(nodeid)}" for nodeid, m in rows]
+    labels = [f"{size_label(m['frame_size'])}\n{base_name(nodeid)}" for nodeid, m in rows]
     means = [m["spread"]["mean"] for _, m in rows]
     errors = [m["spread"]["stdev"] for _, m in rows]
-    ax.bar(range(len(rows)), means, yerr=errors, capsize=4, color=_COLOURS[0], alpha=0.8)
+    ax.bar(range(len(rows)), means, yerr=errors, capsize=4, color=COLOURS[0], alpha=0.8)
     ax.set_xticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylabel("longest loss-free burst (frames)")
     ax.set_title("Back-to-back frames: mean ± standard deviation (RFC 2544 §26.4)",
                  fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
-    return _svg(fig, index, "back-to-back bursts per frame size")
+    return svg(fig, index, "back-to-back bursts per frame size")
 
 
-# Free text (test ids, stream names, IMIX names) is drawn as it is written: matplotlib's
-# mathtext would read "$...$" in it as TeX, and an unbalanced formula raises at draw time.
-PLAIN_TEXT = {"text.parse_math": False}
-
-
-def _plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
+def page_plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
+    """The page's plots by name; None where the document has nothing to draw."""
     with matplotlib.rc_context(PLAIN_TEXT):  # texts take it when made, ticks when drawn
-        return _draw_plots(doc)
+        return _draw(doc)
 
 
-def _draw_plots(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
-    from .y1564 import y1564_plot  # it draws with this module's helpers
-
-    rfc = _sorted(list(_measurements(doc, "latency_rfc2544")))
-    meters = list(_measurements(doc, "latency"))
+def _draw(doc: Mapping[str, Any]) -> dict[str, Markup | None]:
+    rfc = by_frame_size(list(measurements_of(doc, "latency_rfc2544")))
+    meters = list(measurements_of(doc, "latency"))
     return {
         "throughput": _throughput_plot(doc, 1),
         "latency": _latency_plot(rfc, 2, "Latency percentiles per frame size, with 95 % CIs",

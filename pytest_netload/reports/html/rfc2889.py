@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import format as fmt
-from .sections import _measurements, lower_bound_note, short_name
+from .sections import lower_bound_note, measurements_of, short_name
 from .text import DASH, fmt_count, fmt_loss, fmt_ns, fmt_pps
 
 __all__ = ["RFC2889_KINDS", "rfc2889_rows"]
@@ -78,7 +78,7 @@ def _plain_figures(kind: str, m: Mapping[str, Any]) -> tuple[str, str]:
 def rfc2889_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per RFC 2889 record, in document order."""
     rows = []
-    for nodeid, m in _measurements(doc, *RFC2889_KINDS):
+    for nodeid, m in measurements_of(doc, *RFC2889_KINDS):
         result, details = _figures(m["kind"], m)
         rows.append({"test": short_name(nodeid), "procedure": RFC2889_KINDS[m["kind"]],
                      "size": f"{m.get('frame_size', DASH)} B", "result": result,

@@ -51,11 +51,11 @@ def short_name(nodeid: str) -> str:
     return nodeid.split("::", 1)[-1]
 
 
-def _base_name(nodeid: str) -> str:
+def base_name(nodeid: str) -> str:
     return re.sub(r"\[[^\]]*\]$", "", short_name(nodeid))
 
 
-def _measurements(doc: Mapping[str, Any], *kinds: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def measurements_of(doc: Mapping[str, Any], *kinds: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """(nodeid, measurement) of the given kinds, in document order."""
     for test in doc.get("tests", ()):
         for m in test.get("measurements", ()):
@@ -63,7 +63,7 @@ def _measurements(doc: Mapping[str, Any], *kinds: str) -> Iterator[tuple[str, di
                 yield test["nodeid"], m
 
 
-def _sorted(rows: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+def by_frame_size(rows: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
     return sorted(rows, key=lambda r: (_size_key(r[1].get("frame_size")), r[0]))
 
 
@@ -74,7 +74,7 @@ def overall_verdict(doc: Mapping[str, Any]) -> str:
     return verdict.overall_verdict(doc)
 
 
-def _line_rate(doc: Mapping[str, Any]) -> float | None:
+def line_rate_of(doc: Mapping[str, Any]) -> float | None:
     rate: Any = (doc.get("topology") or {}).get("line_rate_bps")
     return float(rate) if _real(rate) and rate > 0 else None
 
@@ -93,7 +93,7 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
         "topology_source": topo.get("source"),
         # a CI job on the default built-in topology: "built-in DUT, not your device"
         "topology_note": (doc.get("settings") or {}).get("topology_note"),
-        "line_rate": fmt_bps(_line_rate(doc)) + " (L1)" if _line_rate(doc) else
+        "line_rate": fmt_bps(line_rate_of(doc)) + " (L1)" if line_rate_of(doc) else
         "none (rates are relative to the generator's calibrated maximum)",
         "created": doc.get("created", DASH),
         "package": f"{(doc.get('package') or {}).get('name', 'pytest-netload')} "
@@ -132,7 +132,7 @@ def lower_bound_note(max_source: Any, generator_max_pps: Any, what: str = "throu
 
 def _throughput(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for nodeid, m in _sorted(list(_measurements(doc, "throughput"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "throughput"))):
         notes = []
         bounded = bool(m.get("lower_bound_by_generator"))
         if bounded:
@@ -172,7 +172,7 @@ _MAX_BASIS = {"line_rate": None, "max_rate": "the marker's max_rate",
 
 def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for nodeid, m in _sorted(list(_measurements(doc, "latency_rfc2544"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "latency_rfc2544"))):
         lat = m["latency"]
         pcts = lat.get("percentiles") or {}
         rows.append({
@@ -194,7 +194,7 @@ def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _frame_loss(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     tables = []
-    for nodeid, m in _sorted(list(_measurements(doc, "frame_loss"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "frame_loss"))):
         basis = _MAX_BASIS.get(m.get("max_source") or "")
         if basis is None:   # the line rate, or a record that does not say
             basis = f"line rate {fmt_bps(m['line_rate_bps'])}" if m.get("line_rate_bps") else \
@@ -218,7 +218,7 @@ def _frame_loss(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _back_to_back(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for nodeid, m in _sorted(list(_measurements(doc, "back_to_back"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "back_to_back"))):
         s = m["spread"]
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
@@ -234,7 +234,7 @@ def _back_to_back(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _recovery(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for nodeid, m in _sorted(list(_measurements(doc, "recovery"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "recovery"))):
         first = next((t for t in m["trials"] if t["valid"]), m["trials"][0] if m["trials"]
                      else {})
         rows.append({
@@ -253,7 +253,7 @@ def _recovery(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _reset(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for nodeid, m in _sorted(list(_measurements(doc, "reset"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "reset"))):
         valid = [t for t in m["trials"] if t["valid"]]
         rows.append({
             "size": size_label(m["frame_size"]), "test": short_name(nodeid),
@@ -268,7 +268,7 @@ def _reset(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _mlrsearch(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     tables = []
-    for nodeid, m in _sorted(list(_measurements(doc, "mlrsearch"))):
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "mlrsearch"))):
         goals = []
         for g in m["goals"]:
             goal = g["goal"]
@@ -305,7 +305,7 @@ def _mlrsearch(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _other(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     traffic = []
-    for nodeid, m in _measurements(doc, "traffic"):
+    for nodeid, m in measurements_of(doc, "traffic"):
         for s in m["streams"]:
             traffic.append({
                 "test": short_name(nodeid), "pattern": m["pattern"], "stream": s["name"],
@@ -316,7 +316,7 @@ def _other(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 "duration": fmt_given_s(m["duration_s"]),
             })
     meters = []
-    for nodeid, m in _measurements(doc, "latency"):
+    for nodeid, m in measurements_of(doc, "latency"):
         pcts = m["latency"].get("percentiles") or {}
         meters.append({
             "test": short_name(nodeid), "stream": m["stream"],
@@ -344,7 +344,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
     clocks: dict[str, Any] = {}
     kinds = ("throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recovery",
              "reset", "mlrsearch")
-    for nodeid, m in _measurements(doc, *kinds):
+    for nodeid, m in measurements_of(doc, *kinds):
         trials = _trials_of(m)
         durations = sorted({t["duration_s"] for t in trials if _real(t.get("duration_s"))})
         duration = m.get("duration_s")
@@ -389,11 +389,11 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
                                  "backlog": fmt_count(t["backlog_frames"]),
                                  "verdict": "failed" if t.get("steady_state") == "fail"
                                  else "flagged", "note": steady_note(t, fmt.HTML)})
-    for _, m in _measurements(doc, "latency_rfc2544", "latency"):
+    for _, m in measurements_of(doc, "latency_rfc2544", "latency"):
         lat = m["latency"]
         if lat.get("clock"):
             clocks.setdefault(lat["clock"], lat.get("resolution_ns"))
-    for _, m in _measurements(doc, *kinds):
+    for _, m in measurements_of(doc, *kinds):
         for t in _trials_of(m):
             if t.get("clock"):
                 clocks.setdefault(t["clock"], None)
@@ -405,8 +405,8 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
         "search": fmt_pps(m["search_max_pps"]),
         "bias": fmt_ns(m.get("latency_bias_ns")) if m.get("latency_bias_ns") is not None
         else "not measured", "note": m.get("latency_bias_note") or "",
-    } for nodeid, m in _measurements(doc, "calibration")]
-    confidences = sorted({p["confidence"] for _, m in _measurements(doc, "latency_rfc2544",
+    } for nodeid, m in measurements_of(doc, "calibration")]
+    confidences = sorted({p["confidence"] for _, m in measurements_of(doc, "latency_rfc2544",
                                                                     "latency")
                           for p in (m["latency"].get("percentiles") or {}).values() if p})
     ports = [{"name": p.get("name", DASH), "device": p.get("device", DASH),

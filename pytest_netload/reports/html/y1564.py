@@ -9,7 +9,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from .sections import _measurements, short_name
+from .figures import COLOURS, figure, svg
+from .sections import measurements_of, short_name
 from .text import DASH, fmt_bps, fmt_loss, fmt_s, fmt_share
 
 __all__ = ["MAX_PLOT_POINTS", "y1564_plot", "y1564_sct", "y1564_spt"]
@@ -54,7 +55,7 @@ def _service_line(s: Mapping[str, Any]) -> str:
 def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One table per service configuration test (a test and a service)."""
     tables = []
-    for nodeid, m in _measurements(doc, "y1564_sct"):
+    for nodeid, m in measurements_of(doc, "y1564_sct"):
         service = m["service"]
         rows = []
         for step in m["steps"]:
@@ -75,7 +76,7 @@ def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 def y1564_spt(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One table per service performance test: a row per service over the run."""
     tables = []
-    for nodeid, m in _measurements(doc, "y1564_spt"):
+    for nodeid, m in measurements_of(doc, "y1564_spt"):
         rows = []
         for s in m["services"]:
             text, css = _verdict(s["passed"])
@@ -109,13 +110,11 @@ def _binned(values: list[Any], width: int, worst: Any) -> list[Any]:
 def y1564_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
     """Per-interval FLR, IR and availability of each service of the first SPT (the
     worst value of each bin when the run has more than MAX_PLOT_POINTS intervals)."""
-    from .plots import _COLOURS, _figure, _svg
-
-    runs = list(_measurements(doc, "y1564_spt"))
+    runs = list(measurements_of(doc, "y1564_spt"))
     if not runs:
         return None
     _nodeid, m = runs[0]
-    fig = _figure(9.0, 5.4)
+    fig = figure(9.0, 5.4)
     ax_flr, ax_ir, ax_av = fig.subplots(3, 1, sharex=True)
     for i, s in enumerate(m["services"]):
         series = s["series"]
@@ -124,7 +123,7 @@ def y1564_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
             continue
         width = max(1, -(-n // MAX_PLOT_POINTS))
         x = [k * width * m["interval_s"] for k in range(-(-n // width))]
-        colour = _COLOURS[i % len(_COLOURS)]
+        colour = COLOURS[i % len(COLOURS)]
         name = s["service"]["name"]
         flr = _binned(series["flr"], width, max)
         ax_flr.plot(x, [float("nan") if v is None else v * 100 for v in flr], color=colour,
@@ -142,4 +141,4 @@ def y1564_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
     ax_av.set_yticks([0, 1])
     ax_av.set_xlabel("time into the run (s)")
     ax_flr.legend(loc="upper right", fontsize="small")
-    return _svg(fig, index, "Y.1564 service performance test per interval")
+    return svg(fig, index, "Y.1564 service performance test per interval")
