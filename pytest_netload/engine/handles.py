@@ -18,6 +18,7 @@ from .wire import TERMINATED_NOTE
 
 if TYPE_CHECKING:
     from .client import Engine
+    from .protocol import StreamSpec
 
 __all__ = ["CLOCKS", "LoadedStream", "Port", "Tx", "check_clock", "check_frames_fit",
            "hardware_clock", "link_events"]
@@ -261,17 +262,16 @@ def hardware_clock(stream: LoadedStream, rx_ports: list[Port]) -> bool:
         p.info.get("hw_timestamps") for p in ports)
 
 
-def check_frames_fit(spec: dict[str, Any], port: Port) -> None:
+def check_frames_fit(spec: StreamSpec, port: Port) -> None:
     """Refuse frames the port cannot carry before any traffic starts."""
     mtu = int(port.info.get("mtu") or 0)
     if not mtu:
         return
-    l3 = int(spec.get("l3_offset", 14))
-    l3 = l3 if l3 >= 0 else 14
-    for frame in spec["frames"]:
+    l3 = spec.l3_offset if spec.l3_offset >= 0 else 14
+    for frame in spec.frames:
         if len(frame) - l3 > mtu:
             raise errors.NetloadConfigError(
-                f"stream {spec.get('name')!r}: a {len(frame) + 4}-byte frame carries "
+                f"stream {spec.name!r}: a {len(frame) + 4}-byte frame carries "
                 f"{len(frame) - l3} bytes above L2, more than port {port.device!r}'s MTU "
                 f"{mtu}; use smaller frames or open the port with mtu={len(frame) - l3}"
             )
