@@ -57,7 +57,7 @@ from .fake_model import (
     hist_buckets,
     hist_lower_bounds_ns,
 )
-from .protocol import Hello, PortSpec, RunResults, RunStart, RunStatus, StreamSpec
+from .protocol import Hello, PortSpec, PortStats, RunResults, RunStart, RunStatus, StreamSpec
 from .wire import pack_array
 
 __all__ = ["CONSTANTS", "FAKE_ABI_VERSION", "FAKE_KEYS", "HIST_MAX_SUB_BITS",
@@ -212,7 +212,7 @@ class FakeHost:
 
     def op_port_stats(self, port_id: int) -> dict[str, int]:
         self._port(port_id)
-        return dict(self.counters[port_id])
+        return PortStats(**self.counters[port_id]).encode()
 
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None:
         raise errors.NetloadEnvironmentError(

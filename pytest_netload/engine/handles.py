@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import errors
+from .protocol import PortStats, StreamSpec
 from .wire import TERMINATED_NOTE
 
 if TYPE_CHECKING:
     from .client import Engine
-    from .protocol import StreamSpec
 
 __all__ = ["CLOCKS", "LoadedStream", "Port", "Tx", "check_clock", "check_frames_fit",
            "hardware_clock", "link_events"]
@@ -77,7 +77,10 @@ class Port:
         return int(self.info.get("tx_queues", 1))
 
     def stats(self) -> dict[str, int]:
-        return dict(self.engine._call("port_stats", port_id=self._id()))
+        """The port's counters (`protocol.PortStats`'s fields) since it opened."""
+        stats: dict[str, int] = PortStats.decode(
+            self.engine._call("port_stats", port_id=self._id())).as_dict()
+        return stats
 
     def set_queue_rate(self, mbps: int, queue: int = 0) -> None:
         """Hardware rate limit of a TX queue in Mbit/s (0: none), where the PMD has one."""

@@ -3,8 +3,8 @@
 `serve(channel)` answers one request at a time. A request is
 `{"op": name, **arguments}`; the answer is `{"ok": value}` or
 `{"error": class name, "message": text}`. The operations, and the typed messages they
-carry, are `protocol.py`'s (`HostOps`; `Hello`, `PortSpec`, `StreamSpec`, `RunStart`,
-`RunStatus`, `RunResults`). A run's result arrays travel inside `RunResults` as
+carry, are `protocol.py`'s (`HostOps`; `Hello`, `PortSpec`, `PortStats`, `StreamSpec`,
+`RunStart`, `RunStatus`, `RunResults`). A run's result arrays travel inside `RunResults` as
 `wire.pack_array` packs them and are rebuilt by the client (both sides use `wire.py`).
 Only this module loads the facade, and only in the host process.
 """
@@ -29,7 +29,7 @@ from .. import errors
 from .. import locks
 from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
-from .protocol import Hello, PortSpec, RunResults, RunStart, StreamSpec
+from .protocol import Hello, PortSpec, PortStats, RunResults, RunStart, StreamSpec
 from .ringdrops import RingDrops
 from .wire import TERMINATED_NOTE, pack_array
 
@@ -220,7 +220,7 @@ class Host:
         return self.link_state(port_id)
 
     def op_port_stats(self, port_id: int) -> dict[str, int]:
-        return self.facade.port_stats(port_id)
+        return PortStats(**self.facade.port_stats(port_id)).encode()
 
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None:
         self.facade.port_set_queue_rate(port_id, queue, mbps)

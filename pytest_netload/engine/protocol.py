@@ -3,8 +3,9 @@
 A request is ``{"op": name, **arguments}`` and `host.serve` answers it by calling
 the host's ``op_<name>`` (`HostOps`: the real `host.Host` and the fake
 `fake.FakeHost` implement it op for op; tests/unit/test_engine_protocol.py compares
-them). A run's settings, its native TX entries, a port's options, a stream's spec, a
-poll's status, a run's results and the host's hello are frozen dataclasses here,
+them). A run's settings, its native TX entries, a port's options and counters, a
+stream's spec, a poll's status, a run's results and the host's hello are frozen
+dataclasses here,
 carried by one codec (`_Message.encode` / `decode`) as
 plain dicts, lists, ints, bools, floats, strings and bytes (what execnet carries),
 stamped with `PROTOCOL_VERSION`, the native core's ABI version: both sides were built
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     from .handles import LoadedStream, Port, Tx
 
 __all__ = ["PROTOCOL_VERSION", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
-           "PortSpec", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec", "TxEntry",
-           "latency_sub_bits"]
+           "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
+           "TxEntry", "latency_sub_bits"]
 
 #: The codec's version: the ABI version of the netload_api.h both sides were built from.
 PROTOCOL_VERSION = ABI_VERSION
@@ -127,6 +128,21 @@ class PortSpec(_Message):
     promiscuous: bool = True
     hw_timestamps: bool | str = "auto"  # False, True (required) or "auto"
     peer_wait_s: float = 10.0  # a listening port (vhost-user server) waits this for its peer
+
+
+@dataclass(frozen=True)
+class PortStats(_Message):
+    """A port's counters as ``port_stats`` answers them (`struct netload_port_stats`,
+    field for field: DPDK's `rte_eth_stats` totals since the port opened)."""
+
+    ipackets: int = 0
+    opackets: int = 0
+    ibytes: int = 0
+    obytes: int = 0
+    imissed: int = 0
+    ierrors: int = 0
+    oerrors: int = 0
+    rx_nombuf: int = 0
 
 
 # ---- streams -------------------------------------------------------------------------------
@@ -423,7 +439,7 @@ class HostOps(Protocol):
                      **options: Any) -> dict[str, Any]: ...
     def op_port_info(self, port_id: int) -> dict[str, Any]: ...
     def op_port_link(self, port_id: int) -> dict[str, Any]: ...
-    def op_port_stats(self, port_id: int) -> dict[str, int]: ...
+    def op_port_stats(self, port_id: int) -> dict[str, int]: ...  # `PortStats`
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None: ...
     def op_port_set_addr(self, port_id: int, mac: str, ip: str, vlan: int = 0,
                          reply_pps: int = 0) -> None: ...
