@@ -112,6 +112,33 @@ class _Message:
         return out
 
 
+# ---- the host ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello(_Message):
+    """A host's answer to ``hello``: its core's constants (`abi_version`, the limits), its
+    EAL arguments and workers, the CPUs they run on (and those other engines' workers
+    busy-poll), its TSC rate, its histogram layout and its process. `hostname` and
+    `log_path` are the real host's (a remote one names the log it made); `fake_dut` the
+    fake host's DUT. `Engine.hello` is its fields as a dict."""
+
+    constants: dict[str, int]
+    workers: int
+    eal_args: tuple[str, ...] = field(default=(), metadata={"items": str})
+    main_cpu: int | None = None
+    worker_cpus: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    tsc_hz: int = 0
+    hist_lower_ns: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    pid: int = 0
+    dpdk_version: str = ""
+    cpu_note: str | None = None
+    busy_cpus: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    hostname: str | None = None
+    log_path: str | None = None
+    fake_dut: dict[str, Any] | None = None
+
+
 # ---- ports ---------------------------------------------------------------------------------
 
 
@@ -291,33 +318,6 @@ class RunResults(_Message):
     arrays: dict[str, dict[str, Any]]
     ports: dict[int, dict[str, int]]
     link_events: tuple[dict[str, Any], ...] = field(default=(), metadata={"items": dict})
-
-
-# ---- the host ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Hello(_Message):
-    """A host's answer to ``hello``: its core's constants (`abi_version`, the limits), its
-    EAL arguments and workers, the CPUs they run on (and those other engines' workers
-    busy-poll), its TSC rate, its histogram layout and its process. `hostname` and
-    `log_path` are the real host's (a remote one names the log it made); `fake_dut` the
-    fake host's DUT. `Engine.hello` is its fields as a dict."""
-
-    constants: dict[str, int]
-    workers: int
-    eal_args: tuple[str, ...] = field(default=(), metadata={"items": str})
-    main_cpu: int | None = None
-    worker_cpus: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
-    tsc_hz: int = 0
-    hist_lower_ns: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
-    pid: int = 0
-    dpdk_version: str = ""
-    cpu_note: str | None = None
-    busy_cpus: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
-    hostname: str | None = None
-    log_path: str | None = None
-    fake_dut: dict[str, Any] | None = None
 
 
 def latency_sub_bits(digits: int) -> int:
