@@ -5,7 +5,8 @@ Python needs some C facts without loading the extension: the layers below the en
 machine) and tests that build frames by hand. They read them from that generated
 module, never from numbers typed again. It is checked in, so the package imports
 before anything is built; tests/unit/test_native_facts.py fails when it differs from
-what this script makes of the header, and the build (engine/_build.py) rewrites it.
+what this script makes of the header, and the engine's build in a checkout
+(native/setup.py, `facts_in_checkout`) rewrites it.
 
     python3 native/gen_facts.py           # rewrite the module
     python3 native/gen_facts.py --check   # exit 1 when it is out of date

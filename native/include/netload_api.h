@@ -2,7 +2,7 @@
  * netload_api.h — the one C API of the pytest-netload native core.
  *
  * Declarations only: no preprocessor lines and no DPDK types, so that cffi
- * reads this file verbatim as its cdef (pytest_netload/engine/_build.py) and
+ * reads this file verbatim as its cdef (native/netload_build.py) and
  * netload.h includes it for the C side. Change it here and nowhere else;
  * bump NETLOAD_ABI_VERSION when a struct or a signature changes.
  *

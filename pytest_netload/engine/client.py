@@ -42,7 +42,7 @@ from .handles import (
 )
 from .leftovers import mark_crashed, new_log_dir, remove_host_leftovers, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
-from .protocol import RunSpec, latency_sub_bits
+from .protocol import Hello, RunSpec, StreamSpec, latency_sub_bits
 from .runs import POLL_SLICE_MS, execute
 from .wire import TERMINATED_NOTE
 
@@ -179,10 +179,19 @@ class Engine:
         self._crashed = False
         self._generation = 0
         self.log_path = ""
-        self.hello: dict[str, Any] = {}
+        # The host's hello, typed (None before the first); `hello` is it as a dict.
+        self.host_hello: Hello | None = None
+        # The EAL arguments of the last host that answered hello (its runtime dir), also
+        # when its hello was then refused
+        self._host_eal_args: list[str] = []
         self.last_result: RunResult | None = None
 
     # ---- lifecycle ----------------------------------------------------------------
+
+    @property
+    def hello(self) -> dict[str, Any]:
+        """The host's answer to hello: `protocol.Hello`'s fields as a dict ({} before it)."""
+        return {} if self.host_hello is None else self.host_hello.as_dict()
 
     @property
     def alive(self) -> bool:
@@ -235,7 +244,7 @@ class Engine:
             ) from exc
         opts: dict[str, Any] = {k: v for k, v in self._eal_options.items() if v is not None}
         try:
-            self.hello = self._call(
+            reply = self._call(
                 "hello", eal_args=self._eal_args, log_path=self.log_path or None,
                 cpu_wait_s=self.cpu_wait_s, client={"pid": os.getpid(), "cmdline": cmdline(),
                                                     "host": socket.gethostname()},
@@ -248,16 +257,20 @@ class Engine:
             # `with Engine() as e:` never calls __exit__ when __enter__ raises
             self._terminate()
             raise
+        # What a refused host still tells: its runtime dir and (remote) its log. Its core's
+        # ABI is checked before the codec's own version stamp, since check_abi names the fix.
+        self._host_eal_args = list(reply.get("eal_args") or [])
         if self.remote:
-            self.log_path = str(self.hello.get("log_path") or "")
+            self.log_path = str(reply.get("log_path") or "")
         try:
-            check_abi(self.hello.get("constants", {}).get("abi_version"),
+            check_abi(reply.get("constants", {}).get("abi_version"),
                       remote.target(spec) if self.remote else "")
+            self.host_hello = hello = Hello.decode(reply)
         except errors.NetloadEnvironmentError:
             self.close()
             raise
-        if self.hello.get("cpu_note"):
-            warnings.warn(errors.NetloadWarning(self.hello["cpu_note"]), stacklevel=2)
+        if hello.cpu_note:
+            warnings.warn(errors.NetloadWarning(hello.cpu_note), stacklevel=2)
         if self.isolate_workers and not self.remote:
             self._keep_off_workers()
         return self
@@ -293,8 +306,9 @@ class Engine:
         loses its precision to whatever the scheduler puts there.
         """
         # ... and off the CPUs other engines' workers busy-poll (their locks said so)
-        own = set(self.hello.get("worker_cpus", ()))
-        workers = own | set(self.hello.get("busy_cpus", ()))
+        h = self.host_hello
+        own = set(h.worker_cpus if h else ())
+        workers = own | set(h.busy_cpus if h else ())
         for tid in os.listdir("/proc/self/task"):
             try:
                 mask = os.sched_getaffinity(int(tid))
@@ -328,7 +342,7 @@ class Engine:
         # A host that died skipped its EAL cleanup: remove its runtime files here (a
         # remote one's go with remote.fetch_tail, or with the next host's sweep there).
         if not self.remote and self.fake is None:
-            remove_runtime_dir(list(self.hello.get("eal_args") or []))
+            remove_runtime_dir(list(self._host_eal_args))
             # ... also those of a host whose hello never answered (its EAL started, then
             # the start failed, timed out or was cut short, and the host was killed after
             # group.terminate's 5 s: under CPU load its own cleanup takes longer), which
@@ -370,7 +384,7 @@ class Engine:
             if self.remote:
                 where = remote.target(self._spec)
                 tail = remote.fetch_tail(self._spec, self.log_path, LOG_TAIL_LINES,
-                                         list(self.hello.get("eal_args") or []))
+                                         list(self._host_eal_args))
                 log = f"its log is {self.log_path} on {where}" if self.log_path else \
                     f"it ended before it made its log on {where}"
             else:
@@ -389,27 +403,27 @@ class Engine:
 
     # ---- ports and streams --------------------------------------------------------
 
-    @property
-    def constants(self) -> dict[str, int]:
+    def _hello(self) -> Hello:
+        """The running host's hello (starting it first when none runs)."""
         if not self.alive:
             self.start()
-        return dict(self.hello["constants"])
+        assert self.host_hello is not None  # start() decoded it, or raised
+        return self.host_hello
+
+    @property
+    def constants(self) -> dict[str, int]:
+        return dict(self._hello().constants)
 
     def environment(self) -> dict[str, Any]:
         """What results record about the generator: DPDK version, EAL lcores, TSC rate."""
-        if not self.alive:
-            self.start()
-        h = self.hello
-        return {"dpdk_version": h.get("dpdk_version"), "gateway": self.gateway_spec,
-                "host": h.get("hostname"),
-                "workers": h.get("workers"), "worker_cpus": h.get("worker_cpus"),
-                "tsc_hz": h.get("tsc_hz"), "abi_version": h["constants"]["abi_version"]}
+        h = self._hello()
+        return {"dpdk_version": h.dpdk_version, "gateway": self.gateway_spec,
+                "host": h.hostname, "workers": h.workers, "worker_cpus": list(h.worker_cpus),
+                "tsc_hz": h.tsc_hz, "abi_version": h.constants["abi_version"]}
 
     @property
     def workers(self) -> int:
-        if not self.alive:
-            self.start()
-        return int(self.hello["workers"])
+        return self._hello().workers
 
     def port(self, device: str, *, name: str = "", **options: Any) -> Port:
         """Open a DPDK device (vdev string or PCI address) as a port; `name` is what link
@@ -433,7 +447,8 @@ class Engine:
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,
              clock: str = "auto", queues: int | None = None) -> LoadedStream:
-        """Compile a `traffic.Stream` (or an engine spec dict) onto a port.
+        """Compile a `traffic.Stream` (or its compiled dict, or a `protocol.StreamSpec`)
+        onto a port.
 
         `clock` is the timestamp source the stream's latency is measured
         with: "tsc" (software TSC reads, every port), "hardware" (the NICs'
@@ -471,25 +486,22 @@ class Engine:
     def _load_one(self, port: Port, stream: Any, *, pool_mbufs: int, clock: str,
                   name: str | None = None) -> LoadedStream:
         check_clock(clock, port)
-        spec = stream if isinstance(stream, dict) else stream.compile(
-            self.constants["signature_bytes"]
-        )
+        spec = StreamSpec.of(stream, self.constants["signature_bytes"])
         check_frames_fit(spec, port)
         limit = self.constants["max_fields"]
-        if len(spec.get("fields", ())) > limit:
+        if len(spec.fields) > limit:
             raise errors.NetloadConfigError(
-                f"stream {spec.get('name')!r} has {len(spec['fields'])} field modifiers; "
+                f"stream {spec.name!r} has {len(spec.fields)} field modifiers; "
                 f"the engine takes at most {limit} per stream: split it into several streams"
             )
         if name is not None:
-            spec = {**spec, "name": name}
-        reply = self._call("stream_load", port_id=port._id(), spec=spec, pool_mbufs=pool_mbufs)
-        sizes = spec.get("sizes") or [len(f) + 4 for f in spec["frames"]]
-        sequence = spec.get("sequence") or [0]
+            spec = replace(spec, name=name)
+        reply = self._call("stream_load", port_id=port._id(), spec=spec.encode(),
+                           pool_mbufs=pool_mbufs)
         return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
-                            str(spec.get("name") or f"stream{reply['stream_id']}"),
+                            str(spec.name or f"stream{reply['stream_id']}"),
                             bool(reply["csum_offloaded"]), self._generation,
-                            sum(sizes[i] for i in sequence) / len(sequence), clock)
+                            spec.mean_frame_size, clock)
 
     # ---- runs ---------------------------------------------------------------------
 

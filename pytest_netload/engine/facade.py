@@ -26,7 +26,7 @@ from .leftovers import remove_runtime_dir, runtime_dir_exists
 from .listening import interrupt_after as _interrupt_after
 from .listening import listening_socket as listening_socket  # noqa: PLC0414 - re-exported
 from .listening import remove_stale_socket as remove_stale_socket  # noqa: PLC0414
-from .protocol import PortSpec
+from .protocol import PortSpec, StreamSpec
 
 ENGINE_INSTALL = "pip install 'pytest-netload[engine]'"
 """What installs the native engine (the pytest-netload-engine distribution)."""
@@ -497,40 +497,38 @@ class NativeStream:
             self.ptr = None
 
 
-def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> NativeStream:
-    """Create a stream from `traffic.Stream.compile()`'s dict."""
-    frames = [ffi.new("uint8_t[]", bytes(f)) for f in spec["frames"]]
-    fields = spec.get("fields", [])
+def stream_create(port_id: int, spec: StreamSpec, pool_mbufs: int = 0) -> NativeStream:
+    """Create a stream from its spec (`protocol.StreamSpec`, as the host decoded it)."""
+    frames = [ffi.new("uint8_t[]", f) for f in spec.frames]
     try:
         cfields = ffi.new(
             "struct netload_field_conf[]",
             [
                 {
-                    "offset": f["offset"],
-                    "width": f["width"],
-                    "op": FIELD_OPS[f["op"]],
-                    "min": f["min"],
-                    "max": f["max"],
-                    "step": f.get("step", 1),
+                    "offset": f.offset,
+                    "width": f.width,
+                    "op": FIELD_OPS[f.op],
+                    "min": f.min,
+                    "max": f.max,
+                    "step": f.step,
                 }
-                for f in fields
+                for f in spec.fields
             ]
             or 1,
         )
     except KeyError as exc:
         raise NetloadConfigError(
-            f"stream {spec.get('name')!r}: field op {exc}; use one of {sorted(FIELD_OPS)}"
+            f"stream {spec.name!r}: field op {exc}; use one of {sorted(FIELD_OPS)}"
         ) from None
     except OverflowError as exc:
         raise NetloadConfigError(
-            f"stream {spec.get('name')!r}: a field value is out of range ({exc})"
+            f"stream {spec.name!r}: a field value is out of range ({exc})"
         ) from None
-    l3 = spec.get("l3_proto", 0)
-    l4 = spec.get("l4_proto", 0)
+    l3, l4 = spec.l3_proto, spec.l4_proto
     # The struct only points at these: they must outlive the call.
     frame_ptrs = ffi.new("uint8_t *[]", frames)
-    frame_bytes = ffi.new("uint16_t[]", [len(f) for f in spec["frames"]])
-    sequence = ffi.new("uint16_t[]", list(spec["sequence"]) or 1)
+    frame_bytes = ffi.new("uint16_t[]", [len(f) for f in spec.frames])
+    sequence = ffi.new("uint16_t[]", list(spec.sequence) or 1)
     conf = ffi.new(
         "struct netload_stream_conf *",
         {
@@ -538,21 +536,21 @@ def stream_create(port_id: int, spec: dict[str, Any], pool_mbufs: int = 0) -> Na
             "n_frames": len(frames),
             "frames": frame_ptrs,
             "frame_bytes": frame_bytes,
-            "sequence_len": len(spec["sequence"]),
+            "sequence_len": len(spec.sequence),
             "sequence": sequence,
-            "l3_offset": spec.get("l3_offset", -1),
-            "l4_offset": spec.get("l4_offset", -1),
+            "l3_offset": spec.l3_offset,
+            "l4_offset": spec.l4_offset,
             "l3_proto": l3,
             "l4_proto": l4,
             "fix_ipv4_csum": int(l3 == 4),
-            "fix_l4_csum": int(l4 in (6, 17) and spec.get("l4_offset", -1) >= 0),
-            "n_fields": len(fields),
+            "fix_l4_csum": int(l4 in (6, 17) and spec.l4_offset >= 0),
+            "n_fields": len(spec.fields),
             "fields": cfields,
             "pool_mbufs": pool_mbufs,
-            "seed": spec.get("seed", 0) or 0,
-            "stamp_every": int(spec.get("stamp_every", 1) or 1),
+            "seed": spec.seed,
+            "stamp_every": spec.stamp_every or 1,
         },
     )
     out = ffi.new("struct netload_stream **")
-    _check(lib.netload_stream_create(conf, out), f"stream {spec.get('name')!r}")
-    return NativeStream(out[0], port_id, str(spec.get("name") or ""))
+    _check(lib.netload_stream_create(conf, out), f"stream {spec.name!r}")
+    return NativeStream(out[0], port_id, str(spec.name or ""))

@@ -57,7 +57,7 @@ from .fake_model import (
     hist_buckets,
     hist_lower_bounds_ns,
 )
-from .protocol import PortSpec, RunStart, RunStatus
+from .protocol import Hello, PortSpec, PortStats, RunResults, RunStart, RunStatus, StreamSpec
 from .wire import pack_array
 
 __all__ = ["CONSTANTS", "FAKE_ABI_VERSION", "FAKE_KEYS", "HIST_MAX_SUB_BITS",
@@ -133,12 +133,10 @@ class FakeHost:
             # lives as long as the process, as the host's fault log does
             self._log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
         self.log(f"pid {os.getpid()}, no DPDK; DUT {self.dut.describe()}")
-        return {"constants": dict(CONSTANTS), "workers": 1, "eal_args": [],
-                "main_cpu": None, "worker_cpus": [], "tsc_hz": FAKE_TSC_HZ,
-                "hist_lower_ns": hist_lower_bounds_ns(HIST_SUB_BITS).tolist(),
-                "pid": os.getpid(),
-                "dpdk_version": f"none: fake engine ({self.dut.spec()})",
-                "cpu_note": None, "busy_cpus": [], "fake_dut": asdict(self.dut)}
+        return Hello(constants=dict(CONSTANTS), workers=1, tsc_hz=FAKE_TSC_HZ,
+                     hist_lower_ns=tuple(hist_lower_bounds_ns(HIST_SUB_BITS).tolist()),
+                     pid=os.getpid(), dpdk_version=f"none: fake engine ({self.dut.spec()})",
+                     fake_dut=asdict(self.dut)).encode()
 
     def op_close(self, drop_log: bool = False) -> None:
         """Forget everything (a fake host makes no log dir of its own: `drop_log` has
@@ -214,7 +212,7 @@ class FakeHost:
 
     def op_port_stats(self, port_id: int) -> dict[str, int]:
         self._port(port_id)
-        return dict(self.counters[port_id])
+        return PortStats(**self.counters[port_id]).encode()
 
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None:
         raise errors.NetloadEnvironmentError(
@@ -255,9 +253,10 @@ class FakeHost:
                        pool_mbufs: int = 0) -> dict[str, Any]:
         if port_id not in self.ports:
             raise errors.NetloadEnvironmentError(f"stream: port {port_id} is not open")
-        name = spec.get("name")
-        frames = [bytes(f) for f in spec.get("frames", ())]
-        sequence = [int(i) for i in spec.get("sequence") or [0]]
+        stream = StreamSpec.decode(spec)
+        name = stream.name
+        frames = list(stream.frames)
+        sequence = list(stream.sequence or (0,))
         where = f"stream {name!r}"
         if not 1 <= len(frames) <= CONSTANTS["max_frames"]:
             raise errors.NetloadConfigError(f"{where}: stream: {len(frames)} frame templates; "
@@ -266,8 +265,8 @@ class FakeHost:
         if bad:
             raise errors.NetloadConfigError(f"{where}: stream: sequence entry names frame "
                                             f"{bad[0]} of {len(frames)}")
-        if len(spec.get("fields", ())) > CONSTANTS["max_fields"]:
-            raise errors.NetloadConfigError(f"{where}: stream: {len(spec['fields'])} fields; "
+        if len(stream.fields) > CONSTANTS["max_fields"]:
+            raise errors.NetloadConfigError(f"{where}: stream: {len(stream.fields)} fields; "
                                             f"at most {CONSTANTS['max_fields']}")
         for i, f in enumerate(frames):
             if not CONSTANTS["min_frame_bytes"] <= len(f) <= CONSTANTS["max_frame_bytes"]:
@@ -282,7 +281,7 @@ class FakeHost:
         self._stream_ids += 1
         handle = self._next()
         self.streams[handle] = FakeStream(self._stream_ids, port_id, str(name or ""), frames,
-                                          sequence, int(spec.get("stamp_every", 1) or 1))
+                                          sequence, stream.stamp_every or 1)
         return {"handle": handle, "stream_id": self._stream_ids, "csum_offloaded": False}
 
     def op_stream_free(self, handle: int) -> None:
@@ -411,7 +410,7 @@ class FakeHost:
             deltas[p] = {**got, "iface_rx_dropped": 0, "iface_tx_dropped": 0,
                          "iface_ring_drops": 0, "iface_carrier_down": 0, "link_up_before": 1,
                          "link_up_after": 1}
-        return {"arrays": {k: pack_array(v) for k, v in o.arrays.items()}, "ports": deltas}
+        return RunResults({k: pack_array(v) for k, v in o.arrays.items()}, deltas).encode()
 
 
 if TYPE_CHECKING:  # mypy checks that FakeHost has HostOps' operations, as Host has

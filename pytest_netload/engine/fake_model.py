@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from .. import _native_facts as facts
 from .. import errors
 from ..units import FCS_BYTES, frame_bits
 from .fake_dut import FakeDut
-from .protocol import PhaseSpec, TxEntry
+from .protocol import PhaseSpec, PortStats, TxEntry
 
 HIST_SUB_BITS = facts.HIST_SUB_BITS        # gap and IPDV histograms
 LATENCY_SUB_BITS = facts.LATENCY_SUB_BITS  # latency histograms by default
@@ -29,8 +29,7 @@ RX_BURST = 32                # frames per RX burst, for the queue's burst counte
 TX_STATS = facts.TX_STATS_FIELDS
 RX_STREAM_STATS = facts.RX_STREAM_STATS_FIELDS
 RX_QUEUE_STATS = facts.RX_QUEUE_STATS_FIELDS
-PORT_STATS = ("ipackets", "opackets", "ibytes", "obytes", "imissed", "ierrors", "oerrors",
-              "rx_nombuf")
+PORT_STATS = tuple(f.name for f in fields(PortStats))  # struct netload_port_stats
 TX_END = {"none": facts.TX_END_NONE, "count": facts.TX_END_COUNT,
           "duration": facts.TX_END_DURATION, "phases": facts.TX_END_PHASES,
           "stopped": facts.TX_END_STOPPED}

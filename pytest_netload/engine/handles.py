@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import errors
+from .protocol import PortStats, StreamSpec
 from .wire import TERMINATED_NOTE
 
 if TYPE_CHECKING:
@@ -76,7 +77,10 @@ class Port:
         return int(self.info.get("tx_queues", 1))
 
     def stats(self) -> dict[str, int]:
-        return dict(self.engine._call("port_stats", port_id=self._id()))
+        """The port's counters (`protocol.PortStats`'s fields) since it opened."""
+        stats: dict[str, int] = PortStats.decode(
+            self.engine._call("port_stats", port_id=self._id())).as_dict()
+        return stats
 
     def set_queue_rate(self, mbps: int, queue: int = 0) -> None:
         """Hardware rate limit of a TX queue in Mbit/s (0: none), where the PMD has one."""
@@ -261,17 +265,16 @@ def hardware_clock(stream: LoadedStream, rx_ports: list[Port]) -> bool:
         p.info.get("hw_timestamps") for p in ports)
 
 
-def check_frames_fit(spec: dict[str, Any], port: Port) -> None:
+def check_frames_fit(spec: StreamSpec, port: Port) -> None:
     """Refuse frames the port cannot carry before any traffic starts."""
     mtu = int(port.info.get("mtu") or 0)
     if not mtu:
         return
-    l3 = int(spec.get("l3_offset", 14))
-    l3 = l3 if l3 >= 0 else 14
-    for frame in spec["frames"]:
+    l3 = spec.l3_offset if spec.l3_offset >= 0 else 14
+    for frame in spec.frames:
         if len(frame) - l3 > mtu:
             raise errors.NetloadConfigError(
-                f"stream {spec.get('name')!r}: a {len(frame) + 4}-byte frame carries "
+                f"stream {spec.name!r}: a {len(frame) + 4}-byte frame carries "
                 f"{len(frame) - l3} bytes above L2, more than port {port.device!r}'s MTU "
                 f"{mtu}; use smaller frames or open the port with mtu={len(frame) - l3}"
             )

@@ -2,11 +2,11 @@
 
 `serve(channel)` answers one request at a time. A request is
 `{"op": name, **arguments}`; the answer is `{"ok": value}` or
-`{"error": class name, "message": text}`. The operations, and the typed messages a
-run's start and polls carry, are `protocol.py`'s (`HostOps`, `RunStart`, `RunStatus`,
-`PortSpec`). Results cross as plain types: numpy arrays travel as `wire.pack_array`
-packs them and are rebuilt by the client (both sides use `wire.py`). Only this module
-loads the facade, and only in the host process.
+`{"error": class name, "message": text}`. The operations, and the typed messages they
+carry, are `protocol.py`'s (`HostOps`; `Hello`, `PortSpec`, `PortStats`, `StreamSpec`,
+`RunStart`, `RunStatus`, `RunResults`). A run's result arrays travel inside `RunResults` as
+`wire.pack_array` packs them and are rebuilt by the client (both sides use `wire.py`).
+Only this module loads the facade, and only in the host process.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .. import errors
 from .. import locks
 from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
-from .protocol import PortSpec, RunStart
+from .protocol import Hello, PortSpec, PortStats, RunResults, RunStart, StreamSpec
 from .ringdrops import RingDrops
 from .wire import TERMINATED_NOTE, pack_array
 
@@ -130,12 +130,12 @@ class Host:
             cpus = [plan.main, *plan.workers]
         self.cpu_plan = plan
         f.keep_off_workers(cpus[0], cpus[1:])
-        return {"constants": f.constants(), "workers": f.Eal.workers(), "eal_args": args,
-                "main_cpu": cpus[0], "worker_cpus": cpus[1:],
-                "tsc_hz": f.tsc_hz(), "hist_lower_ns": f.hist_lower_bounds_ns().tolist(),
-                "pid": os.getpid(), "dpdk_version": f.dpdk_version(),
-                "cpu_note": plan.note(), "busy_cpus": sorted(plan.skipped),
-                "hostname": socket.gethostname(), "log_path": log_path or ""}
+        return Hello(constants=f.constants(), workers=f.Eal.workers(), eal_args=tuple(args),
+                     main_cpu=cpus[0], worker_cpus=tuple(cpus[1:]), tsc_hz=f.tsc_hz(),
+                     hist_lower_ns=tuple(f.hist_lower_bounds_ns().tolist()), pid=os.getpid(),
+                     dpdk_version=f.dpdk_version(), cpu_note=plan.note(),
+                     busy_cpus=tuple(sorted(plan.skipped)), hostname=socket.gethostname(),
+                     log_path=log_path or "").encode()
 
     def op_close(self, drop_log: bool = False) -> None:
         """Free everything; with `drop_log`, also the log dir this host made (remote)."""
@@ -220,7 +220,7 @@ class Host:
         return self.link_state(port_id)
 
     def op_port_stats(self, port_id: int) -> dict[str, int]:
-        return self.facade.port_stats(port_id)
+        return PortStats(**self.facade.port_stats(port_id)).encode()
 
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None:
         self.facade.port_set_queue_rate(port_id, queue, mbps)
@@ -288,7 +288,7 @@ class Host:
 
     def op_stream_load(self, port_id: int, spec: dict[str, Any],
                        pool_mbufs: int = 0) -> dict[str, Any]:
-        stream = self.facade.stream_create(port_id, spec, pool_mbufs)
+        stream = self.facade.stream_create(port_id, StreamSpec.decode(spec), pool_mbufs)
         handle = next(self._ids)
         self.streams[handle] = stream
         return {"handle": handle, "stream_id": stream.stream_id,
@@ -345,8 +345,8 @@ class Host:
         for p in ports:  # a state, not a counter: both ends of the run
             deltas[p]["link_up_before"] = before[p]["link_up"]
             deltas[p]["link_up_after"] = after[p]["link_up"]
-        return {"arrays": {k: pack_array(v) for k, v in arrays.items()}, "ports": deltas,
-                "link_events": watch.events}
+        return RunResults({k: pack_array(v) for k, v in arrays.items()}, deltas,
+                          tuple(watch.events)).encode()
 
 
 if TYPE_CHECKING:  # mypy checks that Host has HostOps' operations, signature for signature

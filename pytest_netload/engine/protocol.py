@@ -3,8 +3,10 @@
 A request is ``{"op": name, **arguments}`` and `host.serve` answers it by calling
 the host's ``op_<name>`` (`HostOps`: the real `host.Host` and the fake
 `fake.FakeHost` implement it op for op; tests/unit/test_engine_protocol.py compares
-them). A run's settings, its native TX entries, a port's options and a poll's status
-are frozen dataclasses here, carried by one codec (`_Message.encode` / `decode`) as
+them). A run's settings, its native TX entries, a port's options and counters, a
+stream's spec, a poll's status, a run's results and the host's hello are frozen
+dataclasses here,
+carried by one codec (`_Message.encode` / `decode`) as
 plain dicts, lists, ints, bools, floats, strings and bytes (what execnet carries),
 stamped with `PROTOCOL_VERSION`, the native core's ABI version: both sides were built
 from one netload_api.h, or `decode` refuses the message.
@@ -13,7 +15,9 @@ from one netload_api.h, or `decode` refuses the message.
 significant digits); `RunSpec.start` turns it into the `RunStart` the host receives (ns,
 histogram sub-bucket bits, handles, queues): the one place where those units change.
 The facade (`facade_run.Run`) and the fake (`fake.FakeHost.op_run_start`) read the
-`RunStart`'s fields, which are `struct netload_run_conf`'s.
+`RunStart`'s fields, which are `struct netload_run_conf`'s. Likewise a stream: the
+client builds its `StreamSpec` once (`StreamSpec.of`, in `Engine.load`) and each host
+decodes it once (``op_stream_load``); the facade and the fake read its typed fields.
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from .. import errors
 from .._native_facts import ABI_VERSION
-from ..units import run_seconds
+from ..units import FCS_BYTES, run_seconds
 
 if TYPE_CHECKING:
     from .handles import LoadedStream, Port, Tx
 
-__all__ = ["PROTOCOL_VERSION", "ForwarderSpec", "HostOps", "PhaseSpec", "PortSpec", "RunSpec",
-           "RunStart", "RunStatus", "TxEntry", "latency_sub_bits"]
+__all__ = ["PROTOCOL_VERSION", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
+           "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
+           "TxEntry", "latency_sub_bits"]
 
 #: The codec's version: the ABI version of the netload_api.h both sides were built from.
 PROTOCOL_VERSION = ABI_VERSION
@@ -54,7 +59,8 @@ def _plain(value: Any) -> Any:
 
 def _build(cls: type[Any], data: Mapping[str, Any]) -> Any:
     """An instance of the dataclass `cls` from its plain dict: nested messages (a field's
-    metadata ``of``) rebuilt, sequences made tuples, ints made Python ints, bools bools.
+    metadata ``of``) rebuilt, sequences made tuples (their items converted by the
+    metadata ``items``), ints made Python ints, bools bools.
     An unknown key or a non-integer int is a TypeError, as a wrong keyword is."""
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
@@ -63,9 +69,11 @@ def _build(cls: type[Any], data: Mapping[str, Any]) -> Any:
     kwargs: dict[str, Any] = {}
     for name, value in data.items():
         f = known[name]
-        of = f.metadata.get("of")
+        of, items = f.metadata.get("of"), f.metadata.get("items")
         if of is not None:
             value = tuple(v if isinstance(v, of) else _build(of, v) for v in value)
+        elif items is not None:
+            value = tuple(items(v) for v in value)
         elif f.metadata.get("pairs"):
             value = tuple((operator.index(a), operator.index(b)) for a, b in value)
         elif f.type in _INTS:
@@ -104,6 +112,33 @@ class _Message:
         return out
 
 
+# ---- the host ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello(_Message):
+    """A host's answer to ``hello``: its core's constants (`abi_version`, the limits), its
+    EAL arguments and workers, the CPUs they run on (and those other engines' workers
+    busy-poll), its TSC rate, its histogram layout and its process. `hostname` and
+    `log_path` are the real host's (a remote one names the log it made); `fake_dut` the
+    fake host's DUT. `Engine.hello` is its fields as a dict."""
+
+    constants: dict[str, int]
+    workers: int
+    eal_args: tuple[str, ...] = field(default=(), metadata={"items": str})
+    main_cpu: int | None = None
+    worker_cpus: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    tsc_hz: int = 0
+    hist_lower_ns: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    pid: int = 0
+    dpdk_version: str = ""
+    cpu_note: str | None = None
+    busy_cpus: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    hostname: str | None = None
+    log_path: str | None = None
+    fake_dut: dict[str, Any] | None = None
+
+
 # ---- ports ---------------------------------------------------------------------------------
 
 
@@ -120,6 +155,76 @@ class PortSpec(_Message):
     promiscuous: bool = True
     hw_timestamps: bool | str = "auto"  # False, True (required) or "auto"
     peer_wait_s: float = 10.0  # a listening port (vhost-user server) waits this for its peer
+
+
+@dataclass(frozen=True)
+class PortStats(_Message):
+    """A port's counters as ``port_stats`` answers them (`struct netload_port_stats`,
+    field for field: DPDK's `rte_eth_stats` totals since the port opened)."""
+
+    ipackets: int = 0
+    opackets: int = 0
+    ibytes: int = 0
+    obytes: int = 0
+    imissed: int = 0
+    ierrors: int = 0
+    oerrors: int = 0
+    rx_nombuf: int = 0
+
+
+# ---- streams -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldSpec(_Message):
+    """One field op of a stream (`struct netload_field_conf`, `packets.FieldOp.as_spec()`):
+    the `width` bytes at `offset` go from `min` to `max` by `step` (`op`: the facade's
+    FIELD_OPS names, "inc", "dec", "random" or "set")."""
+
+    offset: int
+    width: int
+    op: str
+    min: int
+    max: int
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class StreamSpec(_Message):
+    """A stream as a host loads it (`struct netload_stream_conf`): `traffic.Stream.compile()`'s
+    dict, typed. `frames` are without FCS, with room for the signature at their end;
+    `sizes` their sizes with FCS (empty: each frame's length + 4); `sequence` the frame
+    index of each packet, cycled. Offsets -1 and protocols 0: none. `StreamSpec.of` is
+    where the client builds one; each host decodes the one it receives once, in its
+    ``op_stream_load``."""
+
+    name: str | None = None
+    frames: tuple[bytes, ...] = field(default=(), metadata={"items": bytes})
+    sizes: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    sequence: tuple[int, ...] = field(default=(), metadata={"items": operator.index})
+    l3_offset: int = -1
+    l4_offset: int = -1
+    l3_proto: int = 0  # 4 or 6
+    l4_proto: int = 0  # 17 (UDP) or 6 (TCP)
+    fields: tuple[FieldSpec, ...] = field(default=(), metadata={"of": FieldSpec})
+    seed: int = 0  # the random field ops' seed (0: the core seeds them from its TSC)
+    stamp_every: int = 1  # a TX timestamp in every Nth packet (0 is read as 1)
+
+    @classmethod
+    def of(cls, stream: Any, trailer_bytes: int) -> StreamSpec:
+        """The spec of a `traffic.Stream` (compiled with `trailer_bytes` of room for the
+        signature), of its compiled dict, or `stream` itself when it is one already."""
+        if isinstance(stream, StreamSpec):
+            return stream
+        return cls.decode(stream if isinstance(stream, Mapping) else
+                          stream.compile(trailer_bytes))
+
+    @property
+    def mean_frame_size(self) -> float:
+        """Bytes with FCS, over the packet sequence."""
+        sizes = self.sizes or tuple(len(f) + FCS_BYTES for f in self.frames)
+        sequence = self.sequence or (0,)
+        return sum(sizes[i] for i in sequence) / len(sequence)
 
 
 # ---- runs ----------------------------------------------------------------------------------
@@ -201,6 +306,18 @@ class RunStatus(_Message):
     tx_packets: int = 0  # so far, all streams
     rx_packets: int = 0  # so far, all queues
     end_ns: int = 0  # TX end on the schedule; 0: bounded by counts or phases
+
+
+@dataclass(frozen=True)
+class RunResults(_Message):
+    """What a finished run answers (``op_run_results``): its result arrays as
+    `wire.pack_array` packs them (the array format stays wire.py's), each of its ports'
+    counter deltas over the run (`port_stats`'s counters, with ``link_up_before`` and
+    ``link_up_after``) and the link events the host saw during it (the real host's)."""
+
+    arrays: dict[str, dict[str, Any]]
+    ports: dict[int, dict[str, int]]
+    link_events: tuple[dict[str, Any], ...] = field(default=(), metadata={"items": dict})
 
 
 def latency_sub_bits(digits: int) -> int:
@@ -308,7 +425,7 @@ class HostOps(Protocol):
     def idle(self) -> bool:
         """Between requests: work to do (ARP/ND to answer)? False: nothing."""
 
-    # lifecycle
+    # lifecycle (hello answers `Hello.encode()`)
     def op_hello(self, eal_args: list[str] | None = None, log_path: str | None = None,
                  cpu_wait_s: float = 0.0, client: dict[str, Any] | None = None,
                  remote: bool = False, **eal_options: Any) -> dict[str, Any]: ...
@@ -322,7 +439,7 @@ class HostOps(Protocol):
                      **options: Any) -> dict[str, Any]: ...
     def op_port_info(self, port_id: int) -> dict[str, Any]: ...
     def op_port_link(self, port_id: int) -> dict[str, Any]: ...
-    def op_port_stats(self, port_id: int) -> dict[str, int]: ...
+    def op_port_stats(self, port_id: int) -> dict[str, int]: ...  # `PortStats`
     def op_port_set_queue_rate(self, port_id: int, queue: int, mbps: int) -> None: ...
     def op_port_set_addr(self, port_id: int, mac: str, ip: str, vlan: int = 0,
                          reply_pps: int = 0) -> None: ...
@@ -332,12 +449,14 @@ class HostOps(Protocol):
     def op_port_nd_stats(self, port_id: int) -> dict[str, Any]: ...
     def op_port_close(self, port_id: int) -> None: ...
 
-    # streams (spec: `traffic.Stream.compile()`'s dict)
+    # streams (spec: `StreamSpec.encode()`; or `traffic.Stream.compile()`'s dict, which
+    # decodes alike)
     def op_stream_load(self, port_id: int, spec: dict[str, Any],
                        pool_mbufs: int = 0) -> dict[str, Any]: ...
     def op_stream_free(self, handle: int) -> None: ...
 
-    # runs (`RunStart.encode()` is ``tx``, ``rx`` and the settings; polls `RunStatus`)
+    # runs (`RunStart.encode()` is ``tx``, ``rx`` and the settings; polls answer
+    # `RunStatus`, results `RunResults`)
     def op_run_start(self, tx: list[dict[str, Any]], rx: list[tuple[int, int]],
                      **settings: Any) -> int: ...
     def op_run_poll(self, run_id: int, wait_ms: int = 100) -> dict[str, Any]: ...

@@ -2,7 +2,8 @@
 handles, spread over the TX queues its streams were loaded on, started as a
 `protocol.RunStart`, polled (`RunStatus`) in slices of `POLL_SLICE_MS` until done
 (Ctrl-C, SIGTERM or the progress callback's error stop it and keep what it measured),
-and its arrays made into a `RunResult`. `Engine.run` calls `execute`."""
+and its `RunResults` (arrays and port counters) made into a `RunResult`. `Engine.run`
+calls `execute`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from ..measure.results import RunResult, build_run_result, merge_queue_results
 from .handles import LoadedStream, Tx, hardware_clock, link_events
-from .protocol import RunSpec, RunStatus
+from .protocol import RunResults, RunSpec, RunStatus
 from .wire import unpack_array
 
 if TYPE_CHECKING:
@@ -77,22 +78,23 @@ def execute(engine: Engine, spec: RunSpec,
                                             wait_ms=POLL_SLICE_MS)).state != "done":
             pass
     interrupted = stopped_by is not None
-    raw = engine._call("run_results", run_id=run_id)
+    raw = RunResults.decode(engine._call("run_results", run_id=run_id))
+    hello = engine._hello()
     run_ports = {p.port_id: p for p in [s.port for s in streams] + rx_ports}
     by_id = {i: p.device for i, p in run_ports.items()}
     result = build_run_result(
         [s.name for s in streams],
         [s.stream_id for s in streams],
-        {k: unpack_array(v) for k, v in raw["arrays"].items()},
-        {by_id.get(int(k), str(k)): v for k, v in raw["ports"].items()},
+        {k: unpack_array(v) for k, v in raw.arrays.items()},
+        {by_id.get(int(k), str(k)): v for k, v in raw.ports.items()},
         interrupted,
-        hist_lower_ns=engine.hello.get("hist_lower_ns"),
+        hist_lower_ns=list(hello.hist_lower_ns),
         expected_only=len(native_expected),
-        tsc_hz=engine.hello.get("tsc_hz"),
+        tsc_hz=hello.tsc_hz,
         started_at=started_at + spec.start_delay_s,
         clocks=[("nic-hardware", 1e9 / min(p.info["nic_clock_hz"] for p in [s.port, *rx_ports]))
                 if h else None for s, h in zip(streams, hw)],
-        link_events=link_events(raw.get("link_events") or (), run_ports),
+        link_events=link_events(raw.link_events, run_ports),
     )
     if len(native) + len(native_expected) > len(entries) + len(expected):
         result = merge_queue_results(

@@ -1,7 +1,9 @@
 """Streams: a packet template, frame sizes and field ops, compiled into the engine's spec dict.
 
 Pure Python; ``Stream.compile()`` returns plain types only, since the spec crosses a process
-boundary (execnet) to the engine host.
+boundary (execnet) to the engine host. The engine types that dict as
+``engine.protocol.StreamSpec``, field for field (this layer is below the engine and never
+imports it).
 """
 
 from __future__ import annotations
@@ -194,7 +196,8 @@ class Stream:
         return "-".join(p for p in parts if p)
 
     def compile(self, trailer_bytes: int) -> dict[str, Any]:
-        """The engine spec: frames with ``trailer_bytes`` of room for the signature, plain types."""
+        """The engine spec: frames with ``trailer_bytes`` of room for the signature, plain types
+        (the fields of ``engine.protocol.StreamSpec``)."""
         frames = [self.template.frame(s, trailer_bytes) for s in self._frame_sizes]
         for frame in frames:
             for op in self.fields:

@@ -1,36 +1,47 @@
 """The engine protocol (pytest_netload/engine/protocol.py): the real host and the fake
 host answer the same operations with the same signatures as `HostOps`, the codec
-carries every message there and back unchanged as plain types, and `RunSpec` is the
-one place where a run's seconds and digits become the host's ns and bits."""
+carries every message there and back unchanged as plain types, `RunSpec` is the
+one place where a run's seconds and digits become the host's ns and bits, and a
+stream's `StreamSpec` is `Stream.compile()`'s dict, typed, which both hosts decode alike."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import itertools
 from typing import Any
+
+import numpy as np
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_netload import _native_facts as facts
-from pytest_netload.engine import protocol
+from pytest_netload.engine import fake, protocol
 from pytest_netload.engine.client import Engine
 from pytest_netload.engine.fake import FakeDut, FakeHost
 from pytest_netload.engine.host import Host
 from pytest_netload.engine.protocol import (
     PROTOCOL_VERSION,
+    FieldSpec,
     ForwarderSpec,
+    Hello,
     HostOps,
     PhaseSpec,
     PortSpec,
+    PortStats,
+    RunResults,
     RunSpec,
     RunStart,
     RunStatus,
+    StreamSpec,
     TxEntry,
 )
+from pytest_netload.engine.wire import pack_array, unpack_array
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.topology.fake import fake_topology
-from pytest_netload.traffic.streams import udp
+from pytest_netload.traffic.streams import tcp, udp
 
 OPS = protocol.host_ops()
 FLOW = fake_topology(10e9).flows()[0]
@@ -68,9 +79,9 @@ def test_both_hosts_have_what_serve_reads_of_them() -> None:
 
 
 def _plain(value: Any) -> bool:
-    """Only what an execnet channel carries."""
+    """Only what an execnet channel carries (a run's ports are keyed by their ids)."""
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+        return all(isinstance(k, (str, int)) and _plain(v) for k, v in value.items())
     if isinstance(value, list):
         return all(_plain(v) for v in value)
     return value is None or isinstance(value, (bool, int, float, str, bytes))
@@ -97,9 +108,36 @@ statuses = st.builds(RunStatus, st.sampled_from(["waiting", "sending", "draining
                      u64, u64, u64, u64)
 ports = st.builds(PortSpec, u16, u16, u16, u16, u16, u32, st.booleans(),
                   st.sampled_from([False, True, "auto"]), st.floats(0, 600))
+field_specs = st.builds(FieldSpec, u16, st.sampled_from([1, 2, 4, 6, 8]),
+                        st.sampled_from(["inc", "dec", "random", "set"]), u64, u64, u32)
+frames = st.binary(min_size=1, max_size=96)
+stream_specs = st.builds(
+    StreamSpec, name=st.none() | st.text(max_size=12), frames=st.lists(frames, max_size=4).map(
+        tuple), sizes=st.lists(u16, max_size=4).map(tuple),
+    sequence=st.lists(st.integers(0, 3), max_size=8).map(tuple),
+    l3_offset=st.integers(-1, 64), l4_offset=st.integers(-1, 128),
+    l3_proto=st.sampled_from([0, 4, 6]), l4_proto=st.sampled_from([0, 6, 17]),
+    fields=st.lists(field_specs, max_size=3).map(tuple), seed=u64, stamp_every=u32)
+ints = st.lists(u32, max_size=6).map(tuple)
+hellos = st.builds(
+    Hello, constants=st.dictionaries(st.text(min_size=1, max_size=12), u32, max_size=4),
+    workers=u16, eal_args=st.lists(st.text(max_size=20), max_size=4).map(tuple),
+    main_cpu=st.none() | u16, worker_cpus=ints, tsc_hz=u64, hist_lower_ns=ints, pid=u32,
+    dpdk_version=st.text(max_size=20), cpu_note=st.none() | st.text(max_size=20),
+    busy_cpus=ints, hostname=st.none() | st.text(max_size=12),
+    log_path=st.none() | st.text(max_size=20),
+    fake_dut=st.none() | st.fixed_dictionaries({"capacity_pps": st.floats(0, 1e9)}))
+arrays = st.dictionaries(st.sampled_from(["streams", "queues", "hist"]), st.lists(
+    u32, max_size=8).map(lambda v: pack_array(np.asarray(v, dtype="<u8"))), max_size=3)
+counters = st.dictionaries(st.sampled_from(["ipackets", "opackets", "link_up_before"]), u64)
+link_event = st.fixed_dictionaries({"event": st.sampled_from(["link_down", "link_up"]),
+                                    "port_id": u16, "t_s": st.floats(0, 60)})
+results = st.builds(RunResults, arrays, st.dictionaries(u16, counters, max_size=3),
+                    st.lists(link_event, max_size=3).map(tuple))
+port_stats = st.builds(PortStats, u64, u64, u64, u64, u64, u64, u64, u64)
 
 
-@given(st.one_of(runs, statuses, ports))
+@given(st.one_of(runs, statuses, ports, stream_specs, hellos, results, port_stats))
 @settings(max_examples=200, deadline=None)
 def test_every_message_survives_the_codec_as_plain_types(message: Any) -> None:
     wire = message.encode()
@@ -114,6 +152,8 @@ def test_the_codec_is_versioned_with_the_abi() -> None:
         RunStatus.decode({**wire, "v": 9})
     with pytest.raises(TypeError, match="no field 'speed'"):
         PortSpec.decode({"speed": 1})
+    with pytest.raises(TypeError, match="no field 'frame'"):
+        StreamSpec.decode({"frame": [b"x" * 60]})
 
 
 def test_a_run_start_reads_the_dicts_older_callers_send() -> None:
@@ -123,6 +163,108 @@ def test_a_run_start_reads_the_dicts_older_callers_send() -> None:
     assert start == RunStart(tx=(TxEntry(3, count=5, phases=(PhaseSpec(
         (7).to_bytes(8, "little"), 1, 10),)),), rx=((1, 0),), duration_ns=10)
     assert start.tx[0].phases[0].gaps().tolist() == [7]
+
+
+# ---- streams: one spec, built once, decoded alike ------------------------------------------
+
+
+streams = st.builds(
+    lambda make, size, flows, src_ips, vlan, stamp_every, name: make(
+        size=size, flows=flows, src_ips=src_ips, vlan=vlan, stamp_every=stamp_every,
+        name=name).for_flow(FLOW),
+    st.sampled_from([udp, tcp]),
+    st.sampled_from([None, 128, [128, 256, 1518], {128: 7, 594: 4, 1518: 1}]),
+    st.integers(1, 8), st.integers(1, 4), st.sampled_from([None, 5, (5, 6)]),
+    st.integers(1, 100), st.sampled_from([None, "s"]))
+
+
+@given(streams, st.sampled_from([0, 16]))
+@settings(max_examples=60, deadline=None)
+def test_a_stream_spec_is_the_compiled_dict_field_for_field(stream: Any, trailer: int) -> None:
+    compiled = stream.compile(trailer)
+    spec = StreamSpec.of(stream, trailer)
+    assert spec.as_dict() == compiled
+    assert StreamSpec.of(compiled, trailer) == spec == StreamSpec.of(spec, trailer)
+    assert spec.fields == tuple(FieldSpec(**op.as_spec()) for op in stream.fields)
+    assert spec.mean_frame_size == stream.mean_frame_size
+
+
+class _Facade:
+    """The real host's facade, for op_stream_load: what it was handed."""
+
+    def __init__(self) -> None:
+        self.specs: list[StreamSpec] = []
+
+    def stream_create(self, port_id: int, spec: StreamSpec, pool_mbufs: int = 0) -> Any:
+        self.specs.append(spec)
+        return type("NativeStream", (), {"stream_id": len(self.specs), "csum_offloaded": True})
+
+
+def _real_host() -> tuple[Host, _Facade]:
+    """A real `Host` without its extension: only what op_stream_load uses."""
+    host = Host.__new__(Host)
+    facade = _Facade()
+    host.facade = facade  # type: ignore[assignment]
+    host.streams, host._ids = {}, itertools.count(1)
+    return host, facade
+
+
+@given(streams)
+@settings(max_examples=30, deadline=None)
+def test_the_real_and_the_fake_host_decode_a_stream_alike(stream: Any) -> None:
+    spec = StreamSpec.of(stream, facts.SIGNATURE_BYTES)
+    host, facade = _real_host()
+    fake_host = FakeHost(FakeDut())
+    port = fake_host.op_port_open("net_fake0")["port_id"]
+    for sent in (spec.encode(), stream.compile(facts.SIGNATURE_BYTES)):  # typed, or as compiled
+        host.op_stream_load(port, sent)
+        handle = fake_host.op_stream_load(port, sent)["handle"]
+        assert facade.specs[-1] == spec  # what the facade reads
+        loaded = fake_host.streams[handle]  # what the fake reads
+        assert (loaded.name, loaded.frames, loaded.sequence, loaded.stamp_every) == \
+            (spec.name or "", list(spec.frames), list(spec.sequence), spec.stamp_every)
+
+
+def test_a_stream_spec_reads_the_dicts_older_callers_send() -> None:
+    spec = StreamSpec.decode({"name": "tiny", "frames": [bytearray(60)], "sequence": [0],
+                              "fields": [{"offset": 30, "width": 2, "op": "inc", "min": 1,
+                                          "max": np.uint16(9)}]})
+    assert spec == StreamSpec("tiny", (bytes(60),), sequence=(0,),
+                              fields=(FieldSpec(30, 2, "inc", 1, 9),))
+    assert (spec.l3_offset, spec.l4_offset, spec.seed, spec.stamp_every) == (-1, -1, 0, 1)
+    assert spec.mean_frame_size == 64  # no sizes: each frame's own, FCS included
+
+
+# ---- hello and results ---------------------------------------------------------------------
+
+
+def test_the_fake_s_hello_and_results_are_the_protocol_s_messages() -> None:
+    host = FakeHost(FakeDut())
+    hello = Hello.decode(host.op_hello())
+    assert hello.constants["abi_version"] == facts.ABI_VERSION and hello.workers == 1
+    assert hello.hostname is None and hello.fake_dut == dataclasses.asdict(FakeDut())
+    a, b = host.op_port_open("net_fake0")["port_id"], host.op_port_open("net_fake1")["port_id"]
+    handle = host.op_stream_load(a, StreamSpec.of(udp(size=64).for_flow(FLOW), 16).encode())
+    run = host.op_run_start([{"handle": handle["handle"], "count": 100}], [(b, 0)])
+    while host.op_run_poll(run)["state"] != "done":
+        pass
+    results = RunResults.decode(host.op_run_results(run))
+    assert sorted(results.ports) == [a, b] and results.link_events == ()
+    assert results.ports[a]["opackets"] == 100 and results.ports[b]["link_up_after"] == 1
+    assert all(isinstance(unpack_array(v), np.ndarray) for v in results.arrays.values())
+    # a port's counters: struct netload_port_stats (test_fake_engine checks the fake's
+    # PORT_STATS, PortStats' fields, against the header)
+    assert PortStats.decode(host.op_port_stats(a)).opackets == 100
+    assert tuple(f.name for f in dataclasses.fields(PortStats)) == fake.PORT_STATS
+
+
+def test_engine_hello_is_the_typed_hello_as_a_dict() -> None:
+    with Engine(fake=FakeDut(capacity_pps=50_000)) as engine:
+        assert engine.host_hello is not None
+        assert engine.hello == engine.host_hello.as_dict()
+        assert engine.hello["workers"] == engine.workers == 1
+        assert engine.environment()["host"] is None
+        assert engine.constants == engine.host_hello.constants
 
 
 # ---- RunSpec: one run, one conversion ---------------------------------------------------------
