@@ -6,9 +6,10 @@ dpdkvhostuserclient ports connected to the generator's vhost-user ports), with O
 ingress policer at 200 Mbit/s on p0 -> p1. The policer, DPDK's rte_meter, charges each
 frame its size without FCS and without Ethernet header (size - 18 bytes), so the
 throughput is known: 25,000,000 / 46 = 543,478 pps at 64 B and 25,000,000 / 1500 =
-16,667 pps at 1518 B (`ovs_policer_capacity_pps`), each within 1 %. Every lost frame is
-in OVS's own counters; a trial in which another process took the PMD's CPU is retried
-(`dut_health=True`). About 90 s.
+16,667 pps at 1518 B (`ovs_policer_capacity_pps`), each within 1 %, less the share
+of a trial OVS's PMD waited for its CPU (`pmd_wait_share`, measured: its full bucket's
+tokens are lost meanwhile). Every lost frame is in OVS's own counters; a trial in which
+another process took the PMD's CPU is retried (`dut_health=True`). About 90 s.
 
 OVS-DPDK with its policer is the suite's own topology: a topology given to the session
 replaces it. `--netload-topology=ovs-dpdk` runs it without the policer: the throughput is then OVS's,
@@ -20,6 +21,7 @@ import pytest
 
 from pytest_netload import assert_latency, assert_loss, assert_throughput
 from pytest_netload.topology import ovs_policer_capacity_pps
+from pytest_netload.topology.builtin.ovs_policer import pmd_wait_share
 
 POLICED_OVS = "ovs-dpdk:policer_cir_bps=200000000"
 pytestmark = pytest.mark.netload_topology(POLICED_OVS, ids=["ovs-policed"], default=True)
@@ -45,8 +47,10 @@ def test_throughput_and_latency(rfc2544, dut, frame_size):
     expected = _policed_pps(dut, frame_size)
     if expected is None:
         assert_throughput(throughput, at_least="10kpps")
-    else:  # the policer's rate, within 1 % either way
-        assert_throughput(throughput, at_least=f">= {0.99 * expected:.1f}pps")
+    else:  # the policer's rate, within 1 % either way, less the share of the trials
+        # OVS's PMD waited for its CPU (measured): tokens its full bucket lost meanwhile
+        waited = max((pmd_wait_share(t) for t in throughput[frame_size].trials), default=0.0)
+        assert_throughput(throughput, at_least=f">= {0.99 * expected * (1 - waited):.1f}pps")
         measured = throughput[frame_size].throughput_pps
         assert measured <= 1.01 * expected, (measured, expected)
     latency = rfc2544.latency(throughput=throughput, trials=2)[0]

@@ -170,3 +170,22 @@ def test_a_pmd_preempted_in_long_slices_or_for_long_makes_the_trial_the_machines
     assert machine_took_the_pmd(5_000_000, 1, 2.0) is None  # 0.25 %: under the share
     assert machine_took_the_pmd(30_000_000, 2, 2.0) is not None  # 1.5 % in 15 ms stalls
     assert machine_took_the_pmd(0, 0, 1.0) is None
+
+
+def test_the_pmds_wait_share_is_read_from_a_trial_or_its_record() -> None:
+    """2.3 % of a 1 s trial waiting for its CPU: the CI run that found the CIR 2.1 % low."""
+    from types import SimpleNamespace
+
+    from pytest_netload.measure.dut import DutCounter
+    from pytest_netload.topology.builtin.ovs_policer import pmd_wait_share
+
+    record = {"duration_s": 1.0, "loss_attribution": {"counters": {
+        "cpu_wait_ns (OVS thread pmd-c01/id:8 on CPU 1: runnable, waiting for its CPU)":
+            23_095_610, "cpu_preemptions (OVS thread pmd-c01/id:8 on CPU 1)": 61}}}
+    assert pmd_wait_share(record) == 0.02309561
+    trial = SimpleNamespace(duration_s=2.0, attribution=SimpleNamespace(counters=[
+        DutCounter("cpu_wait_ns", 20_000_000, "info", "OVS thread pmd"),
+        DutCounter("cpu_preemptions", 61, "info", "OVS thread pmd")]))
+    assert pmd_wait_share(trial) == 0.01
+    assert pmd_wait_share({"duration_s": 1.0}) == 0.0
+    assert pmd_wait_share(SimpleNamespace(duration_s=0.0, attribution=None)) == 0.0
