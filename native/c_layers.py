@@ -36,6 +36,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pytest_netload._layers import cycles  # Tarjan, the same as for the Python layers
+
 SRC = pathlib.Path(__file__).resolve().parent / "src"
 MAX_LINES = 600
 
@@ -184,42 +186,6 @@ def calls(found: Iterable[Source]) -> dict[tuple[str, str], list[str]]:
         if kept:
             out[(a, b)] = kept
     return out
-
-
-def cycles(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one file (Tarjan): each holds a circle."""
-    graph: dict[str, set[str]] = {}
-    for a, b in pairs:
-        graph.setdefault(a, set()).add(b)
-        graph.setdefault(b, set())
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    out: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group: list[str] = []
-            while True:
-                member = stack.pop()
-                group.append(member)
-                if member == node:
-                    break
-            if len(group) > 1:
-                out.append(sorted(group))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return sorted(out)
 
 
 def a_circle(pairs: Iterable[tuple[str, str]], group: list[str]) -> list[str]:
