@@ -85,7 +85,9 @@ def _row(r: Row) -> dict[str, Any]:
             "baseline_band": _interval(r.baseline),
             "change": DASH if r.change_pct is None else fmt.change(r.change_pct / 100, fmt.HTML),
             "verdict": r.verdict, "css": _CSS.get(r.verdict, "other"),
-            "how": "" if fig is None else fig.band, "better": _better(fig), "note": r.note}
+            "how": "" if fig is None else fig.band, "better": _better(fig),
+            "arrow": "" if fig is None else "↑" if fig.direction == "higher-is-better" else "↓",
+            "note": r.note}
 
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:
