@@ -272,6 +272,9 @@ def load_baseline(name: str, directory: str | os.PathLike[str]) -> dict[str, Any
 # ---- comparing ------------------------------------------------------------------------
 
 
+_WITHIN = "beyond the noise, but within the"
+
+
 def _band_verdict(base: Figure, cur: Figure) -> str:
     worse, better = (cur.noise_high < base.noise_low, cur.noise_low > base.noise_high)
     if cur.direction == LOWER:
@@ -292,8 +295,7 @@ def verdict(base: Figure, cur: Figure, threshold: float | None = None) -> tuple[
                         worse=by_band == "regressed"):
         return by_band, ""
     word = "worse" if by_band == "regressed" else "better"
-    return "unchanged", (f"{word} beyond the noise, but within the "
-                         f"{threshold_text(threshold)} threshold")
+    return "unchanged", f"{word} {_WITHIN} {threshold_text(threshold)} threshold"
 
 
 @dataclass(frozen=True)
@@ -306,6 +308,11 @@ class Row:
     verdict: str
     """"regressed", "improved", "unchanged", "new" (no baseline) or "missing" (not now)."""
     note: str = ""
+
+    @property
+    def within_threshold(self) -> bool:
+        """Unchanged only because the regression threshold spared it: the bands part."""
+        return self.verdict == "unchanged" and _WITHIN in self.note
 
     @property
     def change_pct(self) -> float | None:
@@ -414,7 +421,8 @@ class Comparison:
     def table_lines(self, *, changes_only: bool = False) -> list[str]:
         """Aligned rows for the terminal: test, metric, size, baseline and current
         (value [band] unit), change, verdict and note."""
-        rows = [r for r in self.rows if not changes_only or r.verdict != "unchanged"]
+        rows = [r for r in self.rows if not changes_only or r.verdict != "unchanged"
+                or r.within_threshold]
         names = [r.key.nodeid.split("::", 1)[-1] for r in rows]
         if len(set(names)) < len({r.key.nodeid for r in rows}):   # ambiguous: full ids
             names = [r.key.nodeid for r in rows]
