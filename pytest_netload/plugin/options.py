@@ -45,6 +45,10 @@ SAVE_BASELINE_DESC = ("Store this session's results as baseline NAME (under <rep
                       "baselines/)")
 BASELINE_DESC = ("Compare against baseline NAME: tests whose figures regressed beyond their "
                  "measurement noise fail, and a comparison table is printed")
+REGRESSION_DESC = ("Regression threshold for --netload-baseline, a percentage such as 5%: "
+                   "a figure regresses only when it lies outside its noise band AND is "
+                   "worse than the baseline by more than this (docs/baselines.md). "
+                   "Default: none (the noise band alone)")
 LINK_TIMEOUT_DESC = ("How long each port's link may take to come up when the session opens "
                      "the ports, and to come back after a trial that lost it (0: look once); "
                      "a link still down then is an error naming the port. Default: 10s")
@@ -307,6 +311,7 @@ SETTINGS = (
     Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
     Setting("netload_save_baseline", SAVE_BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),
+    Setting("netload_regression", REGRESSION_DESC, "", lambda v: _regression(v)),
     Setting("netload_link_timeout", LINK_TIMEOUT_DESC, "10s", _link_timeout),
     Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
     Setting("netload_resolve_timeout", RESOLVE_TIMEOUT_DESC, "5s", _resolve_timeout),
@@ -324,10 +329,17 @@ FLAGS = frozenset({"netload_link_strict", "netload_dut_health", "netload_skip_un
 # configure. tests/plugin/test_plugin.py checks each against its converter.
 DEFAULT_VALUES: dict[str, Any] = {
     "netload_engine_memory": 1024, "netload_trial_duration": None,
-    "netload_save_baseline": None, "netload_baseline": None, "netload_engines": (),
+    "netload_save_baseline": None, "netload_baseline": None, "netload_regression": None,
+    "netload_engines": (),
     "netload_link_timeout": 10.0, "netload_resolve_timeout": 5.0, "netload_port_wait": 0.0,
     "netload_hook_timeout": 60.0,
 }
+
+
+def _regression(value: str) -> float | None:
+    from ..reports.threshold import parse_threshold
+
+    return parse_threshold(value)
 
 
 def _baseline_name(value: str) -> str | None:
@@ -362,6 +374,8 @@ class Settings:
     """The longest one call of a pytest_netload_* hook implementation may take."""
     skip_unavailable: bool = False
     """Skip netload tests that cannot run here (a built-in DUT without root), not fail."""
+    regression: float | None = None
+    """The regression threshold (a share: 0.05 for 5 %); None: the noise band alone."""
     builtin_in_ci: bool = False
     """A CI job (`CI` set) left at the default topology, a built-in DUT: the header and
     the report say it is not the user's device."""
@@ -401,6 +415,8 @@ class Settings:
             parts.append(f"trial duration {fmt.time_s_exact(self.trial_duration_s)} (override)")
         if self.baseline:
             parts.append(f"baseline {self.baseline}")
+        if self.regression is not None:
+            parts.append(f"regression threshold {fmt.percent(self.regression)}")
         if self.link_timeout_s != 10.0:
             parts.append(f"link timeout {fmt.time_s_exact(self.link_timeout_s)}")
         if self.link_strict:
@@ -464,6 +480,7 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_resolve_timeout"], values["netload_port_wait"],
                     values["netload_engines"], values["netload_dut_health"],
                     values["netload_hook_timeout"], values["netload_skip_unavailable"],
+                    values["netload_regression"],
                     _builtin_in_ci(config, values["netload_topology"]))
 
 

@@ -438,8 +438,9 @@ class Summary:
             self.write_errors.append(
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
+        self._compare(doc, base)
         self._html(doc, base)
-        self._baselines(doc, base)
+        self._save_baseline(doc, base)
 
     def _sections(self, doc: dict[str, Any]) -> None:
         """The pytest_netload_report_sections hooks' sections, into the document; a hook
@@ -458,32 +459,42 @@ class Summary:
             doc["report_sections"] = sections
 
     def _html(self, doc: dict[str, Any], base: Any) -> None:
-        """The HTML report, from a document the schema accepts (else: why not)."""
+        """The HTML report, from a document the schema accepts (else: why not), with the
+        baseline comparison when the session has one."""
         from ..errors import NetloadConfigError
 
         try:
             from ..reports import html, schema  # MissingExtra: an OSError, named below
 
             schema.validate(doc, "results.json")
-            self.report = str(html.write(doc, base / "report.html"))
+            self.report = str(html.write(doc, base / "report.html", comparison=self.comparison))
         except NetloadConfigError as exc:
             self.write_errors.append(f"report.html not written: {exc}")
         except OSError as exc:
             self.write_errors.append(f"report.html not written: {exc.strerror or exc}")
 
-    def _baselines(self, doc: dict[str, Any], base: Any) -> None:
+    def _compare(self, doc: dict[str, Any], base: Any) -> None:
+        """With --netload-baseline: the comparison, for the summary, the report and
+        baseline-comparison.json."""
         from ..reports import json as json_report
-        from ..reports.baseline import baseline_dir, compare, save_baseline
+        from ..reports.baseline import compare
         from .keys import BASELINE_KEY, SETTINGS_KEY
 
         settings = self.config.stash[SETTINGS_KEY]
         baseline = self.config.stash.get(BASELINE_KEY, None)
         if baseline is not None:
-            self.comparison = compare(doc, baseline, name=settings.baseline)
+            self.comparison = compare(doc, baseline, name=settings.baseline,
+                                      threshold=settings.regression)
             try:
                 json_report.write(self.comparison.as_dict(), base / "baseline-comparison.json")
             except OSError as exc:
                 self.write_errors.append(f"could not write the baseline comparison: {exc}")
+
+    def _save_baseline(self, doc: dict[str, Any], base: Any) -> None:
+        from ..reports.baseline import baseline_dir, save_baseline
+        from .keys import SETTINGS_KEY
+
+        settings = self.config.stash[SETTINGS_KEY]
         if settings.save_baseline:
             try:
                 self.saved = str(save_baseline(doc, settings.save_baseline, baseline_dir(base)))

@@ -12,7 +12,7 @@ first (the `netload report` command does).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,8 @@ from .y1564 import y1564_sct, y1564_spt
 
 if TYPE_CHECKING:
     import jinja2
+
+    from ..baseline import Comparison
 else:
     jinja2 = require("jinja2", "html", "the HTML report")
 
@@ -65,8 +67,12 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render(document: Mapping[str, Any]) -> str:
-    """The report of `document` (a results document, schema 1.0) as one HTML page."""
+def render(document: Mapping[str, Any], *, comparison: Comparison | None = None,
+           history: Sequence[Mapping[str, Any]] | None = None,
+           threshold: float | None = None) -> str:
+    """The report of `document` (a results document, schema 1.0) as one HTML page; with a
+    baseline `comparison` and/or a `history` of earlier documents, a section of each
+    figure against its baseline and of their trends (html/baseline.py)."""
     context = {
         "cover": _cover(document),
         "throughput": _throughput(document),
@@ -85,10 +91,25 @@ def render(document: Mapping[str, Any]) -> str:
         "verdicts": _verdicts(document),
         "plots": page_plots(document),
         "percentile_keys": PERCENTILE_KEYS,
+        "baseline": _baseline_section(document, comparison, history, threshold),
     }
     return _environment().get_template("report.html.j2").render(context)
 
 
-def write(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+def _baseline_section(document: Mapping[str, Any], comparison: Comparison | None,
+                      history: Sequence[Mapping[str, Any]] | None,
+                      threshold: float | None) -> dict[str, Any] | None:
+    if comparison is None and not history:
+        return None   # scipy and the trend code load only for a report that has them
+    from .baseline import baseline_section
+
+    return baseline_section(document, comparison, history, threshold)
+
+
+def write(document: Mapping[str, Any], path: str | os.PathLike[str], *,
+          comparison: Comparison | None = None,
+          history: Sequence[Mapping[str, Any]] | None = None,
+          threshold: float | None = None) -> Path:
     """Render `document` and write the page to `path` (atomically); returns the path."""
-    return write_atomic(path, render(document))
+    return write_atomic(path, render(document, comparison=comparison, history=history,
+                                     threshold=threshold))
