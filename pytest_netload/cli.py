@@ -8,7 +8,8 @@
 - `netload ports DEVICE...`: open DPDK devices (vdevs, or NICs by PCI address) and print
   what they can do.
 - `netload report results.json -o report.html`: rebuild the HTML acceptance report
-  from a saved results file (docs/reports.md).
+  from a saved results file (docs/reports.md); with `--pdf`, the paginated PDF, with
+  `--customer`, `--operator`, `--site` and `--test-plan` on its cover.
 """
 
 from __future__ import annotations
@@ -166,12 +167,29 @@ def cmd_ports(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .errors import NetloadConfigError
     from .reports.load import load
+    from .reports.signoff import FIELDS, check_field, with_sign_off
 
-    document = load(args.results)
-    from .reports.html import write  # matplotlib: only once the file is known to be good
+    given = {k: getattr(args, k) for k in FIELDS}
+    for key, value in given.items():
+        try:
+            check_field(key, value or "")
+        except NetloadConfigError as exc:
+            raise NetloadConfigError(f"--{key.replace('_', '-')}: {exc}") from None
+    document = with_sign_off(load(args.results), given)
+    if args.pdf:
+        from .reports import pdf
 
-    output = args.output or os.path.join(os.path.dirname(args.results) or ".", "report.html")
+        pdf.renderer()  # a missing WeasyPrint or Pango: said before anything is rendered
+        write = pdf.write
+    else:
+        from .reports import html  # matplotlib: only once the file is known to be good
+
+        write = html.write
+
+    name = "report.pdf" if args.pdf else "report.html"
+    output = args.output or os.path.join(os.path.dirname(args.results) or ".", name)
     try:
         path = write(document, output)
     except OSError as exc:
@@ -236,10 +254,22 @@ def build_parser() -> argparse.ArgumentParser:
                             "0000:01:00.0 (bound to vfio-pci)")
     ports.set_defaults(func=cmd_ports)
     r = sub.add_parser("report",
-                       help="Rebuild the HTML acceptance report from a saved results file")
+                       help="Rebuild the acceptance report (HTML, or PDF) from a saved "
+                            "results file")
     r.add_argument("results", help="A results.json a test session wrote (--netload-report-dir)")
     r.add_argument("-o", "--output",
-                   help="The HTML file to write. Default: report.html beside the results file")
+                   help="The file to write. Default: report.html (report.pdf with --pdf) "
+                        "beside the results file")
+    r.add_argument("--pdf", action="store_true",
+                   help="Write the paginated PDF (cover, contents, page numbers, signature "
+                        "block) instead of the HTML page; needs pytest-netload[pdf]")
+    for field, what in (("customer", "The customer the DUT is accepted for"),
+                        ("operator", "Who ran the tests"),
+                        ("site", "Where the tests ran"),
+                        ("test-plan", "The test plan's name or reference")):
+        r.add_argument(f"--{field}", metavar="TEXT",
+                       help=f"{what}, on the report's cover (overrides the results file's "
+                            f"netload_{field.replace('-', '_')} setting)")
     r.set_defaults(func=cmd_report)
     t = sub.add_parser("trend", help="Change points of a DUT's figures over saved results")
     t.add_argument("results", nargs="+", help="results.json files of earlier sessions")
