@@ -86,11 +86,11 @@ def test_none_writes_results_only_and_the_default_is_html(pytester: pytest.Pytes
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--netload-report=docx",), "--netload-report: 'docx': 'docx' is no report format; give "
-     "html, pdf, both as 'html,pdf', or none"),
+    (("--netload-report=docx",), ("--netload-report: 'docx': 'docx' is no report format; "
+                                  "give html, pdf, both as 'html,pdf', or none")),
     (("--netload-report=html,", ), "--netload-report: 'html,': '' is no report format"),
-    (("--netload-operator=a\tb",), "--netload-operator: operator 'a\\tb' holds a line break "
-     "or a control character; give one line of text"),
+    (("--netload-operator=a\tb",), ("--netload-operator: operator 'a\\tb' holds a line "
+                                    "break or a control character; give one line of text")),
 ])
 def test_bad_values_are_usage_errors(pytester: pytest.Pytester, args: tuple[str, ...],
                                      message: str) -> None:

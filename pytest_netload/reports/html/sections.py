@@ -109,8 +109,7 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
         "verdict_line": verdict.verdict_line(doc).partition(": ")[2],
         # customer, operator, site, test plan: those the settings give
         "sign_off": [(SIGN_OFF_LABELS[k], v) for k, v in sign_off(doc).items()],
-        "operator": sign_off(doc).get("operator"),
-        "customer": sign_off(doc).get("customer"),
+        "given": {k: sign_off(doc).get(k) for k in SIGN_OFF_FIELDS},  # None: not given
     }
 
 
