@@ -8,8 +8,10 @@
 - `netload ports DEVICE...`: open DPDK devices (vdevs, or NICs by PCI address) and print
   what they can do.
 - `netload report results.json -o report.html`: rebuild the HTML acceptance report
-  from a saved results file (docs/reports.md), with --baseline and --history its
-  comparison with a baseline and the trends of a history (docs/baselines.md).
+  from a saved results file (docs/reports.md); with `--pdf`, the paginated PDF, with
+  `--customer`, `--operator`, `--site` and `--test-plan` on its cover; with --baseline
+  and --history its comparison with a baseline and the trends of a history
+  (docs/baselines.md).
 - `netload compare results.json baseline.json`: each figure against its baseline.
 - `netload trend runs/*.json` (or a directory of them): change points over a history.
 """
@@ -170,9 +172,17 @@ def cmd_ports(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .errors import NetloadConfigError
     from .reports.load import load
+    from .reports.signoff import FIELDS, check_field, with_sign_off
 
-    document = load(args.results)
+    given = {k: getattr(args, k) for k in FIELDS}
+    for key, value in given.items():
+        try:
+            check_field(key, value or "")
+        except NetloadConfigError as exc:
+            raise NetloadConfigError(f"--{key.replace('_', '-')}: {exc}") from None
+    document = with_sign_off(load(args.results), given)
     comparison = None
     if args.baseline:
         from .reports.baseline import compare
@@ -180,9 +190,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         comparison = compare(document, _baseline(args.baseline, args.results),
                              name=_baseline_label(args.baseline), threshold=args.regression)
     history = _documents(args.history, "--history") if args.history else None
-    from .reports.html import write  # matplotlib: only once the file is known to be good
+    if args.pdf:
+        from .reports import pdf
 
-    output = args.output or os.path.join(os.path.dirname(args.results) or ".", "report.html")
+        pdf.renderer()  # a missing WeasyPrint or Pango: said before anything is rendered
+        write = pdf.write
+    else:
+        from .reports import html  # matplotlib: only once the file is known to be good
+
+        write = html.write
+
+    name = "report.pdf" if args.pdf else "report.html"
+    output = args.output or os.path.join(os.path.dirname(args.results) or ".", name)
     try:
         path = write(document, output, comparison=comparison, history=history,
                      threshold=args.regression)
@@ -316,10 +335,22 @@ def build_parser() -> argparse.ArgumentParser:
                             "0000:01:00.0 (bound to vfio-pci)")
     ports.set_defaults(func=cmd_ports)
     r = sub.add_parser("report",
-                       help="Rebuild the HTML acceptance report from a saved results file")
+                       help="Rebuild the acceptance report (HTML, or PDF) from a saved "
+                            "results file")
     r.add_argument("results", help="A results.json a test session wrote (--netload-report-dir)")
     r.add_argument("-o", "--output",
-                   help="The HTML file to write. Default: report.html beside the results file")
+                   help="The file to write. Default: report.html (report.pdf with --pdf) "
+                        "beside the results file")
+    r.add_argument("--pdf", action="store_true",
+                   help="Write the paginated PDF (cover, contents, page numbers, signature "
+                        "block) instead of the HTML page; needs pytest-netload[pdf]")
+    for field, what in (("customer", "The customer the DUT is accepted for"),
+                        ("operator", "Who ran the tests"),
+                        ("site", "Where the tests ran"),
+                        ("test-plan", "The test plan's name or reference")):
+        r.add_argument(f"--{field}", metavar="TEXT",
+                       help=f"{what}, on the report's cover (overrides the results file's "
+                            f"netload_{field.replace('-', '_')} setting)")
     r.add_argument("--baseline", help="A baseline to compare with: a results.json path, or "
                    "a NAME saved with --netload-save-baseline (<results dir>/baselines/"
                    "NAME.json)")

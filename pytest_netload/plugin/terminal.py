@@ -257,7 +257,7 @@ class Summary:
         self.captures: list[tuple[str, str]] = []
         self.comparison: Any = None
         self.saved: str | None = None
-        self.report: str | None = None
+        self.reports: list[str] = []  # report.html, report.pdf: those written
         self.measured = 0
         self.write_errors: list[str] = []
         self.crashes: list[tuple[str, str]] = []  # (nodeid, EngineCrashed text)
@@ -387,6 +387,7 @@ class Summary:
             self.tests, topology=topology,
             settings={"topology": settings.topology, "backend": settings.backend,
                       "engine": settings.engine, "trial_duration_s": settings.trial_duration_s,
+                      **dict(settings.sign_off),  # customer, operator, site, test plan
                       **({"topology_note": BUILTIN_NOTE} if settings.builtin_in_ci else {})})
         env = self.config.stash.get(ENVIRONMENT_KEY, None)
         if env is not None:
@@ -439,7 +440,7 @@ class Summary:
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
         self._compare(doc, base)
-        self._html(doc, base)
+        self._reports(doc, base)
         self._save_baseline(doc, base)
 
     def _sections(self, doc: dict[str, Any]) -> None:
@@ -458,20 +459,26 @@ class Summary:
         if sections:
             doc["report_sections"] = sections
 
-    def _html(self, doc: dict[str, Any], base: Any) -> None:
-        """The HTML report, from a document the schema accepts (else: why not), with the
-        baseline comparison when the session has one."""
+    def _reports(self, doc: dict[str, Any], base: Any) -> None:
+        """The acceptance reports --netload-report asks for (report.html, report.pdf),
+        from a document the schema accepts (else: why not), with the baseline comparison
+        when the session has one."""
         from ..errors import NetloadConfigError
+        from .keys import SETTINGS_KEY
 
-        try:
-            from ..reports import html, schema  # MissingExtra: an OSError, named below
+        for kind in self.config.stash[SETTINGS_KEY].reports:
+            name = f"report.{kind}"
+            try:
+                from ..reports import html, pdf, schema  # MissingExtra: an OSError, below
 
-            schema.validate(doc, "results.json")
-            self.report = str(html.write(doc, base / "report.html", comparison=self.comparison))
-        except NetloadConfigError as exc:
-            self.write_errors.append(f"report.html not written: {exc}")
-        except OSError as exc:
-            self.write_errors.append(f"report.html not written: {exc.strerror or exc}")
+                schema.validate(doc, "results.json")
+                write = pdf.write if kind == "pdf" else html.write
+                self.reports.append(str(write(doc, base / name,
+                                               comparison=self.comparison)))
+            except NetloadConfigError as exc:
+                self.write_errors.append(f"{name} not written: {exc}")
+            except OSError as exc:
+                self.write_errors.append(f"{name} not written: {exc.strerror or exc}")
 
     def _compare(self, doc: dict[str, Any], base: Any) -> None:
         """With --netload-baseline: the comparison, for the summary, the report and
@@ -513,8 +520,8 @@ class Summary:
                 terminalreporter.write_line(line)
         if self.written:
             terminalreporter.write_line(f"netload: results written to {self.written}")
-        if self.report:
-            terminalreporter.write_line(f"netload: report written to {self.report}")
+        for report in self.reports:
+            terminalreporter.write_line(f"netload: report written to {report}")
         if self.comparison is not None:
             terminalreporter.write_sep("=", "netload baseline comparison")
             terminalreporter.write_line(self.comparison.summary_line())
