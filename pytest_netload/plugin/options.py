@@ -50,7 +50,7 @@ SAVE_BASELINE_DESC = ("Store this session's results as baseline NAME (under <rep
                       "baselines/)")
 BASELINE_DESC = ("Compare against baseline NAME: tests whose figures regressed beyond their "
                  "measurement noise fail, and a comparison table is printed")
-REGRESSION_DESC = ("Regression threshold for --netload-baseline, a percentage such as 5%: "
+REGRESSION_DESC = ("Regression threshold for --netload-baseline, a percentage such as 5 percent: "
                    "a figure regresses only when it lies outside its noise band AND is "
                    "worse than the baseline by more than this (docs/baselines.md). "
                    "Default: none (the noise band alone)")
