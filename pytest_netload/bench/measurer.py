@@ -30,8 +30,8 @@ from .link import recover_links
 from .validity import (TX_TOLERANCE, dut_saw_generator_drops, generator_failure,
                        late_burst_reason)
 
-__all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Calibration",
-           "EngineMeasurer"]
+__all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Bursts",
+           "Calibration", "EngineMeasurer"]
 
 CALIBRATION_S = 1.0        # the generator's own maximum is measured over this long
 CALIBRATION_SHARE = 0.95   # paced sending costs more than unpaced: search from 95 % of it
@@ -217,6 +217,11 @@ class EngineMeasurer:
                 f"back at {fmt.rate_pps_exact(rate_pps)}"))
         return trial
 
+    def bursts(self, rate_pps: float) -> Bursts:
+        """This measurer's back-to-back bursts at `rate_pps`, as the search core's
+        `Measurer` of a burst length (rfc2544.BurstMeasurer)."""
+        return Bursts(self, rate_pps)
+
     def measure_recovery(self, overload_pps: float, relief_pps: float, overload_s: float,
                          relief_s: float) -> RecoveryTrial:
         """Overload for `overload_s`, then relief for `relief_s`, in one paced run (§26.5)."""
@@ -294,6 +299,19 @@ class EngineMeasurer:
                     f"{fmt.time_s_exact(seconds)}; "
                     "check the port's link")
         return min(sent)
+
+
+@dataclass(frozen=True)
+class Bursts:
+    """`EngineMeasurer.measure_burst` at one rate: ``measure(frames, duration_s)`` sends
+    `frames` back to back at `rate_pps` (the burst's `duration_s` is frames / rate_pps,
+    which the rate and the length already fix)."""
+
+    measurer: EngineMeasurer
+    rate_pps: float
+
+    def measure(self, load: int, duration_s: float) -> TrialResult:
+        return self.measurer.measure_burst(load, self.rate_pps)
 
 
 class Calibration:
