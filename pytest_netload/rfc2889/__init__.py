@@ -22,7 +22,7 @@ from the RFC as commonly read and applied to every timed procedure here. The add
 defaults are this package's choice, not the RFC's: the RFC leaves the initial counts
 and the rates to the tester (they depend on the switch and its aging time), so the
 high count is 64 Ki addresses and both rates 1,000 fps, slow enough for any switch to
-forward. Search resolutions follow rfc2544 (0.5 % of the lower bound for loads), 1 %
+forward. Search resolutions follow RFC 2544 (0.5 % of the lower bound for loads), 1 %
 for learning rates.
 """
 

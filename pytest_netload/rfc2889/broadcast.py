@@ -129,7 +129,7 @@ class BroadcastResult:
     def lower_bound_by_generator(self) -> bool:
         """The broadcast throughput is only a lower bound of the DUT's, set by the
         generator: every valid trial reached every port in full, and the search's top was
-        the generator's (rfc2544.lower_bound)."""
+        the generator's (search.lower_bound)."""
         return lower_bound_by_generator(self.throughput_pps, self.upper_pps,
                                         self.generator_ceiling_pps, self.max_pps,
                                         self.max_source)

@@ -144,7 +144,7 @@ class MeshResult:
     def lower_bound_by_generator(self) -> bool:
         """The throughput is only a lower bound of the DUT's, set by the generator: no
         valid trial lost a frame, and the search's top was the generator's
-        (rfc2544.lower_bound)."""
+        (search.lower_bound)."""
         return lower_bound_by_generator(self.throughput_pps_per_port, self.upper_pps_per_port,
                                         self.generator_ceiling_pps_per_port,
                                         self.max_pps_per_port, self.max_source)
