@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from functools import partial
 
 from _common import shaped_measurer
 
@@ -40,7 +39,8 @@ def one_case(engine: Engine, rate_bps: int, size: int, trial_s: float, initial_s
         max_pps = capacity * HEADROOM
         t0 = time.monotonic()
         binary = binary_search(measurer, max_pps,
-                               settings=TrialSettings(duration_s=trial_s, frame_size=size, mean_frame_size=size),
+                               settings=TrialSettings(duration_s=trial_s, frame_size=size,
+                                                      mean_frame_size=size),
                                resolution_pps=capacity * WIDTH, max_trials=40)
         binary_wall = time.monotonic() - t0
         binary_time = sum(t.duration_s for t in binary.trials)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from functools import partial
 
 from _common import shaped_measurer
 
@@ -51,7 +50,8 @@ def search_case(measurer: EngineMeasurer, capacity: float, size: int,
     max_pps = capacity * HEADROOM
     t0 = time.monotonic()
     binary = binary_search(measurer, max_pps,
-                           settings=TrialSettings(duration_s=trial_s, frame_size=size, mean_frame_size=size),
+                           settings=TrialSettings(duration_s=trial_s, frame_size=size,
+                                                  mean_frame_size=size),
                            resolution_ratio=WIDTH, max_trials=30)
     binary_wall = time.monotonic() - t0
     goal = LossGoal("NDR", 0.0, 0.0, relative_width=WIDTH,

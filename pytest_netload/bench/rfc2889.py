@@ -1,7 +1,7 @@
 """RFC 2889 on the engine: `Rfc2889Runner`, what the `rfc2889` fixture gives a test.
 
-One class binds each of rfc2889/'s measurers (the search core's one `Measurer`) to engine runs over the topology's
-ports, in their order (p0, p1, ...):
+One class binds each of rfc2889/'s measurers (the search core's one `Measurer`) to
+engine runs over the topology's ports, in their order (p0, p1, ...):
 
 - fully meshed (§5.1): a stream from every port to every other, each port's load split
   evenly over its destinations; a port's rx counts the frames of the streams to it;
@@ -327,7 +327,8 @@ class Rfc2889Runner:
                 return BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
                                       why, self.names[1:len(ports)])
 
-            result = broadcast_forwarding(FunctionMeasurer(measure), ports=len(ports), max_pps=top.pps,
+            result = broadcast_forwarding(FunctionMeasurer(measure), ports=len(ports),
+                                          max_pps=top.pps,
                                           settings=self._settings(timed=True),
                                           resolution=self.mark.resolution,
                                           max_trials=self.mark.max_trials, **top.source_args)

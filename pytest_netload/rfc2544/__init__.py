@@ -6,6 +6,8 @@ Nothing here imports the engine: the plugin's `rfc2544` fixture binds the
 procedures to real trials, and unit tests bind them to fake DUTs.
 """
 
+from ..search.settings import TrialSettings
+from .back_to_back import BurstMeasurer
 from .throughput import (
     FrameSizeThroughput,
     Resolution,
@@ -13,8 +15,6 @@ from .throughput import (
     binary_search,
     check_frame_sizes,
 )
-from ..search.settings import TrialSettings
-from .back_to_back import BurstMeasurer
 from .trial import FrameSize, Measurer, TrialResult, frame_size_label
 
 RFC2544_FRAME_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)

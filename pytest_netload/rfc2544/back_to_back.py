@@ -18,8 +18,7 @@ from typing import Any
 from ..errors import NetloadConfigError
 from ..search.bisection import TrialLog, bisect
 from ..search.settings import TrialSettings
-from ..search.trial import Measurer
-from ..search.trial import require_valid
+from ..search.trial import Measurer, require_valid
 from .summary import Spread, check_positive, check_trials
 from .trial import FrameSize, TrialResult, frame_size_label
 

@@ -309,5 +309,6 @@ def mlr_search(
     return MlrResult(
         tuple(results), tuple(mlr_measurer.trials), settings, float(min_pps),
         float(max_pps), mlr_measurer.spent_s, budget_exhausted=stop_reason is not None,
-        stop_reason=stop_reason, time_budget_s=time_budget_s, generator_ceiling_pps=ceiling, unmeasured_loads_pps=tuple(mlr_measurer.unmeasured),
+        stop_reason=stop_reason, time_budget_s=time_budget_s, generator_ceiling_pps=ceiling,
+        unmeasured_loads_pps=tuple(mlr_measurer.unmeasured),
         max_source=max_source, generator_max_pps=generator_max_pps)

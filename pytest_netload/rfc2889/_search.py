@@ -1,6 +1,7 @@
-"""The settings check the RFC 2889 load searches share, and their trials' default duration. The searches themselves (by rate:
-a load in pps, a learning rate in fps; by count: an address count) are the search core's
-(`search/bisection.py`), as RFC 2544's are."""
+"""The settings check the RFC 2889 load searches share, and their trials' default
+duration. The searches themselves (by rate: a load in pps, a learning rate in fps; by
+count: an address count) are the search core's (`search/bisection.py`), as RFC 2544's
+are."""
 
 from __future__ import annotations
 

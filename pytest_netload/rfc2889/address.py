@@ -120,6 +120,11 @@ addresses at `load.test_rate_fps`, counted on the learning and the monitor port;
 `duration_s` is the load's own (`AddressLoad.duration_s`)."""
 
 
+UNTIMED = TrialSettings()
+"""The address procedures' default settings: the default retries; no duration (each
+trial's load sets its own)."""
+
+
 def _measure(measurer: AddressMeasurer, load: AddressLoad) -> AddressTrial:
     return measurer.measure(load, load.duration_s)
 
@@ -191,7 +196,7 @@ def address_caching_capacity(
     test_rate_fps: float = DEFAULT_TEST_RATE_FPS,
     repeats: int = 1,
     age_time_s: float | None = None,
-    settings: TrialSettings = TrialSettings(),
+    settings: TrialSettings = UNTIMED,
 ) -> AddressCapacityResult:
     """RFC 2889 §5.7: binary search over address counts in [low, high] for the largest
     count whose every address is learned (see the module's docstring)."""
@@ -270,7 +275,7 @@ def address_learning_rate(
     test_rate_fps: float = DEFAULT_TEST_RATE_FPS,
     resolution: float = DEFAULT_LEARNING_RESOLUTION,
     max_trials: int = DEFAULT_LEARNING_MAX_TRIALS,
-    settings: TrialSettings = TrialSettings(),
+    settings: TrialSettings = UNTIMED,
 ) -> LearningRateResult:
     """RFC 2889 §5.8: binary search over learning rates in [min_rate_fps, max_rate_fps]
     for the highest at which all `count` addresses are learned, to `resolution` (a

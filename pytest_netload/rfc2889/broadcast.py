@@ -193,7 +193,8 @@ def broadcast_forwarding(
 
     out = search_rate(measure, lambda t: t.all_received, max_value=top, resolution=res,
                       max_trials=max_trials, retries=settings.retries,
-                      on_trial=settings.on_trial, what=f"the broadcast forwarding search over {ports} ports")
+                      on_trial=settings.on_trial,
+                      what=f"the broadcast forwarding search over {ports} ports")
     return BroadcastResult(ports, top, settings, out.found, out.upper, out.ceiling,
                            out.at_max, out.passing, res, out.reached, out.trials, max_source,
                            generator_max_pps)

@@ -246,9 +246,9 @@ def congestion_control(
     tolerance: float = DEFAULT_TOLERANCE,
 ) -> CongestionResult:
     """RFC 2889 §5.5 at `load_pps_per_port` (the ports' full rate, so C is congested):
-    one valid trial of `settings.duration_s` (TRIAL_S when None), an invalid one retried at most `settings.retries` times; InvalidTrial when
-    none was valid. `tolerance` is the share below which a sender's shortfall or a loss
-    difference counts as noise."""
+    one valid trial of `settings.duration_s` (TRIAL_S when None), an invalid one retried
+    at most `settings.retries` times; InvalidTrial when none was valid. `tolerance` is the
+    share below which a sender's shortfall or a loss difference counts as noise."""
     load = check_rate(load_pps_per_port, "load_pps_per_port")
     settings = timed(settings)
     duration = settings.timed("congestion_control")

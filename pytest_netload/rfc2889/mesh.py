@@ -212,6 +212,7 @@ def fully_meshed(
 
     out = search_rate(measure, lambda t: t.lost == 0, max_value=max_pps, resolution=res,
                       max_trials=max_trials, retries=settings.retries,
-                      on_trial=settings.on_trial, what=f"the fully meshed search over {ports} ports")
+                      on_trial=settings.on_trial,
+                      what=f"the fully meshed search over {ports} ports")
     return MeshResult(ports, max_pps, settings, out.at_max, out.found, out.upper,
                       out.ceiling, res, out.reached, out.trials, max_source, generator_max)

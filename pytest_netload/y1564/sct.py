@@ -178,9 +178,9 @@ def service_configuration_test(
     fdv_quantile: float = FDV_QUANTILE,
 ) -> SctResult:
     """Run the Y.1564 service configuration test of ``service`` (see the module text):
-    each step offered for `settings.duration_s` (SCT_STEP_S when None), an invalid try retried at most
-    `settings.retries` times, every try shown to `settings.on_trial` and every step to
-    `on_step`."""
+    each step offered for `settings.duration_s` (SCT_STEP_S when None), an invalid try
+    retried at most `settings.retries` times, every try shown to `settings.on_trial` and
+    every step to `on_step`."""
     service = Service.of(service)
     shares = check_steps(steps)
     if settings.duration_s is None:

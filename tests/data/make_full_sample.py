@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +280,8 @@ class FakePolicer:
         self.policed_bps = policed_bps
         self.rng = np.random.default_rng(5)
 
-    def measure(self, loads_bps: dict[str, float], duration_s: float) -> dict[str, ServiceSample]:
+    def measure(self, loads_bps: Mapping[str, float],
+                duration_s: float) -> dict[str, ServiceSample]:
         out = {}
         for name, bps in loads_bps.items():
             size = 512 if name == "data" else 128

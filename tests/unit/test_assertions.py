@@ -22,11 +22,11 @@ from pytest_netload.measure.recording import TestRecord, recording
 from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.measure.stats import clopper_pearson_upper
 from pytest_netload.rfc2544 import FrameSizeThroughput, Resolution, ThroughputResult, TrialResult
+from pytest_netload.search import TrialSettings
 from pytest_netload.units import Rate, Size
 from pytest_netload.verdicts import assertions
 from pytest_netload.verdicts.assertions import assert_latency, assert_loss, assert_throughput
 from pytest_netload.verdicts.bounds import format_ns
-from pytest_netload.search import TrialSettings
 
 N_BUCKETS = 2560  # NETLOAD_HIST_BUCKETS
 

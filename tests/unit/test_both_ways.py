@@ -30,10 +30,10 @@ from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.rfc2544.recovery import RecoveryTrial
 from pytest_netload.rfc2544.trial import DirectionResult, TrialResult
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 from pytest_netload.topology.model import PortSpec, Topology, Wire
 from pytest_netload.traffic.mix import as_mix
 from pytest_netload.traffic.streams import tcp, udp
-from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 WIRES = ("p0->p1", "p1->p0")
 

@@ -29,11 +29,11 @@ from pytest_netload.errors import EngineCrashed, NetloadConfigError, NetloadEnvi
 from pytest_netload.measure.recording import recording
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import mlr_search
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 from pytest_netload.topology.fake import fake_topology
 from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import udp
 from pytest_netload.units import Rate, frame_bits
-from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 HEADER = Path(__file__).resolve().parents[2] / "native" / "include" / "netload_api.h"
 TOPOLOGY = fake_topology(10e9)
@@ -227,7 +227,8 @@ def test_binary_search_finds_the_capacity_within_its_resolution(shaper: Wired,
     m = shaper.measurer(size)
     max_pps = 10e9 / frame_bits(size, "l1")
     result = binary_search(FunctionMeasurer(lambda load, _d: m.measure(load, 60.0)), max_pps,
-                           settings=TrialSettings(duration_s=60.0, frame_size=size, mean_frame_size=size),
+                           settings=TrialSettings(duration_s=60.0, frame_size=size,
+                                                  mean_frame_size=size),
                            resolution_ratio=0.005)
     assert result.resolution_reached
     # every load at or below the capacity passes; above it, the buffer hides at most

@@ -175,13 +175,15 @@ def test_a_passing_line_rate_or_max_rate_is_not_a_lower_bound() -> None:
         assert r.throughput_pps == 1e6 and r.upper_pps is None
         assert not r.lower_bound_by_generator and r.generator_max_pps is None
     untold = binary_search(Rig(1e9), 1e6,
-                           settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0))
+                           settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                  mean_frame_size=64.0))
     assert untold.max_source is None and not untold.lower_bound_by_generator
 
 
 def test_frame_loss_keeps_where_its_maximum_came_from() -> None:
     r = frame_loss_sweep(Rig(1e9), 95_000.0,
-                         settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0),
+                         settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                mean_frame_size=64.0),
                          max_source="generator", generator_max_pps=1e5)
     assert r.as_dict()["max_source"] == "generator"
     assert r.as_dict()["generator_max_pps"] == 1e5
@@ -247,23 +249,29 @@ class Switch:
 
 def test_rfc2889_searches_say_when_the_generator_bounded_them() -> None:
     fast, slow = Switch(1e7), Switch(20_000.0)
-    mesh = fully_meshed(FunctionMeasurer(fast.mesh), settings=TrialSettings(duration_s=1.0), ports=2,
+    one_s = TrialSettings(duration_s=1.0)
+    mesh = fully_meshed(FunctionMeasurer(fast.mesh), settings=one_s, ports=2,
                         max_pps_per_port=95_000.0, max_source="generator",
                         generator_max_pps_per_port=1e5)
     assert mesh.lower_bound_by_generator and mesh.as_dict()["generator_max_pps_per_port"] == 1e5
-    assert not fully_meshed(FunctionMeasurer(slow.mesh), settings=TrialSettings(duration_s=1.0), ports=2,
+    assert not fully_meshed(FunctionMeasurer(slow.mesh), settings=one_s, ports=2,
                             max_pps_per_port=95_000.0, max_source="generator",
                             generator_max_pps_per_port=1e5).lower_bound_by_generator
-    assert not fully_meshed(FunctionMeasurer(fast.mesh), settings=TrialSettings(duration_s=1.0), ports=2,
-                            max_pps_per_port=95_000.0, max_source="line_rate").lower_bound_by_generator
-    bcast = broadcast_forwarding(FunctionMeasurer(fast.broadcast), settings=TrialSettings(duration_s=1.0), ports=2,
-                                 max_pps=95_000.0, max_source="generator", generator_max_pps=1e5)
+    assert not fully_meshed(FunctionMeasurer(fast.mesh), settings=one_s, ports=2,
+                            max_pps_per_port=95_000.0,
+                            max_source="line_rate").lower_bound_by_generator
+    bcast = broadcast_forwarding(FunctionMeasurer(fast.broadcast), settings=one_s, ports=2,
+                                 max_pps=95_000.0, max_source="generator",
+                                 generator_max_pps=1e5)
     assert bcast.lower_bound_by_generator and bcast.as_dict()["lower_bound_by_generator"]
-    assert not broadcast_forwarding(FunctionMeasurer(slow.broadcast), settings=TrialSettings(duration_s=1.0), ports=2,
-                                    max_pps=95_000.0, max_source="generator", generator_max_pps=1e5).lower_bound_by_generator
+    assert not broadcast_forwarding(FunctionMeasurer(slow.broadcast), settings=one_s, ports=2,
+                                    max_pps=95_000.0, max_source="generator",
+                                    generator_max_pps=1e5).lower_bound_by_generator
     # the learning rate's maximum is given: only a rate the generator cannot offer bounds it
-    assert not address_learning_rate(FunctionMeasurer(fast.addresses), count=10, max_rate_fps=5000).lower_bound_by_generator
-    capped = address_learning_rate(FunctionMeasurer(Switch(1e7, offers=3000.0).addresses), settings=TrialSettings(retries=0),
+    assert not address_learning_rate(FunctionMeasurer(fast.addresses), count=10,
+                                     max_rate_fps=5000).lower_bound_by_generator
+    capped = address_learning_rate(FunctionMeasurer(Switch(1e7, offers=3000.0).addresses),
+                                   settings=TrialSettings(retries=0),
                                    count=10, max_rate_fps=5000)
     assert capped.ceiling_fps is not None and capped.upper_fps is None
     assert capped.lower_bound_by_generator and capped.as_dict()["lower_bound_by_generator"]
@@ -323,7 +331,8 @@ def test_the_dut_figure_still_fails_as_before() -> None:
 
 
 def test_assert_rfc2889_errors_on_a_lower_bound_below_the_requirement() -> None:
-    bcast = broadcast_forwarding(FunctionMeasurer(Switch(1e7).broadcast), settings=TrialSettings(duration_s=1.0), ports=2,
+    bcast = broadcast_forwarding(FunctionMeasurer(Switch(1e7).broadcast),
+                                 settings=TrialSettings(duration_s=1.0), ports=2,
                                  max_pps=95_000.0, max_source="generator", generator_max_pps=1e5)
     with recording("t") as record:
         assert_rfc2889(bcast, at_least="90kpps")
@@ -340,7 +349,8 @@ def test_assert_rfc2889_errors_on_a_lower_bound_below_the_requirement() -> None:
     passed, errored = record.verdicts
     assert passed["passed"] and passed["lower_bound_by_generator"]
     assert errored["outcome"] == "error" and not errored["passed"]
-    slow = broadcast_forwarding(FunctionMeasurer(Switch(20_000.0).broadcast), settings=TrialSettings(duration_s=1.0), ports=2,
+    slow = broadcast_forwarding(FunctionMeasurer(Switch(20_000.0).broadcast),
+                                settings=TrialSettings(duration_s=1.0), ports=2,
                                 max_pps=95_000.0, max_source="generator", generator_max_pps=1e5)
     with pytest.raises(AssertionError, match="is not >= 200.0 kpps"):
         assert_rfc2889(slow, at_least="200kpps")
@@ -369,7 +379,8 @@ def test_the_summary_row_reads_as_a_lower_bound() -> None:
     (row,) = rows_of("t.py::test_router[64B]", "passed",
                      {"measurements": [{"kind": "throughput", **dut.as_dict()}]})
     assert not row[2].startswith(">=") and LOWER_BOUND_NOTE not in row[7]
-    mesh = fully_meshed(FunctionMeasurer(Switch(1e7).mesh), settings=TrialSettings(duration_s=1.0), ports=2,
+    mesh = fully_meshed(FunctionMeasurer(Switch(1e7).mesh), settings=TrialSettings(duration_s=1.0),
+                        ports=2,
                         max_pps_per_port=95_000.0, max_source="generator",
                         generator_max_pps_per_port=1e5)
     (row,) = rows_of("t.py::test_mesh", "passed", {"measurements": [
@@ -377,7 +388,8 @@ def test_the_summary_row_reads_as_a_lower_bound() -> None:
     assert row[7] == f"RFC 2889 mesh throughput >= 95.00 kpps ({LOWER_BOUND_NOTE})"
     # the procedures that run at it, or from the generator's maximum, say so too
     sweep = frame_loss_sweep(Rig(1e9), 95_000.0,
-                             settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0),
+                             settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                    mean_frame_size=64.0),
                              max_source="generator", generator_max_pps=1e5)
     (row,) = rows_of("t.py::test_x", "passed", {"measurements": [
         {"kind": "frame_loss", **sweep.as_dict()},
@@ -393,7 +405,8 @@ def test_junit_flags_each_throughput_figure() -> None:
     props = properties([{"kind": "throughput", **bound.as_dict()}])
     assert props == [("netload.throughput_pps.64B", 95_000.0),
                      ("netload.lower_bound_by_generator.throughput_pps.64B", 1)]
-    bcast = broadcast_forwarding(FunctionMeasurer(Switch(20_000.0).broadcast), settings=TrialSettings(duration_s=1.0), ports=2,
+    bcast = broadcast_forwarding(FunctionMeasurer(Switch(20_000.0).broadcast),
+                                 settings=TrialSettings(duration_s=1.0), ports=2,
                                  max_pps=95_000.0)
     props = properties([{"kind": "rfc2889_broadcast_forwarding", **bcast.as_dict(),
                          "frame_size": 64}])

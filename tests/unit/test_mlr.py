@@ -387,7 +387,7 @@ def test_measure_must_return_a_trial() -> None:
         return None
 
     with pytest.raises(NetloadConfigError, match=r"returned None: it must return a TrialResult"):
-        mlr_search(FunctionMeasurer(measure),
+        mlr_search(FunctionMeasurer(measure),  # type: ignore[arg-type]
                    settings=TrialSettings(frame_size=64, mean_frame_size=64.0),
                    min_pps=1e3, max_pps=1e6, goals="ci-fast")
 

@@ -16,8 +16,8 @@ from pytest_netload.reports.junit import goal_properties, properties
 from pytest_netload.rfc2544 import FrameSizeThroughput, TrialResult
 from pytest_netload.rfc2544.mlr import LossGoal, MlrGoalResult, MlrResult
 from pytest_netload.rfc2544.mlr_text import goal_band, goal_bracket, goal_key, goals_note
-from pytest_netload.verdicts.assertions import assert_throughput
 from pytest_netload.search import TrialSettings
+from pytest_netload.verdicts.assertions import assert_throughput
 
 NDR, PDR = LossGoal("NDR", 0.0), LossGoal("PDR", 0.005, final_trial_duration_s=30.0)
 

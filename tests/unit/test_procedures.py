@@ -33,6 +33,9 @@ from pytest_netload.rfc2544.recovery import (
 from pytest_netload.rfc2544.summary import Spread
 from pytest_netload.search import FunctionMeasurer, TrialSettings
 
+ONE_S_64B = TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64)
+"""1-s trials of 64-B frames, the default retries."""
+
 
 class FakeDut:
     """Forwards up to `capacity` pps; loses the excess. `generator_max` is what the
@@ -75,8 +78,7 @@ class FakeDut:
 def test_binary_search_finds_capacity_within_resolution(capacity: float, headroom: float) -> None:
     dut = FakeDut(capacity)
     max_pps = capacity * headroom
-    r = binary_search(dut, max_pps,
-                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+    r = binary_search(dut, max_pps, settings=ONE_S_64B,
                       resolution_pps=max_pps * 0.001, max_trials=100)
     assert r.throughput_pps <= capacity + 1
     assert capacity - r.throughput_pps <= max_pps * 0.001 + 1
@@ -85,8 +87,7 @@ def test_binary_search_finds_capacity_within_resolution(capacity: float, headroo
 
 
 def test_binary_search_passing_maximum_is_the_throughput() -> None:
-    r = binary_search(FakeDut(1e6), 5e5,
-                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64))
+    r = binary_search(FakeDut(1e6), 5e5, settings=ONE_S_64B)
     assert r.throughput_pps == 5e5 and r.upper_pps is None and len(r.trials) == 1
     assert r.bracket_pps == (5e5, None) and r.resolution_reached is True
     assert r.as_dict()["bracket_pps"] == [5e5, None]
@@ -106,8 +107,7 @@ class ThresholdDut:
 
 
 def search(dut: ThresholdDut, max_pps: float, **kwargs: Any) -> FrameSizeThroughput:
-    return binary_search(dut, max_pps,
-                         settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+    return binary_search(dut, max_pps, settings=ONE_S_64B,
                          **kwargs)
 
 
@@ -193,7 +193,8 @@ def test_resolution_not_reached_within_max_trials_is_reported(capacity: float) -
 def test_generator_failures_are_retried_and_cap_the_search_without_blaming_the_dut() -> None:
     dut = FakeDut(capacity=9e5, generator_max=6e5)
     r = binary_search(dut, 1e6,
-                      settings=TrialSettings(duration_s=1.0, retries=2, frame_size=64, mean_frame_size=64),
+                      settings=TrialSettings(duration_s=1.0, retries=2, frame_size=64,
+                                             mean_frame_size=64),
                       max_trials=30)
     assert r.generator_ceiling_pps is not None and r.generator_ceiling_pps > 6e5
     assert r.throughput_pps <= 6e5 and r.upper_pps is None  # no load failed for the DUT
@@ -205,17 +206,18 @@ def test_all_invalid_raises_naming_the_reason() -> None:
     dut = FakeDut(capacity=1e6, generator_max=0.0)
     with pytest.raises(InvalidTrial, match="every trial of the throughput search at 64B was "
                        "invalid.*generator sent 90"):
-        binary_search(dut, 1e6,
-                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64))
+        binary_search(dut, 1e6, settings=ONE_S_64B)
 
 
 def test_loss_tolerance_accepts_a_little_loss() -> None:
     dut = FakeDut(capacity=1e6, noise=1e-4, seed=3)
     strict = binary_search(dut, 2e6,
-                           settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+                           settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                  mean_frame_size=64),
                            max_trials=40)
     lenient = binary_search(FakeDut(1e6, noise=1e-4, seed=3), 2e6,
-                            settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+                            settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                   mean_frame_size=64),
                             loss_tolerance=1e-3, max_trials=40)
     assert strict.throughput_pps < 0.1 * lenient.throughput_pps
     assert lenient.throughput_pps == pytest.approx(1e6, rel=0.01)
@@ -245,8 +247,7 @@ def test_loss_tolerance_accepts_a_little_loss() -> None:
 def test_search_settings_are_checked_before_traffic(kwargs: dict, match: str) -> None:
     dut = FakeDut(1e6)
     with pytest.raises(NetloadConfigError, match=match):
-        binary_search(dut, 1e6,
-                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+        binary_search(dut, 1e6, settings=ONE_S_64B,
                       **kwargs)
     assert dut.loads == []
 
@@ -265,8 +266,7 @@ def test_bad_frame_sizes(sizes: object, match: str) -> None:
 
 def test_frame_loss_steps_down_until_two_clean_trials() -> None:
     dut = FakeDut(capacity=7.5e5)
-    r = frame_loss_sweep(dut, 1e6,
-                         settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64))
+    r = frame_loss_sweep(dut, 1e6, settings=ONE_S_64B)
     shares = [round(t.offered_pps / 1e6, 3) for t in r.points]
     assert shares == [1.0, 0.9, 0.8, 0.7, 0.6]
     assert [round(t.loss_ratio, 3) for t in r.points] == [0.25, 0.167, 0.062, 0.0, 0.0]
@@ -277,8 +277,7 @@ def test_frame_loss_steps_down_until_two_clean_trials() -> None:
 @settings(max_examples=40, deadline=None)
 @given(capacity_share=st.floats(0.05, 1.5))
 def test_frame_loss_ends_with_two_lossless_points_when_reachable(capacity_share: float) -> None:
-    r = frame_loss_sweep(FakeDut(capacity_share * 1e6), 1e6,
-                         settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64))
+    r = frame_loss_sweep(FakeDut(capacity_share * 1e6), 1e6, settings=ONE_S_64B)
     if capacity_share >= 0.2:
         assert r.points[-1].lost == 0 and r.points[-2].lost == 0
     assert all(a.offered_pps > b.offered_pps for a, b in zip(r.points, r.points[1:]))
@@ -287,15 +286,15 @@ def test_frame_loss_ends_with_two_lossless_points_when_reachable(capacity_share:
 def test_frame_loss_skips_loads_the_generator_cannot_offer() -> None:
     dut = FakeDut(capacity=5e5, generator_max=8.5e5)
     r = frame_loss_sweep(dut, 1e6,
-                         settings=TrialSettings(duration_s=1.0, retries=1, frame_size=64, mean_frame_size=64))
+                         settings=TrialSettings(duration_s=1.0, retries=1, frame_size=64,
+                                                mean_frame_size=64))
     assert r.skipped_pps == (1e6, 9e5)
     assert r.points[0].offered_pps == pytest.approx(8e5)
     with pytest.raises(KeyError, match=r"no frame loss point at 100% of the maximum: the "
                        r"generator could not offer 1,000,000 pps \(every try invalid: "):
         r.loss_at(1.0)
     with pytest.raises(NetloadConfigError, match="step=0.7"):
-        frame_loss_sweep(dut, 1e6,
-                         settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+        frame_loss_sweep(dut, 1e6, settings=ONE_S_64B,
                          step=0.7)
 
 
@@ -353,8 +352,7 @@ def test_latency_trials_average_like_the_rfc_and_merge_the_distribution() -> Non
     assert r.latency.count == 4 * 5000
     assert r.as_dict()["rfc2544_ns"]["n"] == 4
     with pytest.raises(NetloadConfigError, match="load_pps"):
-        latency_trials(dut, 0,
-                       settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64))
+        latency_trials(dut, 0, settings=ONE_S_64B)
 
 
 # ---- recovery and reset ---------------------------------------------------------------------

@@ -95,8 +95,7 @@ def test_repeats_fail_a_count_that_fails_once() -> None:
         """Forgets one address on every third trial at 100 addresses."""
 
         def measure(self, load: AddressLoad, duration_s: float) -> AddressTrial:
-            count, learning_rate_fps, test_rate_fps = (load.count, load.learning_rate_fps,
-                                                       load.test_rate_fps)
+            count = load.count
             trial = super().measure(load, duration_s)
             if count == 100 and len(self.calls) % 3 == 0:
                 return AddressTrial(count, count, count, 1)

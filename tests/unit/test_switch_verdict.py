@@ -10,7 +10,8 @@ import pytest
 
 from pytest_netload import NetloadConfigError, assert_rfc2889
 from pytest_netload.measure.recording import recording
-from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, CongestionTrial, MeshTrial, StreamCounts,
+from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, CongestionTrial, MeshTrial,
+                                    StreamCounts,
                                     address_caching_capacity, congestion_control,
                                     fully_meshed)
 from pytest_netload.search import TrialSettings

@@ -122,7 +122,7 @@ def test_what_a_procedure_needs_is_named_with_it() -> None:
         address_caching_capacity(FunctionMeasurer(_never), settings=TrialSettings(duration_s=1.0))
 
 
-def _never(load: object, duration_s: float) -> TrialResult:
+def _never(load: object, duration_s: float) -> Any:
     raise AssertionError("a procedure ran a trial with settings it must refuse")
 
 

@@ -203,8 +203,9 @@ def test_a_measurer_that_leaves_out_the_service_is_an_error() -> None:
 def test_bad_parameters_name_themselves(kwargs: dict[str, object], word: str) -> None:
     trial = {k: kwargs.pop(k) for k in ("duration_s", "retries") if k in kwargs}
     with pytest.raises(NetloadConfigError, match=word):
-        service_configuration_test(Policer(1e9), VOICE,  # type: ignore[arg-type]
-                                   settings=TrialSettings(**trial), **kwargs)
+        service_configuration_test(Policer(1e9), VOICE,
+                                   settings=TrialSettings(**trial),  # type: ignore[arg-type]
+                                   **kwargs)  # type: ignore[arg-type]
 
 
 @settings(max_examples=60, deadline=None)
