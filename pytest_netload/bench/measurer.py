@@ -16,19 +16,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import format as fmt
-from .dut_trial import NoDutHooks, TrialContext, TrialHooks
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2544 import FrameSize, TrialResult
-from ..rfc2544.recovery import RecoveryTrial, ResetTrial
+from ..rfc2544.recovery import RecoveryLoad, RecoveryTrial, ResetTrial
 from ..traffic.patterns import CBR, MaxRate, Phase
 from ..units import Rate
-from .lanes import (Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of,
-                    trial_counts)
+from .dut_trial import NoDutHooks, TrialContext, TrialHooks
+from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
-from .validity import (TX_TOLERANCE, dut_saw_generator_drops, generator_failure,
-                       late_burst_reason)
+from .validity import TX_TOLERANCE, dut_saw_generator_drops, generator_failure, late_burst_reason
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Bursts",
            "Calibration", "EngineMeasurer"]
@@ -221,6 +219,12 @@ class EngineMeasurer:
         """This measurer's back-to-back bursts at `rate_pps`, as the search core's
         `Measurer` of a burst length (rfc2544.BurstMeasurer)."""
         return Bursts(self, rate_pps)
+
+    def recovery(self, load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
+        """One §26.5 trial of `load` (rfc2544.RecoveryMeasurer's `measure`, bound with
+        search.FunctionMeasurer); its `duration_s` is the load's two phases."""
+        return self.measure_recovery(load.overload_pps, load.relief_pps, load.overload_s,
+                                     load.relief_s)
 
     def measure_recovery(self, overload_pps: float, relief_pps: float, overload_s: float,
                          relief_s: float) -> RecoveryTrial:

@@ -40,6 +40,7 @@ from ..rfc2544.recovery import (
 )
 from ..rfc2544.summary import check_trials
 from ..rfc2544.throughput import require_valid, valid_trial
+from ..search.trial import FunctionMeasurer
 from ..traffic.mix import Mix
 from ..traffic.streams import UdpSpec
 from ..units import as_rate, frame_bits, run_seconds
@@ -412,10 +413,9 @@ class Rfc2544Runner:
                 tput, bounded = self._throughput(size, m, throughput, stream)
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 result = system_recovery(
-                    lambda o, r, m=m: m.measure_recovery(o, r, overload_s, relief_s),
-                    throughput_pps=tput, max_pps=max(max_pps, tput), frame_size=size,
-                    repetitions=repetitions, retries=self.mark.retries,
-                    on_trial=self._progress("recovery", size))
+                    FunctionMeasurer(m.recovery), throughput_pps=tput,
+                    max_pps=max(max_pps, tput), overload_s=overload_s, relief_s=relief_s,
+                    settings=self._settings(size, m, "recovery"), repetitions=repetitions)
             self._record("recovery", {
                 **result.as_dict(),
                 **({} if bounded is None else {"throughput_lower_bound_by_generator": bounded})})

@@ -8,6 +8,7 @@ procedures to real trials, and unit tests bind them to fake DUTs.
 
 from ..search.settings import TrialSettings
 from .back_to_back import BurstMeasurer
+from .recovery import RecoveryLoad, RecoveryMeasurer
 from .throughput import (
     FrameSizeThroughput,
     Resolution,
@@ -25,6 +26,8 @@ __all__ = [
     "FrameSize",
     "FrameSizeThroughput",
     "Measurer",
+    "RecoveryLoad",
+    "RecoveryMeasurer",
     "Resolution",
     "ThroughputResult",
     "TrialResult",

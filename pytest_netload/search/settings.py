@@ -91,6 +91,13 @@ class TrialSettings:
                                      "(duration_s=...), the seconds each trial offers its load")
         return float(self.duration_s)
 
+    def size(self, procedure: str) -> FrameSize:
+        """`frame_size`, which `procedure` states; NetloadConfigError naming it if None."""
+        if self.frame_size is None:
+            raise NetloadConfigError(f"{procedure} states its frame size: give TrialSettings("
+                                     "frame_size=...) (bytes with FCS, or 'imix')")
+        return self.frame_size
+
     def sized(self, procedure: str) -> tuple[FrameSize, float]:
         """(`frame_size`, `mean_frame_size`), which `procedure` needs; NetloadConfigError
         naming it when either is None."""

@@ -39,7 +39,6 @@ class Judged(Protocol):
 
 
 J = TypeVar("J", bound=Judged)
-V = TypeVar("V", int, float)
 L_contra = TypeVar("L_contra", contravariant=True)
 T_co = TypeVar("T_co", covariant=True)
 
@@ -74,7 +73,7 @@ class FunctionMeasurer(Generic[L, T]):
         return self.fn(load, duration_s)
 
 
-def valid_trial(measure: Callable[[V], J], load_pps: V, retries: int, log: list[J],
+def valid_trial(measure: Callable[[L], J], load_pps: L, retries: int, log: list[J],
                 on_trial: Callable[[J], None] | None = None) -> J | None:
     """Measure at a load until a trial is valid, at most 1 + retries tries; every try is
     logged (and shown to `on_trial`). None when no try was valid: the generator could

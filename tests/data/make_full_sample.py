@@ -37,7 +37,8 @@ from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.mlr import mlr_search
-from pytest_netload.rfc2544.recovery import RecoveryTrial, ResetResult, ResetTrial, system_recovery
+from pytest_netload.rfc2544.recovery import (RecoveryLoad, RecoveryTrial, ResetResult,
+                                             ResetTrial, system_recovery)
 from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, BroadcastTrial, CongestionTrial,
                                     MeshTrial, StreamCounts, address_caching_capacity,
                                     address_learning_rate, broadcast_forwarding,
@@ -172,12 +173,14 @@ def _back_to_back() -> None:
 def _recovery() -> None:
     lab = FakeLab(64, seed=5)
 
-    def measure(overload: float, relief: float) -> RecoveryTrial:
+    def measure(load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
+        overload, relief = load.overload_pps, load.relief_pps
         lost = int((overload - lab.capacity) * 10.0)
         return RecoveryTrial(overload, relief, 10_000_000_000, int(overload * 10 + relief * 5),
                              lost, 10_000_000_000 + 184_000_000)
-    result = system_recovery(measure, throughput_pps=lab.capacity, max_pps=lab.line_pps,
-                             frame_size=64)
+    result = system_recovery(FunctionMeasurer(measure), throughput_pps=lab.capacity,
+                             max_pps=lab.line_pps, overload_s=10.0, relief_s=5.0,
+                             settings=TrialSettings(frame_size=64))
     record_measurement("recovery", result.as_dict())
 
 

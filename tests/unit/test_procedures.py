@@ -23,6 +23,7 @@ from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.recovery import (
+    RecoveryLoad,
     RecoveryTrial,
     ResetResult,
     ResetTrial,
@@ -364,12 +365,19 @@ def test_recovery_loads_follow_the_rfc() -> None:
 
 
 def test_recovery_time_runs_from_the_rate_drop_to_the_last_loss() -> None:
-    def measure(overload: float, relief: float) -> RecoveryTrial:
-        return RecoveryTrial(overload, relief, switch_ns=2_000_000_000, tx_packets=1000,
-                             lost=50, last_loss_tx_ns=2_250_000_000)
+    seen: list[tuple[RecoveryLoad, float]] = []
 
-    r = system_recovery(measure, throughput_pps=1e5, max_pps=1e6, frame_size=64,
+    def measure(load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
+        seen.append((load, duration_s))
+        return RecoveryTrial(load.overload_pps, load.relief_pps, switch_ns=2_000_000_000,
+                             tx_packets=1000, lost=50, last_loss_tx_ns=2_250_000_000)
+
+    r = system_recovery(FunctionMeasurer(measure), throughput_pps=1e5, max_pps=1e6,
+                        overload_s=2.0, relief_s=1.0, settings=TrialSettings(frame_size=64),
                         repetitions=3)
+    load, duration = seen[0]
+    assert (load.overload_pps, load.relief_pps) == pytest.approx((1.1e5, 5e4))
+    assert (load.overload_s, load.relief_s, duration) == (2.0, 1.0, 3.0)
     assert r.overloaded and r.recovery_s.mean == pytest.approx(0.25) and r.recovery_s.n == 3
     calm = RecoveryTrial(1.0, 0.5, 10, 100, 0, 0)
     assert calm.recovery_ns == 0 and not calm.overloaded
@@ -378,12 +386,14 @@ def test_recovery_time_runs_from_the_rate_drop_to_the_last_loss() -> None:
 def test_invalid_recovery_trials_are_retried() -> None:
     calls = []
 
-    def measure(overload: float, relief: float) -> RecoveryTrial:
+    def measure(load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
         calls.append(1)
-        return RecoveryTrial(overload, relief, 1, 10, 0, 0, valid=len(calls) > 2,
-                             invalid_reason="short")
+        return RecoveryTrial(load.overload_pps, load.relief_pps, 1, 10, 0, 0,
+                             valid=len(calls) > 2, invalid_reason="short")
 
-    r = system_recovery(measure, throughput_pps=1e5, max_pps=1e6, frame_size=64, retries=2)
+    r = system_recovery(FunctionMeasurer(measure), throughput_pps=1e5, max_pps=1e6,
+                        overload_s=1.0, relief_s=1.0,
+                        settings=TrialSettings(frame_size=64, retries=2))
     assert len(r.trials) == 3 and r.trials[-1].valid
 
 

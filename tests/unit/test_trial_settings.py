@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 
 import pytest_netload
 from pytest_netload.errors import NetloadConfigError
-from pytest_netload.rfc2544 import BurstMeasurer, TrialResult, binary_search
+from pytest_netload.rfc2544 import BurstMeasurer, binary_search
 from pytest_netload.rfc2544 import Measurer as Rfc2544Measurer
 from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.mlr import mlr_search
+from pytest_netload.rfc2544.recovery import RecoveryMeasurer, system_recovery
 from pytest_netload.rfc2889 import (
     AddressLoad,
     AddressMeasurer,
@@ -41,12 +42,14 @@ from pytest_netload.y1564 import ServiceMeasurer, service_configuration_test
 
 PACKAGE = Path(pytest_netload.__file__).parent
 ALIASES = {"rfc2544.Measurer": Rfc2544Measurer, "rfc2544.BurstMeasurer": BurstMeasurer,
+           "rfc2544.RecoveryMeasurer": RecoveryMeasurer,
            "rfc2889.ForwardingMeasurer": ForwardingMeasurer,
            "rfc2889.CongestionMeasurer": CongestionMeasurer,
            "rfc2889.BroadcastMeasurer": BroadcastMeasurer,
            "rfc2889.AddressMeasurer": AddressMeasurer, "y1564.ServiceMeasurer": ServiceMeasurer}
 PROCEDURES: tuple[Callable[..., Any], ...] = (
-    binary_search, mlr_search, back_to_back, frame_loss_sweep, latency_trials, fully_meshed,
+    binary_search, mlr_search, back_to_back, frame_loss_sweep, latency_trials,
+    system_recovery, fully_meshed,
     broadcast_forwarding, congestion_control, address_caching_capacity, address_learning_rate,
     service_configuration_test)
 
@@ -117,6 +120,9 @@ def test_what_a_procedure_needs_is_named_with_it() -> None:
     with pytest.raises(NetloadConfigError, match=r"back_to_back: .*a burst's length sets"):
         back_to_back(FunctionMeasurer(_never), rate_pps=1e6, max_frames=10,
                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64))
+    with pytest.raises(NetloadConfigError, match=r"system_recovery states its frame size"):
+        system_recovery(FunctionMeasurer(_never), throughput_pps=1.0, max_pps=2.0,
+                        overload_s=1.0, relief_s=1.0, settings=TrialSettings())
     with pytest.raises(NetloadConfigError, match=r"address_caching_capacity: .*an address "
                        "trial's count and rates set its duration"):
         address_caching_capacity(FunctionMeasurer(_never), settings=TrialSettings(duration_s=1.0))
