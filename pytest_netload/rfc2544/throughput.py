@@ -201,7 +201,7 @@ class ThroughputResult:
 
 
 def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution | float,
-                 max_trials: int, retries: int) -> None:
+                 max_trials: int) -> None:
     """The search's settings, before any traffic; `resolution` as a number is in pps."""
     if not (isinstance(max_pps, (int, float)) and math.isfinite(max_pps) and max_pps > 0):
         raise NetloadConfigError(f"maximum load {max_pps!r} pps: give a positive rate")
@@ -212,8 +212,6 @@ def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution |
         resolution = Resolution(pps=resolution)
     if not isinstance(max_trials, int) or max_trials < 1:
         raise NetloadConfigError(f"max_trials={max_trials!r}: give a whole number >= 1")
-    if not isinstance(retries, int) or retries < 0:
-        raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0")
     check_reachable(resolution, max_trials, max_pps)
 
 
@@ -254,7 +252,7 @@ def binary_search(
         else Resolution(resolution_ratio, resolution_pps)
     frame_size, _mean = settings.sized("binary_search")
     duration_s = settings.timed("binary_search")
-    check_search(max_pps, loss_tolerance, resolution, max_trials, settings.retries)
+    check_search(max_pps, loss_tolerance, resolution, max_trials)
     max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
     out = search_rate(lambda load: measurer.measure(load, duration_s),
                       lambda t: t.passed(loss_tolerance), max_value=max_pps,
