@@ -23,6 +23,7 @@ from pytest_netload.bench.validity import (
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.rfc2544 import binary_search
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 PPS = 300_000.0
 
@@ -184,8 +185,9 @@ def test_zero_frame_trials_never_give_a_throughput() -> None:
     trial = m.measure(PPS, 1e-9)
     assert not trial.valid and "fewer than one" in (trial.invalid_reason or "")
     with pytest.raises(InvalidTrial, match="every trial of the throughput search"):
-        binary_search(lambda load: m.measure(load, 1.0), PPS, frame_size=64,
-                      mean_frame_size=64.0, duration_s=1.0, loss_tolerance=0.0)
+        binary_search(FunctionMeasurer(lambda load, _d: m.measure(load, 1.0)), PPS,
+                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0),
+                      loss_tolerance=0.0)
 
 
 def test_a_stalled_generator_never_gives_a_throughput() -> None:
