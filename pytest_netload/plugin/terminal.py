@@ -440,8 +440,9 @@ class Summary:
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
         self._compare(doc, base)
-        self._reports(doc, base)
+        self._reports(doc, base, self._history(doc))
         self._save_baseline(doc, base)
+        self._add_to_history(doc)
 
     def _sections(self, doc: dict[str, Any]) -> None:
         """The pytest_netload_report_sections hooks' sections, into the document; a hook
@@ -459,22 +460,65 @@ class Summary:
         if sections:
             doc["report_sections"] = sections
 
-    def _reports(self, doc: dict[str, Any], base: Any) -> None:
-        """The acceptance reports --netload-report asks for (report.html, report.pdf),
-        from a document the schema accepts (else: why not), with the baseline comparison
-        when the session has one."""
+    def _history(self, doc: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """With --netload-history: the earlier sessions' documents there, then this one
+        (the report's trends); None without it, or while it holds none. A file there that
+        does not load is named among the write errors, and the report has no trends."""
         from ..errors import NetloadConfigError
         from .keys import SETTINGS_KEY
 
-        for kind in self.config.stash[SETTINGS_KEY].reports:
+        where = self.config.stash[SETTINGS_KEY].history
+        if where is None or not any(Path(where).glob("*.json")):
+            return None
+        from ..reports.load import load_history
+
+        try:
+            return [*load_history((where,), "--netload-history"), doc]
+        except NetloadConfigError as exc:
+            self.write_errors.append(f"trends left out of the report: {exc}")
+            return None
+
+    def _add_to_history(self, doc: dict[str, Any]) -> None:
+        """This session's results into the --netload-history directory, named by the
+        time it was created, for the next session's trends."""
+        from ..reports import json as json_report
+        from .keys import SETTINGS_KEY
+
+        where = self.config.stash[SETTINGS_KEY].history
+        if where is None:
+            return
+        stamp = "".join(c if c.isalnum() else "-" for c in str(doc.get("created", "")))
+        try:
+            Path(where).mkdir(parents=True, exist_ok=True)
+            path, n = Path(where) / f"results-{stamp}.json", 1
+            while path.exists():  # two sessions in one second
+                n += 1
+                path = Path(where) / f"results-{stamp}-{n}.json"
+            json_report.write(doc, path)
+        except OSError as exc:
+            self.write_errors.append(
+                f"could not add the results to --netload-history {where}: "
+                f"{exc.strerror or exc}; give a writable directory")
+
+    def _reports(self, doc: dict[str, Any], base: Any,
+                 history: list[dict[str, Any]] | None = None) -> None:
+        """The acceptance reports --netload-report asks for (report.html, report.pdf),
+        from a document the schema accepts (else: why not), with the baseline comparison
+        when the session has one and the trends over --netload-history's sessions."""
+        from ..errors import NetloadConfigError
+        from .keys import SETTINGS_KEY
+
+        settings = self.config.stash[SETTINGS_KEY]
+        for kind in settings.reports:
             name = f"report.{kind}"
             try:
                 from ..reports import html, pdf, schema  # MissingExtra: an OSError, below
 
                 schema.validate(doc, "results.json")
                 write = pdf.write if kind == "pdf" else html.write
-                self.reports.append(str(write(doc, base / name,
-                                               comparison=self.comparison)))
+                self.reports.append(str(write(doc, base / name, comparison=self.comparison,
+                                              history=history,
+                                              threshold=settings.regression)))
             except NetloadConfigError as exc:
                 self.write_errors.append(f"{name} not written: {exc}")
             except OSError as exc:
