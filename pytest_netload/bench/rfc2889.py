@@ -47,10 +47,12 @@ from ..rfc2889 import (
     fully_meshed,
 )
 from ..search.lower_bound import SearchMax
+from ..search.resolution import Resolution
 from ..traffic.packets import UDP, Eth, IPv4, field
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
 from ..units import Rate, frame_bits
+from . import progress
 from .harness import WiredPorts
 from .settings import Rfc2889Mark
 from .validity import generator_failure
@@ -145,6 +147,20 @@ class Rfc2889Runner:
             i += n
         return out
 
+    def _progress(self, procedure: str, **plan: Any) -> Callable[[Any], None]:
+        """Progress of an RFC 2889 procedure: its plan now (progress.start), and the
+        ``on_trial`` that reports each trial as it ends."""
+        progress.start(f"RFC 2889 {procedure}", test=self.test,
+                       frame_size=self.mark.frame_size, **plan)
+        count = 0
+
+        def on_trial(t: Any) -> None:
+            nonlocal count
+            count += 1
+            progress.report(event="trial", trial=count, **progress.trial_fields(t, 0.0))
+
+        return on_trial
+
     def _record(self, result: Any) -> Any:
         data = result.as_dict()  # its own port_names (broadcast: the receivers) come first
         record_measurement(data["procedure"], {"port_names": list(self.names), **data,
@@ -163,6 +179,7 @@ class Rfc2889Runner:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
 
             def measure(load: float, duration_s: float) -> MeshTrial:
+                progress.trial_start(load)
                 run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
                                      list(ports), duration_s)
                 tx, rx = [0] * n, [0] * n
@@ -177,6 +194,10 @@ class Rfc2889Runner:
                                   duration_s=self.mark.trial_duration_s,
                                   resolution=self.mark.resolution,
                                   max_trials=self.mark.max_trials, retries=self.mark.retries,
+                                  on_trial=self._progress(
+                                      "fully meshed", total=self.mark.max_trials,
+                                      trial_s=self.mark.trial_duration_s, max_pps=top.pps,
+                                      resolution=Resolution(ratio=self.mark.resolution)),
                                   max_source=top.source,
                                   generator_max_pps_per_port=top.generator_max_pps)
         finally:
@@ -198,6 +219,7 @@ class Rfc2889Runner:
                                         (1, loaded[2][0])], 2, [c, d]).pps
 
             def measure(load: float, duration_s: float) -> CongestionTrial:
+                progress.trial_start(load)
                 run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
                                      duration_s)
                 counts = [StreamCounts(s.name, int(r.tx_packets), int(r.rx_unique))
@@ -208,7 +230,10 @@ class Rfc2889Runner:
             result = congestion_control(_Bound(measure_congestion=measure),
                                         load_pps_per_port=max_pps,
                                         duration_s=self.mark.trial_duration_s,
-                                        retries=self.mark.retries)
+                                        retries=self.mark.retries,
+                                        on_trial=self._progress(
+                                            "congestion control",
+                                            trial_s=self.mark.trial_duration_s))
         finally:
             for s, _share in loaded:
                 s.free()
@@ -249,6 +274,7 @@ class Rfc2889Runner:
         ports = self._ports("address_caching_capacity")
         learn, test, monitors = ports[0], ports[1], list(ports[2:])
         learning, probe = self._address_streams(count, learn, test)
+        progress.trial_start(learning_rate_fps)
         self._empty_table()
         ls, ps = self._load(learn, learning), self._load(test, probe)
         try:
@@ -276,7 +302,8 @@ class Rfc2889Runner:
         result = address_caching_capacity(
             _Bound(measure_addresses=self._measure_addresses), low=m.low, high=m.high,
             learning_rate_fps=m.learning_rate_fps, test_rate_fps=m.test_rate_fps,
-            retries=m.retries, age_time_s=self._age_time())
+            retries=m.retries, age_time_s=self._age_time(),
+            on_trial=self._progress("address caching capacity"))
         return self._record(result)
 
     def address_learning_rate(self, max_rate_fps: float | None = None) -> Any:
@@ -290,7 +317,8 @@ class Rfc2889Runner:
                                if m.max_rate else 100_000.0)
         result = address_learning_rate(
             _Bound(measure_addresses=self._measure_addresses), count=m.learning_count,
-            max_rate_fps=top, test_rate_fps=m.test_rate_fps, retries=m.retries)
+            max_rate_fps=top, test_rate_fps=m.test_rate_fps, retries=m.retries,
+            on_trial=self._progress("address learning rate"))
         return self._record(result)
 
     def _age_time(self) -> float | None:
@@ -313,6 +341,7 @@ class Rfc2889Runner:
             top = self._search_max([(0, stream)], 1, receivers)
 
             def measure(load: float, duration_s: float) -> BroadcastTrial:
+                progress.trial_start(load)
                 run, why = self._run([(stream, load)], receivers, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 rx = self._per_port(run, receivers)
@@ -324,7 +353,14 @@ class Rfc2889Runner:
                                           duration_s=self.mark.trial_duration_s,
                                           resolution=self.mark.resolution,
                                           max_trials=self.mark.max_trials,
-                                          retries=self.mark.retries, **top.source_args)
+                                          retries=self.mark.retries,
+                                          on_trial=self._progress(
+                                              "broadcast forwarding",
+                                              total=self.mark.max_trials,
+                                              trial_s=self.mark.trial_duration_s,
+                                              max_pps=top.pps,
+                                              resolution=Resolution(ratio=self.mark.resolution)),
+                                          **top.source_args)
             at = result.throughput_trial
             if at is not None:  # §5.10's latency: at the throughput, port by port
                 latency = tuple(self._latency(stream, at.offered_pps, port, at.duration_s)
