@@ -322,9 +322,22 @@ def _count(s: Status) -> str | None:
     return f"{s.what} {s.n} of {'' if s.exact else 'at most '}{s.total}"
 
 
+def _timing(s: Status) -> str | None:
+    """"ETA ~6:12, elapsed 12:24" ("~": an estimate; none for a note)."""
+    if s.kind == "note":
+        return None
+    timing = []
+    if s.eta_s is not None and s.kind != "end":
+        approx = "" if s.exact or s.what == "run" else "~"
+        timing.append(f"ETA {approx}{_clock_text(s.eta_s)}")
+    timing.append(f"elapsed {_clock_text(s.elapsed_s)}")
+    return ", ".join(timing)
+
+
 def status_line(s: Status) -> str:
-    """One line: test | frame size | procedure | trial n of N | bracket | offered, loss |
-    availability | frames | note | elapsed, ETA."""
+    """One line, what matters most first (a terminal's width clips the end): test |
+    frame size | procedure | trial n of N | ETA, elapsed | bracket | offered, loss |
+    availability | frames | note."""
     parts = [s.test]
     if s.frame_size is not None:
         parts.append(fmt.frame_size(s.frame_size))
@@ -332,6 +345,7 @@ def status_line(s: Status) -> str:
     count = _count(s)
     if count:
         parts.append(count + (f" {s.name}" if s.name else ""))
+    parts.append(_timing(s) or "")
     bracket = _bracket(s) if s.kind in ("trial", "tick", "trial_start") else None
     if bracket:
         parts.append(bracket)
@@ -351,14 +365,6 @@ def status_line(s: Status) -> str:
         parts.append(s.note)
     if s.kind == "trial" and s.valid is False and not s.note:
         parts.append("invalid")
-    timing = []
-    if s.elapsed_s or s.kind != "note":
-        timing.append(f"elapsed {_clock_text(s.elapsed_s)}")
-    if s.eta_s is not None and s.kind != "end":
-        approx = "" if s.exact or s.what == "run" else "~"
-        timing.append(f"ETA {approx}{_clock_text(s.eta_s)}")
-    if timing and s.kind != "note":
-        parts.append(", ".join(timing))
     return "netload: " + " | ".join(p for p in parts if p)
 
 

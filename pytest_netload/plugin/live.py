@@ -61,7 +61,8 @@ class TerminalProgress:
                 else nullcontext():
             self.reporter.ensure_newline()
             if self.mode == "live":
-                self.reporter.rewrite(text[: self.reporter._tw.fullwidth - 1])
+                # erase: a shorter line leaves nothing of the longer one before it
+                self.reporter.rewrite(text[: self.reporter._tw.fullwidth - 1], erase=True)
             else:
                 self.reporter.write_line(text)
 

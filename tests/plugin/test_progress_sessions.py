@@ -77,15 +77,15 @@ def test_off_a_terminal_a_search_prints_a_line_per_trial_with_n_of_n_and_eta(
     result = pytester.runpytest_subprocess(FAKE, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([
-        "netload: test_router | 64B | throughput | at most 20 trials | elapsed 0:00, "
-        "ETA ~10:00",
-        "netload: test_router | 64B | throughput | trial 1 of at most 20 | "
-        "[[]0 pps, 14.88 Mpps[]] width 14.88 Mpps, to 0.5% of the lower bound | offered "
-        "14.88 Mpps | loss 99.66% | elapsed 1:02, ETA ~9:18",
-        "*| trial 10 of at most 20 | [[]29.06 kpps, 58.13 kpps[]] width 100.0% of lo, to 0.5% |"
-        " offered 29.06 kpps | loss 0 | elapsed 10:20, ETA ~8:16",
-        "*| trial 17 of at most 20 | [[]49.95 kpps, 50.18 kpps[]] width 0.4545% of lo, to 0.5% |"
-        "*| elapsed 17:34, ETA ~0:00",
+        "netload: test_router | 64B | throughput | at most 20 trials | ETA ~10:00, "
+        "elapsed 0:00",
+        "netload: test_router | 64B | throughput | trial 1 of at most 20 | ETA ~9:18, elapsed "
+        "1:02 | [[]0 pps, 14.88 Mpps[]] width 14.88 Mpps, to 0.5% of the lower bound | offered "
+        "14.88 Mpps | loss 99.66%",
+        "*| trial 10 of at most 20 | ETA ~8:16, elapsed 10:20 | [[]29.06 kpps, 58.13 kpps[]] "
+        "width 100.0% of lo, to 0.5% | offered 29.06 kpps | loss 0",
+        "*| trial 17 of at most 20 | ETA ~0:00, elapsed 17:34 | [[]49.95 kpps, 50.18 kpps[]] "
+        "width 0.4545% of lo, to 0.5% |*",
     ])
     assert len(_trial_lines(result.stdout.str())) == 17
 
@@ -120,18 +120,18 @@ def test_a_y1564_run_shows_its_steps_and_its_spt_intervals_with_availability(
     result = pytester.runpytest_subprocess(FAKE, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([
-        "netload: test_service | 512B | Y.1564 SCT data | 5 steps | elapsed 0:00, ETA 0:50",
-        "netload: test_service | 512B | Y.1564 SCT data | step 1 of 5 CIR 25% | offered "
-        "2.500 Mbit/s | loss 0 | elapsed *, ETA *",
-        "netload: test_service | 512B | Y.1564 SCT data | step 5 of 5 policing | *",
-        "netload: test_service | Y.1564 SPT | 120 intervals | elapsed 0:00, ETA 2:00",
+        "netload: test_service | 512B | Y.1564 SCT data | 5 steps | ETA 0:50, elapsed 0:00",
+        "netload: test_service | 512B | Y.1564 SCT data | step 1 of 5 CIR 25% | ETA *, "
+        "elapsed * | offered 2.500 Mbit/s | loss 0",
+        "netload: test_service | 512B | Y.1564 SCT data | step 5 of 5 policing | ETA 0:00, *",
+        "netload: test_service | Y.1564 SPT | 120 intervals | ETA 2:00, elapsed 0:00",
         # 3 s an interval (1 s, 2 s of overhead): a line every 30 s, and the last one
-        "netload: test_service | Y.1564 SPT | interval 11 of 120 | availability data 100.0% | "
-        "elapsed 0:33, ETA 5:27",
-        "netload: test_service | Y.1564 SPT | interval 22 of 120 | availability data 100.0% | "
-        "elapsed 1:06, ETA 4:54",
-        "netload: test_service | Y.1564 SPT | interval 110 of 120 | *ETA 0:30",
-        "netload: test_service | Y.1564 SPT | interval 120 of 120 | *ETA 0:00",
+        "netload: test_service | Y.1564 SPT | interval 11 of 120 | ETA 5:27, elapsed 0:33 | "
+        "availability data 100.0%",
+        "netload: test_service | Y.1564 SPT | interval 22 of 120 | ETA 4:54, elapsed 1:06 | "
+        "availability data 100.0%",
+        "netload: test_service | Y.1564 SPT | interval 110 of 120 | ETA 0:30, *",
+        "netload: test_service | Y.1564 SPT | interval 120 of 120 | ETA 0:00, *",
     ])
     assert len(re.findall(r"\| interval \d+ of 120", result.stdout.str())) == 11
 

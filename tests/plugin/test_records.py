@@ -152,7 +152,8 @@ class FakeTerminal:
     def ensure_newline(self) -> None:
         self.calls.append(("newline", ""))
 
-    def rewrite(self, line: str) -> None:
+    def rewrite(self, line: str, erase: bool = False) -> None:
+        assert erase  # a shorter line must not leave the end of a longer one
         self.calls.append(("rewrite", line))
 
     def write_line(self, line: str) -> None:
