@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from functools import partial
 
 from _common import shaped_measurer
 
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
+from pytest_netload.search import TrialSettings
 
 DRAIN_S = 0.1
 HEADROOM = 1.5        # searches start from 1.5x the capacity
@@ -38,8 +38,9 @@ def one_case(engine: Engine, rate_bps: int, size: int, trial_s: float, initial_s
     with shaped_measurer(engine, rate_bps, size, QUEUE_S, DRAIN_S) as (measurer, capacity):
         max_pps = capacity * HEADROOM
         t0 = time.monotonic()
-        binary = binary_search(partial(measurer.measure, duration_s=trial_s), max_pps,
-                               frame_size=size, mean_frame_size=size, duration_s=trial_s,
+        binary = binary_search(measurer, max_pps,
+                               settings=TrialSettings(duration_s=trial_s, frame_size=size,
+                                                      mean_frame_size=size),
                                resolution_pps=capacity * WIDTH, max_trials=40)
         binary_wall = time.monotonic() - t0
         binary_time = sum(t.duration_s for t in binary.trials)
@@ -49,8 +50,8 @@ def one_case(engine: Engine, rate_bps: int, size: int, trial_s: float, initial_s
                         final_trial_duration_s=trial_s, duration_sum_s=trial_s,
                         preceding_targets=preceding)
         t0 = time.monotonic()
-        mlr = mlr_search(measurer.measure, min_pps=capacity / 100, max_pps=max_pps,
-                         goals=(goal,), frame_size=size, mean_frame_size=size)
+        mlr = mlr_search(measurer, settings=TrialSettings(frame_size=size, mean_frame_size=size),
+                         min_pps=capacity / 100, max_pps=max_pps, goals=(goal,))
         mlr_wall = time.monotonic() - t0
         mlr_time = mlr.total_trial_time_s
     found_mlr = mlr.ndr.lower_bound_pps or 0.0

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from functools import partial
 
 from _common import shaped_measurer
 
@@ -37,6 +36,7 @@ from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.engine.client import Engine
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
+from pytest_netload.search import TrialSettings
 
 DRAIN_S = 0.5         # longer than the queue: its backlog arrives within the drain
 HEADROOM = 1.5        # searches start from 1.5x the capacity
@@ -49,16 +49,17 @@ def search_case(measurer: EngineMeasurer, capacity: float, size: int,
     """Binary search and MLRsearch at one trial duration; errors against `capacity`."""
     max_pps = capacity * HEADROOM
     t0 = time.monotonic()
-    binary = binary_search(partial(measurer.measure, duration_s=trial_s), max_pps,
-                           frame_size=size, mean_frame_size=size, duration_s=trial_s,
+    binary = binary_search(measurer, max_pps,
+                           settings=TrialSettings(duration_s=trial_s, frame_size=size,
+                                                  mean_frame_size=size),
                            resolution_ratio=WIDTH, max_trials=30)
     binary_wall = time.monotonic() - t0
     goal = LossGoal("NDR", 0.0, 0.0, relative_width=WIDTH,
                     initial_trial_duration_s=min(1.0, trial_s),
                     final_trial_duration_s=trial_s, duration_sum_s=trial_s,
                     preceding_targets=2)
-    mlr = mlr_search(measurer.measure, min_pps=capacity / 100, max_pps=max_pps,
-                     goals=(goal,), frame_size=size, mean_frame_size=size)
+    mlr = mlr_search(measurer, settings=TrialSettings(frame_size=size, mean_frame_size=size),
+                     min_pps=capacity / 100, max_pps=max_pps, goals=(goal,))
     found_mlr = mlr.ndr.lower_bound_pps or 0.0
     trials = [t for t in (*binary.trials, *mlr.trials) if t.valid]
     overloaded = [t.forwarding_pps for t in trials

@@ -1,4 +1,4 @@
-"""`netload`: the command line. Sub-commands: demo, methods, ports, report.
+"""`netload`: the command line. Sub-commands: demo, methods, ports, report, compare, trend.
 
 - `netload demo`: build a built-in DUT, send counted traffic through it in
   both directions, print one result line per stream (pps, Mbit/s with its
@@ -8,7 +8,12 @@
 - `netload ports DEVICE...`: open DPDK devices (vdevs, or NICs by PCI address) and print
   what they can do.
 - `netload report results.json -o report.html`: rebuild the HTML acceptance report
-  from a saved results file (docs/reports.md).
+  from a saved results file (docs/reports.md); with `--pdf`, the paginated PDF, with
+  `--customer`, `--operator`, `--site` and `--test-plan` on its cover; with --baseline
+  and --history its comparison with a baseline and the trends of a history
+  (docs/baselines.md).
+- `netload compare results.json baseline.json`: each figure against its baseline.
+- `netload trend runs/*.json` (or a directory of them): change points over a history.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from . import format as fmt
@@ -166,32 +172,105 @@ def cmd_ports(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .errors import NetloadConfigError
     from .reports.load import load
+    from .reports.signoff import FIELDS, check_field, with_sign_off
 
-    document = load(args.results)
-    from .reports.html import write  # matplotlib: only once the file is known to be good
+    given = {k: getattr(args, k) for k in FIELDS}
+    for key, value in given.items():
+        try:
+            check_field(key, value or "")
+        except NetloadConfigError as exc:
+            raise NetloadConfigError(f"--{key.replace('_', '-')}: {exc}") from None
+    document = with_sign_off(load(args.results), given)
+    comparison = None
+    if args.baseline:
+        from .reports.baseline import compare
 
-    output = args.output or os.path.join(os.path.dirname(args.results) or ".", "report.html")
+        comparison = compare(document, _baseline(args.baseline, args.results),
+                             name=_baseline_label(args.baseline), threshold=args.regression)
+    history = _documents(args.history, "--history") if args.history else None
+    if args.pdf:
+        from .reports import pdf
+
+        pdf.renderer()  # a missing WeasyPrint or Pango: said before anything is rendered
+        write = pdf.write
+    else:
+        from .reports import html  # matplotlib: only once the file is known to be good
+
+        write = html.write
+
+    name = "report.pdf" if args.pdf else "report.html"
+    output = args.output or os.path.join(os.path.dirname(args.results) or ".", name)
     try:
-        path = write(document, output)
+        path = write(document, output, comparison=comparison, history=history,
+                     threshold=args.regression)
     except OSError as exc:
         raise NetloadError(f"{output}: cannot be written ({exc.strerror or exc}); give a "
                            "writable path with -o") from None
     print(f"report written to {path}")
+    if comparison is not None:
+        print(comparison.summary_line())
     return 0
+
+
+def _baseline(given: str, results: str) -> dict[str, Any]:
+    """A baseline by file path, or by NAME: <results dir>/baselines/NAME.json."""
+    from .reports.baseline import baseline_dir, load_baseline
+    from .reports.load import load
+
+    if os.path.sep in given or given.endswith(".json") or os.path.exists(given):
+        return load(given)
+    return load_baseline(given, baseline_dir(os.path.dirname(results) or "."))
+
+
+def _baseline_label(given: str) -> str:
+    return os.path.basename(given).removesuffix(".json")
+
+
+def _documents(paths: Sequence[str], what: str) -> list[dict[str, Any]]:
+    """The results documents of `paths`: files, or directories whose *.json files are
+    read (a history directory); oldest first by their `created` time."""
+    from .reports.load import load
+
+    files: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(str(p) for p in Path(path).glob("*.json"))
+            if not found:
+                raise NetloadError(f"{what} {path}: the directory holds no *.json results "
+                                   "files; give results.json files or a directory of them")
+            files += found
+        else:
+            files.append(path)
+    return sorted((load(f) for f in files), key=lambda d: d["created"])
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Each figure of a results file against a baseline results file."""
+    from .reports.baseline import compare
+    from .reports.load import load
+
+    current = load(args.results)
+    comparison = compare(current, load(args.baseline), name=_baseline_label(args.baseline),
+                         threshold=args.regression)
+    print(comparison.summary_line())
+    for line in comparison.table_lines(changes_only=not args.all):
+        print(line)
+    return 1 if comparison.regressions else 0
 
 
 def cmd_trend(args: argparse.Namespace) -> int:
     """Change points of every figure over a history of results files (oldest first by
     their `created` time), grouped by minimum description length (reports/trend.py)."""
-    from .reports.load import load
-    from .reports.trend import analyse
+    from .reports.threshold import threshold_text
+    from .reports.trend import analyse, counts_as_regression
 
-    documents = sorted((load(path) for path in args.results), key=lambda d: d["created"])
+    documents = _documents(args.results, "trend")
     if len(documents) < 2:
         raise NetloadError("give at least two results files: a trend needs a history")
     trends = analyse(documents)
-    changes = 0
+    changes = regressions = 0
     for key, trend in sorted(trends.items(), key=lambda kv: (kv[0].nodeid, kv[0].metric)):
         if not trend.changes and not args.all:
             continue
@@ -201,13 +280,33 @@ def cmd_trend(args: argparse.Namespace) -> int:
         for c in trend.changes:
             changes += 1
             rel = c.relative_change
+            counted = counts_as_regression(c, args.regression)
+            regressions += counted
+            within = c.kind == "regression" and not counted
             print(f"  {c.kind} at run {c.index} ({trend.points[c.index].created}): "
                   f"{fmt.figure(c.before.mean, trend.unit)} -> "
                   f"{fmt.figure(c.after.mean, trend.unit)}"
-                  + (f" ({fmt.change(rel)})" if rel is not None else ""))
+                  + (f" ({fmt.change(rel)})" if rel is not None else "")
+                  + (f", within the {threshold_text(args.regression)} threshold"
+                     if within else ""))
     print(f"{changes} change point(s) in {len(trends)} figure(s) over {len(documents)} runs")
-    return 1 if args.fail_on_regression and any(
-        c.kind == "regression" for t in trends.values() for c in t.changes) else 0
+    return 1 if args.fail_on_regression and regressions else 0
+
+
+def _regression(text: str) -> float | None:
+    """argparse's reading of --regression: the threshold, or a message naming the fix."""
+    from .errors import NetloadConfigError
+    from .reports.threshold import parse_threshold
+
+    try:
+        return parse_threshold(text)
+    except NetloadConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+REGRESSION_HELP = ("Regression threshold, e.g. 5%%: a figure regresses only when it is "
+                   "outside its noise band and more than this worse than the baseline "
+                   "(docs/baselines.md). Default: none (the noise band alone)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,16 +335,47 @@ def build_parser() -> argparse.ArgumentParser:
                             "0000:01:00.0 (bound to vfio-pci)")
     ports.set_defaults(func=cmd_ports)
     r = sub.add_parser("report",
-                       help="Rebuild the HTML acceptance report from a saved results file")
+                       help="Rebuild the acceptance report (HTML, or PDF) from a saved "
+                            "results file")
     r.add_argument("results", help="A results.json a test session wrote (--netload-report-dir)")
     r.add_argument("-o", "--output",
-                   help="The HTML file to write. Default: report.html beside the results file")
+                   help="The file to write. Default: report.html (report.pdf with --pdf) "
+                        "beside the results file")
+    r.add_argument("--pdf", action="store_true",
+                   help="Write the paginated PDF (cover, contents, page numbers, signature "
+                        "block) instead of the HTML page; needs pytest-netload[pdf]")
+    for field, what in (("customer", "The customer the DUT is accepted for"),
+                        ("operator", "Who ran the tests"),
+                        ("site", "Where the tests ran"),
+                        ("test-plan", "The test plan's name or reference")):
+        r.add_argument(f"--{field}", metavar="TEXT",
+                       help=f"{what}, on the report's cover (overrides the results file's "
+                            f"netload_{field.replace('-', '_')} setting)")
+    r.add_argument("--baseline", help="A baseline to compare with: a results.json path, or "
+                   "a NAME saved with --netload-save-baseline (<results dir>/baselines/"
+                   "NAME.json)")
+    r.add_argument("--history", nargs="+", metavar="PATH",
+                   help="results.json files of earlier sessions, or directories of them: the "
+                        "report shows each figure's trend with its change points")
+    r.add_argument("--regression", type=_regression, default=None, help=REGRESSION_HELP)
     r.set_defaults(func=cmd_report)
+    c = sub.add_parser("compare", help="Each figure of a results file against a baseline")
+    c.add_argument("results", help="The results.json to judge")
+    c.add_argument("baseline", help="The baseline: an earlier results.json (or a saved "
+                   "baselines/NAME.json)")
+    c.add_argument("--regression", type=_regression, default=None, help=REGRESSION_HELP)
+    c.add_argument("--all", action="store_true", help="List unchanged figures too")
+    c.set_defaults(func=cmd_compare)
     t = sub.add_parser("trend", help="Change points of a DUT's figures over saved results")
-    t.add_argument("results", nargs="+", help="results.json files of earlier sessions")
+    t.add_argument("results", nargs="+",
+                   help="results.json files of earlier sessions, or directories of them")
     t.add_argument("--all", action="store_true", help="List figures without changes too")
     t.add_argument("--fail-on-regression", action="store_true",
-                   help="Exit 1 when any figure's latest change is a regression")
+                   help="Exit 1 when any change point is a regression (beyond --regression)")
+    t.add_argument("--regression", type=_regression, default=None,
+                   help="Regression threshold, e.g. 5%%: a change point counts as a "
+                        "regression only when the figure got worse by more than this. "
+                        "Default: none (every change point for the worse)")
     t.set_defaults(func=cmd_trend)
     return p
 

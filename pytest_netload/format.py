@@ -362,13 +362,14 @@ def at_least(figure: str, medium: str = TEXT) -> str:
     return f"{_AT_LEAST[medium]} {figure}"
 
 
-_FIGURE_UNITS = ("ns", "s", "pps", "bit/s", "frames")
+_FIGURE_UNITS = ("ns", "s", "pps", "bit/s", "frames", "addresses", "ratio")
 
 
 def figure(value: object, unit: str, medium: str = TEXT) -> str:
-    """A measured figure by its unit ("ns", "s", "pps", "bit/s" or "frames", as baselines
-    and trends keep it): :func:`time_ns`, :func:`time_s`, :func:`rate_pps`, :func:`bitrate`
-    or :func:`count` with " frames"."""
+    """A measured figure by its unit ("ns", "s", "pps", "bit/s", "frames", "addresses" or
+    "ratio", as baselines and trends keep it): :func:`time_ns`, :func:`time_s`,
+    :func:`rate_pps`, :func:`bitrate`, :func:`count` with " frames" or " addresses", or
+    :func:`loss_ratio` (a loss or an availability: "0", "2.03e-05", "99.97%")."""
     if unit == "ns":
         return time_ns(value, medium)
     if unit == "s":
@@ -377,9 +378,11 @@ def figure(value: object, unit: str, medium: str = TEXT) -> str:
         return rate_pps(value, medium)
     if unit == "bit/s":
         return bitrate(value, medium)
-    if unit == "frames":
+    if unit in ("frames", "addresses"):
         text = count(value, medium)
-        return text if text == dash(medium) else f"{text} frames"
+        return text if text == dash(medium) else f"{text} {unit}"
+    if unit == "ratio":
+        return loss_ratio(value, medium)
     raise NetloadConfigError(f"unit {unit!r}: give one of {', '.join(_FIGURE_UNITS)}")
 
 
@@ -391,7 +394,7 @@ def band(value: object, low: object, high: object, unit: str, medium: str = TEXT
     v = _real(value)
     if v is None:
         return head
-    if unit == "frames":
+    if unit in ("frames", "addresses", "ratio"):
         div, decimals = 1.0, 0
     else:
         units, digits, scale = {"ns": (_TIME_UNITS, TIME_DIGITS, 1.0),
@@ -407,7 +410,10 @@ def band(value: object, low: object, high: object, unit: str, medium: str = TEXT
         e = _real(x)
         if e is None:
             return "?"
-        return f"{e / div:,.{decimals}f}" if unit == "frames" else _number(e / div, decimals)
+        if unit == "ratio":
+            return loss_ratio(e, medium)
+        return f"{e / div:,.{decimals}f}" if unit in ("frames", "addresses") else \
+            _number(e / div, decimals)
 
     lo, hi = end(low), end(high)
     if lo == "-inf" and hi == "inf":

@@ -58,6 +58,12 @@ PYTHON=${PYTHON:-python3}
 VENV=.venv
 
 APT_PACKAGES=(python3 python3-venv)  # Debian's python3 makes venvs only with python3-venv
+if [[ $MODE != generator ]]; then
+  # report.pdf: WeasyPrint (the pdf extra, in the test extras) lays out with Pango, in
+  # DejaVu Sans as report.html's style asks; poppler's pdfinfo, pdftotext and pdftoppm
+  # read the PDF back in its tests
+  APT_PACKAGES+=(libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core poppler-utils)
+fi
 if [[ $MODE != client ]]; then
   APT_PACKAGES+=(
     build-essential pkg-config python3-dev  # the engine's cffi extension is compiled here

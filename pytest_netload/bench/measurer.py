@@ -16,23 +16,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import format as fmt
-from . import progress
-from .dut_trial import NoDutHooks, TrialContext, TrialHooks
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2544 import FrameSize, TrialResult
-from ..rfc2544.recovery import RecoveryTrial, ResetTrial
+from ..rfc2544.recovery import RecoveryLoad, RecoveryTrial, ResetTrial
 from ..traffic.patterns import CBR, MaxRate, Phase
 from ..units import Rate
-from .lanes import (Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of,
-                    trial_counts)
+from . import progress
+from .dut_trial import NoDutHooks, TrialContext, TrialHooks
+from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
-from .validity import (TX_TOLERANCE, dut_saw_generator_drops, generator_failure,
-                       late_burst_reason)
+from .validity import TX_TOLERANCE, dut_saw_generator_drops, generator_failure, late_burst_reason
 
-__all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Calibration",
-           "EngineMeasurer"]
+__all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Bursts",
+           "Calibration", "EngineMeasurer"]
 
 CALIBRATION_S = 1.0        # the generator's own maximum is measured over this long
 CALIBRATION_SHARE = 0.95   # paced sending costs more than unpaced: search from 95 % of it
@@ -220,6 +218,17 @@ class EngineMeasurer:
                 f"back at {fmt.rate_pps_exact(rate_pps)}"))
         return trial
 
+    def bursts(self, rate_pps: float) -> Bursts:
+        """This measurer's back-to-back bursts at `rate_pps`, as the search core's
+        `Measurer` of a burst length (rfc2544.BurstMeasurer)."""
+        return Bursts(self, rate_pps)
+
+    def recovery(self, load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
+        """One §26.5 trial of `load` (rfc2544.RecoveryMeasurer's `measure`, bound with
+        search.FunctionMeasurer); its `duration_s` is the load's two phases."""
+        return self.measure_recovery(load.overload_pps, load.relief_pps, load.overload_s,
+                                     load.relief_s)
+
     def measure_recovery(self, overload_pps: float, relief_pps: float, overload_s: float,
                          relief_s: float) -> RecoveryTrial:
         """Overload for `overload_s`, then relief for `relief_s`, in one paced run (§26.5)."""
@@ -299,6 +308,19 @@ class EngineMeasurer:
                     f"{fmt.time_s_exact(seconds)}; "
                     "check the port's link")
         return min(sent)
+
+
+@dataclass(frozen=True)
+class Bursts:
+    """`EngineMeasurer.measure_burst` at one rate: ``measure(frames, duration_s)`` sends
+    `frames` back to back at `rate_pps` (the burst's `duration_s` is frames / rate_pps,
+    which the rate and the length already fix)."""
+
+    measurer: EngineMeasurer
+    rate_pps: float
+
+    def measure(self, load: int, duration_s: float) -> TrialResult:
+        return self.measurer.measure_burst(load, self.rate_pps)
 
 
 class Calibration:

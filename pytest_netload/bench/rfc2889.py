@@ -1,7 +1,7 @@
 """RFC 2889 on the engine: `Rfc2889Runner`, what the `rfc2889` fixture gives a test.
 
-One class binds every measurer protocol of rfc2889/ to engine runs over the topology's
-ports, in their order (p0, p1, ...):
+One class binds each of rfc2889/'s measurers (the search core's one `Measurer`) to
+engine runs over the topology's ports, in their order (p0, p1, ...):
 
 - fully meshed (§5.1): a stream from every port to every other, each port's load split
   evenly over its destinations; a port's rx counts the frames of the streams to it;
@@ -34,6 +34,7 @@ from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2889 import (
+    AddressLoad,
     AddressTrial,
     BroadcastTrial,
     CongestionTrial,
@@ -48,6 +49,8 @@ from ..rfc2889 import (
 )
 from ..search.lower_bound import SearchMax
 from ..search.resolution import Resolution
+from ..search.settings import TrialSettings
+from ..search.trial import FunctionMeasurer
 from ..traffic.packets import UDP, Eth, IPv4, field
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
@@ -147,6 +150,14 @@ class Rfc2889Runner:
             i += n
         return out
 
+    def _settings(self, timed: bool = False,
+                  on_trial: Callable[[Any], None] | None = None) -> TrialSettings:
+        """The trials' common settings: the marker's retries, and its trial duration for
+        the timed procedures (an address trial's count and rates set its own); `on_trial`
+        reports each trial to the progress line (`_progress`)."""
+        return TrialSettings(duration_s=self.mark.trial_duration_s if timed else None,
+                             retries=self.mark.retries, on_trial=on_trial)
+
     def _progress(self, procedure: str, **plan: Any) -> Callable[[Any], None]:
         """Progress of an RFC 2889 procedure: its plan now (progress.start), and the
         ``on_trial`` that reports each trial as it ends."""
@@ -189,16 +200,13 @@ class Rfc2889Runner:
                 return MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None, why,
                                  self.names[:n])
 
-            result = fully_meshed(_Bound(measure_mesh=measure), ports=n,
-                                  max_pps_per_port=top.pps,
-                                  duration_s=self.mark.trial_duration_s,
-                                  resolution=self.mark.resolution,
-                                  max_trials=self.mark.max_trials, retries=self.mark.retries,
-                                  on_trial=self._progress(
+            result = fully_meshed(FunctionMeasurer(measure), ports=n, max_pps_per_port=top.pps,
+                                  settings=self._settings(timed=True, on_trial=self._progress(
                                       "fully meshed", total=self.mark.max_trials,
                                       trial_s=self.mark.trial_duration_s, max_pps=top.pps,
-                                      resolution=Resolution(ratio=self.mark.resolution)),
-                                  max_source=top.source,
+                                      resolution=Resolution(ratio=self.mark.resolution))),
+                                  resolution=self.mark.resolution,
+                                  max_trials=self.mark.max_trials, max_source=top.source,
                                   generator_max_pps_per_port=top.generator_max_pps)
         finally:
             for _i, _j, s in loaded:
@@ -227,13 +235,11 @@ class Rfc2889Runner:
                 return CongestionTrial(load, duration_s, *counts, valid=why is None,
                                        invalid_reason=why, port_names=names)
 
-            result = congestion_control(_Bound(measure_congestion=measure),
-                                        load_pps_per_port=max_pps,
-                                        duration_s=self.mark.trial_duration_s,
-                                        retries=self.mark.retries,
-                                        on_trial=self._progress(
-                                            "congestion control",
-                                            trial_s=self.mark.trial_duration_s))
+            result = congestion_control(FunctionMeasurer(measure), load_pps_per_port=max_pps,
+                                        settings=self._settings(
+                                            timed=True, on_trial=self._progress(
+                                                "congestion control",
+                                                trial_s=self.mark.trial_duration_s)))
         finally:
             for s, _share in loaded:
                 s.free()
@@ -269,8 +275,11 @@ class Rfc2889Runner:
         return (Stream(learning, size=size, fields=mods, name="rfc2889-learning"),
                 Stream(probe, size=size, fields=tmods, name="rfc2889-test"))
 
-    def _measure_addresses(self, count: int, learning_rate_fps: float,
-                           test_rate_fps: float) -> AddressTrial:
+    def _measure_addresses(self, load: AddressLoad, duration_s: float) -> AddressTrial:
+        """One address trial (rfc2889.AddressMeasurer); its `duration_s` is the load's
+        own, which the counts at their rates already fix."""
+        count, learning_rate_fps, test_rate_fps = (load.count, load.learning_rate_fps,
+                                                   load.test_rate_fps)
         ports = self._ports("address_caching_capacity")
         learn, test, monitors = ports[0], ports[1], list(ports[2:])
         learning, probe = self._address_streams(count, learn, test)
@@ -300,10 +309,10 @@ class Rfc2889Runner:
         self._ports("address_caching_capacity")
         m = self.mark
         result = address_caching_capacity(
-            _Bound(measure_addresses=self._measure_addresses), low=m.low, high=m.high,
+            FunctionMeasurer(self._measure_addresses), low=m.low, high=m.high,
             learning_rate_fps=m.learning_rate_fps, test_rate_fps=m.test_rate_fps,
-            retries=m.retries, age_time_s=self._age_time(),
-            on_trial=self._progress("address caching capacity"))
+            settings=self._settings(on_trial=self._progress("address caching capacity")),
+            age_time_s=self._age_time())
         return self._record(result)
 
     def address_learning_rate(self, max_rate_fps: float | None = None) -> Any:
@@ -316,9 +325,9 @@ class Rfc2889Runner:
         top = max_rate_fps or (m.max_rate.pps(m.frame_size, line_rate_bps=line)
                                if m.max_rate else 100_000.0)
         result = address_learning_rate(
-            _Bound(measure_addresses=self._measure_addresses), count=m.learning_count,
-            max_rate_fps=top, test_rate_fps=m.test_rate_fps, retries=m.retries,
-            on_trial=self._progress("address learning rate"))
+            FunctionMeasurer(self._measure_addresses), count=m.learning_count,
+            max_rate_fps=top, test_rate_fps=m.test_rate_fps,
+            settings=self._settings(on_trial=self._progress("address learning rate")))
         return self._record(result)
 
     def _age_time(self) -> float | None:
@@ -348,19 +357,18 @@ class Rfc2889Runner:
                 return BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
                                       why, self.names[1:len(ports)])
 
-            result = broadcast_forwarding(_Bound(measure_broadcast=measure),
-                                          ports=len(ports), max_pps=top.pps,
-                                          duration_s=self.mark.trial_duration_s,
+            result = broadcast_forwarding(FunctionMeasurer(measure), ports=len(ports),
+                                          max_pps=top.pps,
+                                          settings=self._settings(
+                                              timed=True, on_trial=self._progress(
+                                                  "broadcast forwarding",
+                                                  total=self.mark.max_trials,
+                                                  trial_s=self.mark.trial_duration_s,
+                                                  max_pps=top.pps,
+                                                  resolution=Resolution(
+                                                      ratio=self.mark.resolution))),
                                           resolution=self.mark.resolution,
-                                          max_trials=self.mark.max_trials,
-                                          retries=self.mark.retries,
-                                          on_trial=self._progress(
-                                              "broadcast forwarding",
-                                              total=self.mark.max_trials,
-                                              trial_s=self.mark.trial_duration_s,
-                                              max_pps=top.pps,
-                                              resolution=Resolution(ratio=self.mark.resolution)),
-                                          **top.source_args)
+                                          max_trials=self.mark.max_trials, **top.source_args)
             at = result.throughput_trial
             if at is not None:  # §5.10's latency: at the throughput, port by port
                 latency = tuple(self._latency(stream, at.offered_pps, port, at.duration_s)
@@ -375,11 +383,3 @@ class Rfc2889Runner:
         run, _why = self._run([(stream, load)], [port], min(duration_s, LATENCY_RUN_S))
         s = run.streams[0]
         return s.latency_result() if s.latency_samples else None
-
-
-class _Bound:
-    """A measurer protocol's one method, bound to the runner's closure."""
-
-    def __init__(self, **methods: Callable[..., Any]) -> None:
-        for name, method in methods.items():
-            setattr(self, name, method)

@@ -12,7 +12,6 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from .. import format as fmt
@@ -23,6 +22,7 @@ from ..rfc2544 import (
     FrameSize,
     FrameSizeThroughput,
     ThroughputResult,
+    TrialSettings,
     binary_search,
     check_frame_sizes,
     frame_size_label,
@@ -41,9 +41,10 @@ from ..rfc2544.recovery import (
 )
 from ..rfc2544.summary import check_trials
 from ..rfc2544.throughput import require_valid, valid_trial
+from ..search.resolution import DEFAULT_RESOLUTION, Resolution
+from ..search.trial import FunctionMeasurer
 from ..traffic.mix import Mix
 from ..traffic.streams import UdpSpec
-from ..search.resolution import DEFAULT_RESOLUTION, Resolution
 from ..units import as_rate, frame_bits, run_seconds
 from . import progress
 from .harness import WiredPorts
@@ -209,6 +210,16 @@ class Rfc2544Runner:
         record_measurement(kind, {**record, "traffic": self._traffic} if self._traffic
                            else record)
 
+    def _settings(self, size: FrameSize, measurer: EngineMeasurer, procedure: str,
+                  duration_s: float | None = None) -> TrialSettings:
+        """The trials' common settings of one procedure at one frame size: the marker's
+        retries, the topology's line rate (none without ports), the progress report of
+        every try."""
+        line = None if self.ports is None else self.ports.topology.line_rate_bps
+        return TrialSettings(duration_s=duration_s, retries=self.mark.retries,
+                             frame_size=size, mean_frame_size=measurer.mean_frame_size,
+                             line_rate_bps=line, on_trial=self._progress(procedure, size))
+
     def _progress(self, procedure: str, size: FrameSize) -> Callable[[Any], None]:
         """The procedure's ``on_trial``: each trial, as it ends, to the progress line."""
         count = 0
@@ -247,15 +258,14 @@ class Rfc2544Runner:
                            resolution=DEFAULT_RESOLUTION if ratio is None and pps is None
                            else Resolution(ratio, pps))
                 result = binary_search(
-                    partial(measurer.measure, duration_s=self.trial_duration_s), top.pps,
-                    frame_size=size, mean_frame_size=measurer.mean_frame_size,
-                    duration_s=self.trial_duration_s, loss_tolerance=self.mark.loss_tolerance,
+                    measurer, top.pps,
+                    settings=self._settings(size, measurer, "throughput",
+                                            self.trial_duration_s),
+                    loss_tolerance=self.mark.loss_tolerance,
                     resolution_ratio=self.mark.resolution_ratio,
                     resolution_pps=self.mark.resolution_pps(
                         measurer.mean_frame_size, self.ports.topology.line_rate_bps),
-                    max_trials=self.mark.max_trials, retries=self.mark.retries,
-                    line_rate_bps=self.ports.topology.line_rate_bps,
-                    on_trial=self._progress("throughput", size), **top.source_args)
+                    max_trials=self.mark.max_trials, **top.source_args)
             self._record("throughput", result.as_dict())
             out.append(result)
         return ThroughputResult(tuple(out))
@@ -287,11 +297,9 @@ class Rfc2544Runner:
                 top = self._search_max(m, m.mean_frame_size)
                 self._plan("mlrsearch", size, budget_s=budget)
                 result = mlr_search(
-                    m.measure, min_pps=top.pps / 1000, max_pps=top.pps, goals=chosen,
-                    frame_size=size, mean_frame_size=m.mean_frame_size,
-                    time_budget_s=budget, retries=self.mark.retries,
-                    line_rate_bps=self.ports.topology.line_rate_bps,
-                    on_trial=self._progress("mlrsearch", size), **top.source_args)
+                    m, min_pps=top.pps / 1000, max_pps=top.pps, goals=chosen,
+                    settings=self._settings(size, m, "mlrsearch"), time_budget_s=budget,
+                    **top.source_args)
             self._record("mlrsearch", result.as_dict())
             out.append(result)
         return out
@@ -300,10 +308,9 @@ class Rfc2544Runner:
         """The first (strictest) goal's lower bound as §26.1 throughput."""
         goal = result.goals[0]
         tp = FrameSizeThroughput(
-            result.frame_size, result.mean_frame_size, goal.lower_bound_pps or 0.0,
-            goal.upper_bound_pps, result.max_pps, result.trials, goal.loss_ratio,
-            goal.goal.final_trial_duration_s, result.line_rate_bps,
-            generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch",
+            replace(result.settings, duration_s=goal.goal.final_trial_duration_s),
+            goal.lower_bound_pps or 0.0, goal.upper_bound_pps, result.max_pps, result.trials,
+            goal.loss_ratio, generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch",
             goals=result.goals, max_source=result.max_source,
             generator_max_pps=result.generator_max_pps)
         self._record("throughput", tp.as_dict())
@@ -362,11 +369,9 @@ class Rfc2544Runner:
         for attempt in range(len(steps) + 1):
             self._plan("latency", size, total=_whole(trials), exact=True, trial_s=seconds)
             try:
-                return latency_trials(partial(m.measure, duration_s=seconds), load,
-                                      frame_size=size, mean_frame_size=m.mean_frame_size,
-                                      duration_s=seconds, trials=trials,
-                                      retries=self.mark.retries,
-                                      on_trial=self._progress("latency", size))
+                return latency_trials(m, load, settings=self._settings(size, m, "latency",
+                                                                       seconds),
+                                      trials=trials)
             except InvalidTrial:
                 if attempt == len(steps):
                     raise
@@ -388,14 +393,10 @@ class Rfc2544Runner:
                 self._plan("frame loss", size, total=math.ceil(1 / step - 1e-9)
                            if isinstance(step, float) and 0 < step <= 0.5 else None,
                            trial_s=seconds)
-                result = frame_loss_sweep(partial(m.measure, duration_s=seconds), top.pps,
-                                          frame_size=size,
-                                          mean_frame_size=m.mean_frame_size,
-                                          duration_s=seconds, step=step,
-                                          retries=self.mark.retries,
-                                          line_rate_bps=self.ports.topology.line_rate_bps,
-                                          on_trial=self._progress("frame loss", size),
-                                          **top.source_args)
+                result = frame_loss_sweep(m, top.pps,
+                                          settings=self._settings(size, m, "frame loss",
+                                                                  seconds),
+                                          step=step, **top.source_args)
             self._record("frame_loss", result.as_dict())
             out.append(result)
         return out
@@ -416,11 +417,9 @@ class Rfc2544Runner:
                 max_frames = max(1, int(rate * burst_s))
                 self._plan("back-to-back", size,
                            total=_whole(repetitions, 2 + math.ceil(math.log2(max(max_frames, 2)))))
-                result = back_to_back(lambda n, m=m, rate=rate: m.measure_burst(n, rate),
-                                      rate_pps=rate, max_frames=max_frames, frame_size=size,
-                                      mean_frame_size=m.mean_frame_size,
-                                      repetitions=repetitions, retries=self.mark.retries,
-                                      on_trial=self._progress("back-to-back", size))
+                result = back_to_back(m.bursts(rate), rate_pps=rate, max_frames=max_frames,
+                                      settings=self._settings(size, m, "back-to-back"),
+                                      repetitions=repetitions)
             self._record("back_to_back", result.as_dict())
             out.append(result)
         return out
@@ -440,10 +439,9 @@ class Rfc2544Runner:
                 self._plan("recovery", size, total=_whole(repetitions), exact=True,
                            trial_s=overload_s + relief_s)
                 result = system_recovery(
-                    lambda o, r, m=m: m.measure_recovery(o, r, overload_s, relief_s),
-                    throughput_pps=tput, max_pps=max(max_pps, tput), frame_size=size,
-                    repetitions=repetitions, retries=self.mark.retries,
-                    on_trial=self._progress("recovery", size))
+                    FunctionMeasurer(m.recovery), throughput_pps=tput,
+                    max_pps=max(max_pps, tput), overload_s=overload_s, relief_s=relief_s,
+                    settings=self._settings(size, m, "recovery"), repetitions=repetitions)
             self._record("recovery", {
                 **result.as_dict(),
                 **({} if bounded is None else {"throughput_lower_bound_by_generator": bounded})})

@@ -2,7 +2,7 @@
 
 Each service is one loaded UDP stream on the marker's wire, with the service's frame
 size, colour (DSCP, and PCP in its VLAN tag) and UDP destination port. One call of
-`EngineServiceMeasurer.measure_services` is one engine run: every service that has a
+`EngineServiceMeasurer.measure` is one engine run: every service that has a
 load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
 the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
 y1564/ (service configuration test, service performance test) call it: a step of
@@ -24,6 +24,7 @@ from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
+from ..search.settings import TrialSettings
 from ..traffic.patterns import CBR
 from ..traffic.streams import udp
 from ..units import Rate, frame_bits
@@ -60,10 +61,10 @@ class EngineServiceMeasurer:
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
-    def measure_services(self, loads_bps: Mapping[str, float],
-                         duration_s: float) -> dict[str, ServiceSample]:
+    def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
+        """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
         entries: list[tuple[str, float, float, Any]] = []
-        for name, bps in loads_bps.items():
+        for name, bps in load.items():
             stream = self.streams.get(name)
             if stream is None:
                 raise NetloadConfigError(f"service {name!r} has no stream here; the services "
@@ -207,10 +208,11 @@ class Y1564Runner:
         with self._measurer((service,)) as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
-                step_duration_s=self.step_override_s or m.step_duration_s,
+                settings=TrialSettings(duration_s=self.step_override_s or m.step_duration_s,
+                                       retries=m.retries),
                 eir_step=m.eir_step, policing=m.policing,
                 policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance,
-                retries=m.retries, on_step=on_step)
+                on_step=on_step)
         record_measurement("y1564_sct", {**result.as_dict(), "traffic": self._traffic()})
         return result
 

@@ -42,7 +42,7 @@ from .handles import (
 )
 from .leftovers import mark_crashed, new_log_dir, remove_host_leftovers, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
-from .protocol import Hello, RunSpec, StreamSpec, latency_sub_bits
+from .protocol import Hello, PortInfo, RunSpec, StreamSpec, latency_sub_bits
 from .runs import POLL_SLICE_MS, execute
 from .wire import TERMINATED_NOTE
 
@@ -443,7 +443,8 @@ class Engine:
         info = self._call("port_open", device=device, lock_wait_s=self.port_wait_s,
                           timeout_s=self.call_timeout_s + self.port_wait_s +
                           float(options["peer_wait_s"]), **options)
-        return Port(self, int(info["port_id"]), device, info, self._generation, name)
+        opened = PortInfo.decode(info)
+        return Port(self, opened.port_id, device, opened.as_dict(), self._generation, name)
 
     def load(self, port: Port, stream: Any, *, pool_mbufs: int = 0,
              clock: str = "auto", queues: int | None = None) -> LoadedStream:

@@ -57,7 +57,7 @@ from .fake_model import (
     hist_buckets,
     hist_lower_bounds_ns,
 )
-from .protocol import Hello, PortSpec, PortStats, RunResults, RunStart, RunStatus, StreamSpec
+from .protocol import Hello, PortInfo, PortSpec, PortStats, RunResults, RunStart, RunStatus, StreamSpec
 from .wire import pack_array
 
 __all__ = ["CONSTANTS", "FAKE_ABI_VERSION", "FAKE_KEYS", "HIST_MAX_SUB_BITS",
@@ -99,7 +99,8 @@ class FakeHost:
 
     def __init__(self, dut: FakeDut) -> None:
         self.dut = dut
-        self.ports: dict[int, dict[str, Any]] = {}
+        self.ports: dict[int, dict[str, Any]] = {}  # PortInfo's fields
+        self.addresses: dict[int, dict[str, Any]] = {}  # port_set_addr's, by port
         self.counters: dict[int, dict[str, int]] = {}
         self.streams: dict[int, FakeStream] = {}
         self.runs: dict[int, _FakeRun] = {}
@@ -145,6 +146,7 @@ class FakeHost:
         self.runs.clear()
         self.streams.clear()
         self.ports.clear()
+        self.addresses.clear()
 
     def op_mem_stats(self) -> dict[str, int]:
         """The real engine's memory report, modelled: no heap, and no pools (the fake
@@ -184,24 +186,24 @@ class FakeHost:
         port_id = self._port_ids
         self._port_ids += 1
         speed = round(self.dut.port_rate_bps / 1e6)
-        self.ports[port_id] = {
-            "port_id": port_id, "name": device, "driver": FAKE_DRIVER, "socket_id": 0,
-            "mac": f"02:00:00:00:00:{port_id + 1:02x}", "mtu": spec.mtu or FAKE_MTU,
-            "min_mtu": 68, "max_mtu": facts.MAX_FRAME_BYTES - 14,
-            "max_rx_pktlen": facts.MAX_FRAME_BYTES, "max_rx_queues": 64,
-            "max_tx_queues": 64, "rx_offload_capa": 0, "tx_offload_capa": 0,
-            "tx_offloads_enabled": 0,
-            "tx_csum_offload": {"ipv4": False, "udp": False, "tcp": False},
-            "has_timesync": False, "has_rx_timestamp": False, "has_read_clock": False,
-            "hw_timestamps": False, "nic_clock_hz": 0, "has_queue_rate_limit": False,
-            "link_up": True, "link_speed_mbps": speed, "link_full_duplex": True,
-            "rx_queues": spec.rx_queues, "tx_queues": spec.tx_queues}
+        self.ports[port_id] = PortInfo(
+            port_id=port_id, name=device, driver=FAKE_DRIVER, socket_id=0,
+            mac=f"02:00:00:00:00:{port_id + 1:02x}", mtu=spec.mtu or FAKE_MTU,
+            min_mtu=68, max_mtu=facts.MAX_FRAME_BYTES - 14,
+            max_rx_pktlen=facts.MAX_FRAME_BYTES, max_rx_queues=64, max_tx_queues=64,
+            rx_offload_capa=0, tx_offload_capa=0, tx_offloads_enabled=0,
+            has_timesync=False, has_rx_timestamp=False, has_queue_rate_limit=False,
+            link_up=True, link_speed_mbps=speed, link_full_duplex=True,
+            tx_csum_offload={"ipv4": False, "udp": False, "tcp": False},
+            has_read_clock=False, hw_timestamps=False, nic_clock_hz=0,
+            rx_queues=spec.rx_queues, tx_queues=spec.tx_queues,
+            link_source="fake engine port").as_dict()
         self.counters[port_id] = dict.fromkeys(PORT_STATS, 0)
         self.log(f"port {port_id} open: {device}")
-        return dict(self.ports[port_id])
+        return self.op_port_info(port_id)
 
     def op_port_info(self, port_id: int) -> dict[str, Any]:
-        return dict(self._port(port_id))
+        return PortInfo.decode(self._port(port_id)).encode()
 
     def op_port_link(self, port_id: int) -> dict[str, Any]:
         """Always up, at the modelled ports' rate (as engine/link.py answers a real port)."""
@@ -222,10 +224,12 @@ class FakeHost:
     # the modelled DUT answers ARP/ND at once: its MAC is made from the address asked for
     def op_port_set_addr(self, port_id: int, mac: str, ip: str, vlan: int = 0,
                          reply_pps: int = 0) -> None:
-        self._port(port_id)["address"] = {"mac": mac, "ip": ip, "vlan": vlan}
+        self._port(port_id)
+        self.addresses[port_id] = {"mac": mac, "ip": ip, "vlan": vlan}
 
     def op_port_announce(self, port_id: int) -> None:
-        if "address" not in self._port(port_id):
+        self._port(port_id)
+        if port_id not in self.addresses:
             raise errors.NetloadEnvironmentError(
                 f"announce: port {port_id} has no address; set one first")
 
@@ -246,6 +250,7 @@ class FakeHost:
         for handle in [h for h, s in self.streams.items() if s.port_id == port_id]:
             self.streams.pop(handle)
         self.ports.pop(port_id)
+        self.addresses.pop(port_id, None)
 
     # ---- streams ----------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import errors
-from .protocol import PortStats, StreamSpec
+from .protocol import PortInfo, PortStats, StreamSpec
 from .wire import TERMINATED_NOTE
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class Port:
         return dict(self.engine._call("port_nd_stats", port_id=self._id()))
 
     def refresh(self) -> dict[str, Any]:
-        return dict(self.engine._call("port_info", port_id=self._id()))
+        return PortInfo.decode(self.engine._call("port_info", port_id=self._id())).as_dict()
 
     def link(self) -> dict[str, Any]:
         """The link now: `up`, `speed_mbps` (None where the port reports no real speed,

@@ -29,7 +29,7 @@ from .. import errors
 from .. import locks
 from .leftovers import new_log_dir, remove_runtime_dir, sweep_engine_logs, sweep_runtime_dirs
 from .link import LinkWatch, dpdk_link, interface_of, kernel_link, read_iface_counter
-from .protocol import Hello, PortSpec, PortStats, RunResults, RunStart, StreamSpec
+from .protocol import Hello, PortInfo, PortSpec, PortStats, RunResults, RunStart, StreamSpec
 from .ringdrops import RingDrops
 from .wire import TERMINATED_NOTE, pack_array
 
@@ -200,7 +200,7 @@ class Host:
         link = self.link_state(port_id, info)
         info.update(link_up=link["up"], link_speed_mbps=link["speed_mbps"] or 0,
                     link_source=link["source"], link_speed_note=link["speed_note"])
-        return info
+        return PortInfo.decode(info).encode()
 
     def link_state(self, port_id: int, info: dict[str, Any] | None = None) -> dict[str, Any]:
         """The port's link: its kernel interface's carrier and speed when it sits on one

@@ -4,7 +4,7 @@ A request is ``{"op": name, **arguments}`` and `host.serve` answers it by callin
 the host's ``op_<name>`` (`HostOps`: the real `host.Host` and the fake
 `fake.FakeHost` implement it op for op; tests/unit/test_engine_protocol.py compares
 them). A run's settings, its native TX entries, a port's options and counters, a
-stream's spec, a poll's status, a run's results and the host's hello are frozen
+stream's spec, a poll's status, a port's info, a run's results and the host's hello are frozen
 dataclasses here,
 carried by one codec (`_Message.encode` / `decode`) as
 plain dicts, lists, ints, bools, floats, strings and bytes (what execnet carries),
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .handles import LoadedStream, Port, Tx
 
 __all__ = ["PROTOCOL_VERSION", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
-           "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
+           "PortInfo", "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
            "TxEntry", "latency_sub_bits"]
 
 #: The codec's version: the ABI version of the netload_api.h both sides were built from.
@@ -155,6 +155,45 @@ class PortSpec(_Message):
     promiscuous: bool = True
     hw_timestamps: bool | str = "auto"  # False, True (required) or "auto"
     peer_wait_s: float = 10.0  # a listening port (vhost-user server) waits this for its peer
+
+
+@dataclass(frozen=True)
+class PortInfo(_Message):
+    """What ``port_open`` and ``port_info`` answer: `struct netload_port_info` field for
+    field (the MAC as text, `tx_csum_offload` as the checksums the streams may offload),
+    then what the host adds: the queues opened, and the link as the host reads it (a
+    kernel interface's carrier and speed where the port sits on one: `link_source` says
+    which, `link_speed_note` why a speed is not real). `Port.info` is its fields as a
+    dict."""
+
+    port_id: int
+    name: str
+    driver: str
+    socket_id: int
+    mac: str
+    mtu: int
+    min_mtu: int
+    max_mtu: int
+    max_rx_pktlen: int
+    max_rx_queues: int
+    max_tx_queues: int
+    rx_offload_capa: int
+    tx_offload_capa: int
+    tx_offloads_enabled: int
+    has_timesync: bool
+    has_rx_timestamp: bool
+    has_queue_rate_limit: bool
+    link_up: bool
+    link_speed_mbps: int
+    link_full_duplex: bool
+    tx_csum_offload: dict[str, bool]
+    has_read_clock: bool
+    hw_timestamps: bool
+    nic_clock_hz: int
+    rx_queues: int = 1
+    tx_queues: int = 1
+    link_source: str | None = None
+    link_speed_note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -367,7 +367,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 
 def _check_baseline(item: pytest.Item) -> None:
-    """With --netload-baseline: fail a test whose figures regressed beyond their noise."""
+    """With --netload-baseline: fail a test whose figures regressed beyond their noise (and
+    beyond --netload-regression's threshold, when given)."""
     from .keys import BASELINE_KEY, SETTINGS_KEY
 
     baseline = item.config.stash.get(BASELINE_KEY, None)
@@ -379,14 +380,19 @@ def _check_baseline(item: pytest.Item) -> None:
     doc = {"schema_version": baseline["schema_version"], "created": "now", "tests": [
         {"nodeid": item.nodeid, "outcome": "passed", "measurements": data["measurements"],
          "verdicts": data["verdicts"]}]}
-    regressed = compare(doc, baseline).regressions_for(item.nodeid)
+    settings = item.config.stash[SETTINGS_KEY]
+    regressed = compare(doc, baseline, threshold=settings.regression).regressions_for(item.nodeid)
     if regressed:
         from ..reports.baseline import Comparison
+        from ..reports.threshold import threshold_text
 
-        name = item.config.stash[SETTINGS_KEY].baseline
+        name = settings.baseline
         table = Comparison(tuple(regressed), name=name).table_lines()
+        beyond = "" if settings.regression is None else \
+            f" and worse than the {threshold_text(settings.regression)} regression threshold"
         pytest.fail("\n".join([(f"regressed against baseline {name!r} beyond measurement "
-                               "noise (the bands do not overlap):"), *table]), pytrace=False)
+                               f"noise (the bands do not overlap){beyond}:"), *table]),
+                    pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import NetloadConfigError
+from ..reports.signoff import FIELDS as SIGN_OFF_KEYS  # customer, operator, site, test plan
 
 if TYPE_CHECKING:
     from ..engine.fake import FakeDut
@@ -38,6 +39,10 @@ ENGINES_DESC = ("Named engines for topology files whose ports say `engine = \"NA
                 "python'). Default: none (every port on --netload-engine)")
 ENGINE_MEMORY_DESC = "Memory for the engine's EAL, in MiB. Default: 1024"
 REPORT_DIR_DESC = "Directory the result files are written to. Default: netload-results"
+REPORT_DESC = ("The acceptance reports written beside results.json: html (report.html), pdf "
+               "(report.pdf: paginated, with a cover, contents, page numbers and a signature "
+               "block; needs pytest-netload[pdf]), both as 'html,pdf', or none. Default: html")
+SIGN_OFF_DESC = "{what}, on the acceptance report's cover and in results.json. Default: none"
 TRIAL_DURATION_DESC = ("Override every trial's duration (e.g. '1s' for a quick run); "
                        "markers' durations are ignored while it is set")
 
@@ -45,6 +50,10 @@ SAVE_BASELINE_DESC = ("Store this session's results as baseline NAME (under <rep
                       "baselines/)")
 BASELINE_DESC = ("Compare against baseline NAME: tests whose figures regressed beyond their "
                  "measurement noise fail, and a comparison table is printed")
+REGRESSION_DESC = ("Regression threshold for --netload-baseline, a percentage such as 5 percent: "
+                   "a figure regresses only when it lies outside its noise band AND is "
+                   "worse than the baseline by more than this (docs/baselines.md). "
+                   "Default: none (the noise band alone)")
 LINK_TIMEOUT_DESC = ("How long each port's link may take to come up when the session opens "
                      "the ports, and to come back after a trial that lost it (0: look once); "
                      "a link still down then is an error naming the port. Default: 10s")
@@ -244,6 +253,38 @@ def _report_dir(value: str) -> str:
     return value
 
 
+REPORT_FORMATS = ("html", "pdf")
+
+
+def _reports(value: str) -> tuple[str, ...]:
+    """'html,pdf' -> ('html', 'pdf'); 'none' -> (); pdf only where its renderer loads."""
+    words = [w.strip().lower() for w in value.split(",")]
+    if words == ["none"]:
+        return ()
+    bad = [w for w in words if w not in REPORT_FORMATS]
+    if bad:
+        raise NetloadConfigError(f"{value!r}: {bad[0]!r} is no report format; give html, pdf, "
+                                 "both as 'html,pdf', or none")
+    if "pdf" in words:
+        from ..errors import NetloadEnvironmentError
+        from ..reports.pdf import renderer
+
+        try:
+            renderer()  # found now, not after the whole run
+        except NetloadEnvironmentError as exc:
+            raise NetloadConfigError(f"pdf: {exc}; or write the HTML report only "
+                                     "(html)") from None
+    return tuple(dict.fromkeys(words))
+
+
+def _sign_off(key: str) -> Callable[[str], str | None]:
+    def convert(value: str) -> str | None:
+        from ..reports.signoff import check_field
+
+        return check_field(key, value) or None
+    return convert
+
+
 def _duration(value: str) -> float | None:
     if value in ("", "none"):
         return None
@@ -304,9 +345,19 @@ SETTINGS = (
     Setting("netload_engines", ENGINES_DESC, "", _engines),
     Setting("netload_engine_memory", ENGINE_MEMORY_DESC, "1024", _memory),
     Setting("netload_report_dir", REPORT_DIR_DESC, "netload-results", _report_dir),
+    Setting("netload_report", REPORT_DESC, "html", _reports),
+    Setting("netload_customer", SIGN_OFF_DESC.format(what="The customer the DUT is "
+                                                     "accepted for"), "", _sign_off("customer")),
+    Setting("netload_operator", SIGN_OFF_DESC.format(what="Who runs the tests"), "",
+            _sign_off("operator")),
+    Setting("netload_site", SIGN_OFF_DESC.format(what="Where the tests run"), "",
+            _sign_off("site")),
+    Setting("netload_test_plan", SIGN_OFF_DESC.format(what="The test plan's name or "
+                                                      "reference"), "", _sign_off("test_plan")),
     Setting("netload_trial_duration", TRIAL_DURATION_DESC, "", _duration),
     Setting("netload_save_baseline", SAVE_BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),
+    Setting("netload_regression", REGRESSION_DESC, "", lambda v: _regression(v)),
     Setting("netload_link_timeout", LINK_TIMEOUT_DESC, "10s", _link_timeout),
     Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
     Setting("netload_resolve_timeout", RESOLVE_TIMEOUT_DESC, "5s", _resolve_timeout),
@@ -324,10 +375,18 @@ FLAGS = frozenset({"netload_link_strict", "netload_dut_health", "netload_skip_un
 # configure. tests/plugin/test_plugin.py checks each against its converter.
 DEFAULT_VALUES: dict[str, Any] = {
     "netload_engine_memory": 1024, "netload_trial_duration": None,
-    "netload_save_baseline": None, "netload_baseline": None, "netload_engines": (),
+    "netload_save_baseline": None, "netload_baseline": None, "netload_regression": None,
+    "netload_engines": (),
     "netload_link_timeout": 10.0, "netload_resolve_timeout": 5.0, "netload_port_wait": 0.0,
-    "netload_hook_timeout": 60.0,
+    "netload_hook_timeout": 60.0, "netload_report": ("html",), "netload_customer": None,
+    "netload_operator": None, "netload_site": None, "netload_test_plan": None,
 }
+
+
+def _regression(value: str) -> float | None:
+    from ..reports.threshold import parse_threshold
+
+    return parse_threshold(value)
 
 
 def _baseline_name(value: str) -> str | None:
@@ -362,6 +421,12 @@ class Settings:
     """The longest one call of a pytest_netload_* hook implementation may take."""
     skip_unavailable: bool = False
     """Skip netload tests that cannot run here (a built-in DUT without root), not fail."""
+    regression: float | None = None
+    """The regression threshold (a share: 0.05 for 5 %); None: the noise band alone."""
+    reports: tuple[str, ...] = ("html",)
+    """The acceptance reports to write beside results.json: "html", "pdf" (--netload-report)."""
+    sign_off: tuple[tuple[str, str], ...] = ()
+    """Customer, operator, site, test plan as given (--netload-customer ...): (key, text)."""
     builtin_in_ci: bool = False
     """A CI job (`CI` set) left at the default topology, a built-in DUT: the header and
     the report say it is not the user's device."""
@@ -401,6 +466,8 @@ class Settings:
             parts.append(f"trial duration {fmt.time_s_exact(self.trial_duration_s)} (override)")
         if self.baseline:
             parts.append(f"baseline {self.baseline}")
+        if self.regression is not None:
+            parts.append(f"regression threshold {fmt.percent(self.regression)}")
         if self.link_timeout_s != 10.0:
             parts.append(f"link timeout {fmt.time_s_exact(self.link_timeout_s)}")
         if self.link_strict:
@@ -415,6 +482,8 @@ class Settings:
             parts.append(f"hook timeout {fmt.time_s_exact(self.hook_timeout_s)}")
         if self.resolve_timeout_s != 5.0:
             parts.append(f"resolve timeout {fmt.time_s_exact(self.resolve_timeout_s)}")
+        if self.reports != ("html",):
+            parts.append(f"report {','.join(self.reports) or 'none'}")
         return "netload: " + ", ".join(parts)
 
 
@@ -464,6 +533,10 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_resolve_timeout"], values["netload_port_wait"],
                     values["netload_engines"], values["netload_dut_health"],
                     values["netload_hook_timeout"], values["netload_skip_unavailable"],
+                    values["netload_regression"],
+                    values["netload_report"],
+                    tuple((key, values[f"netload_{key}"]) for key in SIGN_OFF_KEYS
+                          if values[f"netload_{key}"]),
                     _builtin_in_ci(config, values["netload_topology"]))
 
 

@@ -234,7 +234,7 @@ class Summary:
         self.captures: list[tuple[str, str]] = []
         self.comparison: Any = None
         self.saved: str | None = None
-        self.report: str | None = None
+        self.reports: list[str] = []  # report.html, report.pdf: those written
         self.measured = 0
         self.write_errors: list[str] = []
         self.crashes: list[tuple[str, str]] = []  # (nodeid, EngineCrashed text)
@@ -364,6 +364,7 @@ class Summary:
             self.tests, topology=topology,
             settings={"topology": settings.topology, "backend": settings.backend,
                       "engine": settings.engine, "trial_duration_s": settings.trial_duration_s,
+                      **dict(settings.sign_off),  # customer, operator, site, test plan
                       **({"topology_note": BUILTIN_NOTE} if settings.builtin_in_ci else {})})
         env = self.config.stash.get(ENVIRONMENT_KEY, None)
         if env is not None:
@@ -415,8 +416,9 @@ class Summary:
             self.write_errors.append(
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
-        self._html(doc, base)
-        self._baselines(doc, base)
+        self._compare(doc, base)
+        self._reports(doc, base)
+        self._save_baseline(doc, base)
 
     def _sections(self, doc: dict[str, Any]) -> None:
         """The pytest_netload_report_sections hooks' sections, into the document; a hook
@@ -434,33 +436,49 @@ class Summary:
         if sections:
             doc["report_sections"] = sections
 
-    def _html(self, doc: dict[str, Any], base: Any) -> None:
-        """The HTML report, from a document the schema accepts (else: why not)."""
+    def _reports(self, doc: dict[str, Any], base: Any) -> None:
+        """The acceptance reports --netload-report asks for (report.html, report.pdf),
+        from a document the schema accepts (else: why not), with the baseline comparison
+        when the session has one."""
         from ..errors import NetloadConfigError
+        from .keys import SETTINGS_KEY
 
-        try:
-            from ..reports import html, schema  # MissingExtra: an OSError, named below
+        for kind in self.config.stash[SETTINGS_KEY].reports:
+            name = f"report.{kind}"
+            try:
+                from ..reports import html, pdf, schema  # MissingExtra: an OSError, below
 
-            schema.validate(doc, "results.json")
-            self.report = str(html.write(doc, base / "report.html"))
-        except NetloadConfigError as exc:
-            self.write_errors.append(f"report.html not written: {exc}")
-        except OSError as exc:
-            self.write_errors.append(f"report.html not written: {exc.strerror or exc}")
+                schema.validate(doc, "results.json")
+                write = pdf.write if kind == "pdf" else html.write
+                self.reports.append(str(write(doc, base / name,
+                                               comparison=self.comparison)))
+            except NetloadConfigError as exc:
+                self.write_errors.append(f"{name} not written: {exc}")
+            except OSError as exc:
+                self.write_errors.append(f"{name} not written: {exc.strerror or exc}")
 
-    def _baselines(self, doc: dict[str, Any], base: Any) -> None:
+    def _compare(self, doc: dict[str, Any], base: Any) -> None:
+        """With --netload-baseline: the comparison, for the summary, the report and
+        baseline-comparison.json."""
         from ..reports import json as json_report
-        from ..reports.baseline import baseline_dir, compare, save_baseline
+        from ..reports.baseline import compare
         from .keys import BASELINE_KEY, SETTINGS_KEY
 
         settings = self.config.stash[SETTINGS_KEY]
         baseline = self.config.stash.get(BASELINE_KEY, None)
         if baseline is not None:
-            self.comparison = compare(doc, baseline, name=settings.baseline)
+            self.comparison = compare(doc, baseline, name=settings.baseline,
+                                      threshold=settings.regression)
             try:
                 json_report.write(self.comparison.as_dict(), base / "baseline-comparison.json")
             except OSError as exc:
                 self.write_errors.append(f"could not write the baseline comparison: {exc}")
+
+    def _save_baseline(self, doc: dict[str, Any], base: Any) -> None:
+        from ..reports.baseline import baseline_dir, save_baseline
+        from .keys import SETTINGS_KEY
+
+        settings = self.config.stash[SETTINGS_KEY]
         if settings.save_baseline:
             try:
                 self.saved = str(save_baseline(doc, settings.save_baseline, baseline_dir(base)))
@@ -479,8 +497,8 @@ class Summary:
                 terminalreporter.write_line(line)
         if self.written:
             terminalreporter.write_line(f"netload: results written to {self.written}")
-        if self.report:
-            terminalreporter.write_line(f"netload: report written to {self.report}")
+        for report in self.reports:
+            terminalreporter.write_line(f"netload: report written to {report}")
         if self.comparison is not None:
             terminalreporter.write_sep("=", "netload baseline comparison")
             terminalreporter.write_line(self.comparison.summary_line())

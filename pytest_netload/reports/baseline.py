@@ -8,11 +8,14 @@ a band that comes from the measurement's own uncertainty, never from a fixed per
   passed to the lowest that failed; open above when no DUT-set upper bound exists;
 - latency percentiles: their distribution-free confidence interval (docs/latency.md);
 - repeated trials summarised as a spread (the RFC 2544 latency figure, back-to-back,
-  recovery, reset): mean +- t(1 - a/2, n - 1) * stdev / sqrt(n), Student's t from scipy.
+  recovery, reset): mean +- t(1 - a/2, n - 1) * stdev / sqrt(n), Student's t from scipy;
+- ITU-T Y.1564 and RFC 2889 figures (standards.py): per-interval t-intervals, exact
+  binomial intervals of loss and availability, search brackets.
 
 :func:`compare` declares a regression only when the two bands do not overlap in the bad
-direction, so noise alone (overlapping bands) never reads as a change. docs/baselines.md
-gives the formulas and how the plugin stores baselines.
+direction, so noise alone (overlapping bands) never reads as a change; with a threshold
+(threshold.py) the change must also be worse than it. docs/baselines.md gives the
+formulas and how the plugin stores baselines.
 """
 
 from __future__ import annotations
@@ -22,118 +25,37 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
-
-from scipy import stats as scipy_stats  # type: ignore[import-untyped,unused-ignore]
+from typing import Any
 
 from .. import format as fmt
 from ..atomic import write_atomic
 from ..errors import NetloadConfigError
 from ..files import MIB, read_input_file
+from .bands import HIGHER, LOWER, T_CONFIDENCE, Figure, Key
+from .bands import At as _At
+from .bands import bracket as _bracket
+from .bands import percentiles as _percentiles
+from .bands import spread as _spread
 from .json import SCHEMA_VERSION
+from .standards import STANDARD_KINDS, standard_figures
+from .threshold import beyond_threshold, threshold_text
 
-__all__ = ["BASELINE_DIR", "HIGHER", "LOWER", "Comparison", "Figure", "Key", "Row",
-           "baseline_dir", "check_baseline_name", "compare", "extract_figures",
-           "list_baselines", "load_baseline", "save_baseline", "validate_document"]
+__all__ = ["BASELINE_DIR", "HIGHER", "LOWER", "T_CONFIDENCE", "Comparison", "Figure", "Key",
+           "Row", "baseline_dir", "check_baseline_name", "compare", "extract_figures",
+           "list_baselines", "load_baseline", "save_baseline", "validate_document", "verdict"]
 
-HIGHER = "higher-is-better"
-LOWER = "lower-is-better"
 BASELINE_DIR = "baselines"
 """Baselines live in <report dir>/baselines/<name>.json."""
 MAX_BASELINE_BYTES = 256 * MIB
 """The largest baseline read (a saved results document)."""
-T_CONFIDENCE = 0.95
-"""Confidence of the t-interval around a mean of repeated trials."""
 _PARTIAL_NUMBER = re.compile(r"[-+.eE0-9]+")   # what a number cut short leaves unparsed
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _KINDS = ("throughput", "mlrsearch", "latency_rfc2544", "latency", "back_to_back", "recovery",
           "reset")
 _ROOT_FIELDS = (("schema_version", str), ("created", str), ("tests", list))
 
-
-class Key(NamedTuple):
-    """Which figure: the test, the metric ("throughput", "latency.p99", ...) and the frame
-    size (bytes or "imix"; None for a latency meter, whose metric names its stream)."""
-
-    nodeid: str
-    metric: str
-    frame_size: int | str | None
-
-    def label(self) -> str:
-        size = "" if self.frame_size is None else f" {fmt.frame_size(self.frame_size)}"
-        return f"{self.nodeid} {self.metric}{size}"
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One key figure with its noise band [noise_low, noise_high] (math.inf: open)."""
-
-    value: float
-    noise_low: float
-    noise_high: float
-    direction: str
-    """HIGHER ("higher-is-better") or LOWER ("lower-is-better")."""
-    unit: str
-    """"pps", "ns", "frames" or "s"."""
-    band: str
-    """How the band was found, in words (e.g. "search bracket", "95% CI")."""
-    sigma: float | None
-    """The value's standard uncertainty (trend detection uses it); None when unknown."""
-    conditions: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    """What the figure was measured under (trial duration, method, clock ...)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "low": _finite(self.noise_low),
-                "high": _finite(self.noise_high), "unit": self.unit,
-                "direction": self.direction, "band": self.band, "sigma": self.sigma,
-                "conditions": dict(self.conditions)}
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
-# ---- reading a document ---------------------------------------------------------------
-
-
-class _At:
-    """Where in the document we are, for error messages that name the field."""
-
-    def __init__(self, path: str, context: str = "") -> None:
-        self.path, self.context = path, context
-
-    def fail(self, name: str, problem: str) -> NetloadConfigError:
-        where = f" ({self.context})" if self.context else ""
-        return NetloadConfigError(f"{self.path}.{name} {problem}{where}")
-
-    def get(self, m: Mapping[str, Any], name: str, kind: type | tuple[type, ...],
-            optional: bool = False) -> Any:
-        if name not in m or (optional and m[name] is None):
-            if optional:
-                return None
-            raise self.fail(name, "is missing")
-        value = m[name]
-        if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
-            raise self.fail(name, f"= {value!r}: expected {_kind_name(kind)}")
-        return value
-
-    def num(self, m: Mapping[str, Any], name: str, optional: bool = False) -> float | None:
-        value = self.get(m, name, (int, float), optional)
-        if value is not None and not math.isfinite(value):
-            raise self.fail(name, f"= {value!r}: expected a finite number")
-        return None if value is None else float(value)
-
-    def inner(self, name: str) -> _At:
-        return _At(f"{self.path}.{name}", self.context)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {int: "a number", float: "a number", str: "a string", list: "a list",
-             dict: "an object", bool: "true or false"}
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -170,57 +92,13 @@ def validate_document(document: Any) -> None:
             _At(f"tests[{i}].measurements[{j}]", f"test {nodeid}").get(m, "kind", str)
 
 
-def _bracket(low: float, high: float | None, conditions: dict[str, Any]) -> Figure:
-    """A search's result: `low` passed, `high` failed (None: nothing above failed)."""
-    if high is None:
-        return Figure(low, low, math.inf, HIGHER, "pps", "search lower bound (open above)",
-                      None, conditions)
-    high = max(high, low)
-    return Figure(low, low, high, HIGHER, "pps", "search bracket", (high - low) / math.sqrt(12),
-                  conditions)
-
-
-def _spread(at: _At, spread: Mapping[str, Any], direction: str, unit: str,
-            confidence: float, conditions: dict[str, Any]) -> Figure:
-    n = at.get(spread, "n", int)
-    mean = at.num(spread, "mean")
-    stdev = at.num(spread, "stdev")
-    assert mean is not None and stdev is not None
-    if n < 2:
-        return Figure(mean, -math.inf, math.inf, direction, unit,
-                      f"unknown: {n} repetition", None, conditions)
-    sem = stdev / math.sqrt(n)
-    half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sem
-    return Figure(mean, max(mean - half, 0.0), mean + half, direction, unit,   # all >= 0
-                  f"{fmt.percent(confidence)} t-interval of the mean (n={n})", sem, conditions)
-
-
-def _percentiles(at: _At, latency: Mapping[str, Any], prefix: str,
-                 conditions: dict[str, Any]) -> list[tuple[str, Figure]]:
-    out = []
-    p_at = at.inner("percentiles")
-    for label, p in (at.get(latency, "percentiles", dict, optional=True) or {}).items():
-        if p is None or label == "p100":   # no sample bounds a maximum: not compared
-            continue
-        if not isinstance(p, dict):
-            raise p_at.fail(label, f"= {p!r}: expected an object")
-        e_at = p_at.inner(label)
-        value, low, high = (e_at.num(p, n) for n in ("value_ns", "ci_low_ns", "ci_high_ns"))
-        assert value is not None and low is not None and high is not None
-        confidence = e_at.num(p, "confidence", optional=True) or 0.95
-        low, high = min(low, value), max(high, value)
-        z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
-        out.append((f"{prefix}.{label}", Figure(
-            value, low, high, LOWER, "ns", f"{fmt.percent(confidence)} CI of the percentile",
-            # a confidence so small that z rounds to 0 bounds nothing: sigma unknown
-            (high - low) / (2 * z) if z > 0 else None, conditions)))
-    return out
-
 
 def _figures_of(at: _At, m: Mapping[str, Any], confidence: float
                 ) -> list[tuple[str, int | str | None, Figure]]:
     kind = m["kind"]
     out: list[tuple[str, int | str | None, Figure]] = []
+    if kind in STANDARD_KINDS:
+        return standard_figures(at, m, confidence)
     if kind not in _KINDS:
         return out
     size: int | str | None = None if kind == "latency" else at.get(m, "frame_size", (int, str))
@@ -287,7 +165,9 @@ def extract_figures(document: Any, *, confidence: float = T_CONFIDENCE) -> dict[
 
     Metrics: "throughput", "mlrsearch.<goal>", "latency.<pNN>" and "latency.rfc2544_mean"
     (RFC 2544 §26.2), "latency[<stream>].<pNN>" (latency meters), "back_to_back",
-    "recovery", "reset". A test that records the same figure twice gets "#2", "#3" ...
+    "recovery", "reset"; "y1564[<service>].ir" (and .flr, .ftd, .fdv, .availability) of
+    a Y.1564 service performance test; "rfc2889.<procedure>.<figure>" (standards.py).
+    A test that records the same figure twice gets "#2", "#3" ...
     appended to the later metrics. Other kinds (calibration, traffic, frame loss) carry no
     single figure and are skipped. NetloadConfigError names a missing or malformed field.
     """
@@ -392,11 +272,30 @@ def load_baseline(name: str, directory: str | os.PathLike[str]) -> dict[str, Any
 # ---- comparing ------------------------------------------------------------------------
 
 
-def _verdict(base: Figure, cur: Figure) -> str:
+_WITHIN = "beyond the noise, but within the"
+
+
+def _band_verdict(base: Figure, cur: Figure) -> str:
     worse, better = (cur.noise_high < base.noise_low, cur.noise_low > base.noise_high)
     if cur.direction == LOWER:
         worse, better = better, worse
     return "regressed" if worse else "improved" if better else "unchanged"
+
+
+def verdict(base: Figure, cur: Figure, threshold: float | None = None) -> tuple[str, str]:
+    """(verdict, note) of one figure: "regressed" when its band lies on the bad side of the
+    baseline's AND it is worse by more than `threshold` (a share, e.g. 0.05; None: any
+    amount); "improved" likewise on the good side; else "unchanged", with a note when
+    the bands part but the change is within the threshold."""
+    by_band = _band_verdict(base, cur)
+    if by_band == "unchanged" or threshold is None:
+        return by_band, ""
+    higher = cur.direction == HIGHER
+    if beyond_threshold(base.value, cur.value, higher, threshold,
+                        worse=by_band == "regressed"):
+        return by_band, ""
+    word = "worse" if by_band == "regressed" else "better"
+    return "unchanged", f"{word} {_WITHIN} {threshold_text(threshold)} threshold"
 
 
 @dataclass(frozen=True)
@@ -409,6 +308,11 @@ class Row:
     verdict: str
     """"regressed", "improved", "unchanged", "new" (no baseline) or "missing" (not now)."""
     note: str = ""
+
+    @property
+    def within_threshold(self) -> bool:
+        """Unchanged only because the regression threshold spared it: the bands part."""
+        return self.verdict == "unchanged" and _WITHIN in self.note
 
     @property
     def change_pct(self) -> float | None:
@@ -425,23 +329,29 @@ class Row:
 
 
 def _note(base: Figure, cur: Figure) -> str:
+    changed = [k for k in dict.fromkeys([*base.conditions, *cur.conditions])
+               if base.conditions.get(k) != cur.conditions.get(k)]
     notes = [f"{k} {base.conditions.get(k)!r} -> {cur.conditions.get(k)!r}"
-             for k in dict.fromkeys([*base.conditions, *cur.conditions])
-             if base.conditions.get(k) != cur.conditions.get(k)]
-    out = f"measured differently: {', '.join(notes)}" if notes else ""
+             for k in changed if k != "observed"]
+    parts = [f"measured differently: {', '.join(notes)}"] if notes else []
+    if "observed" in changed:   # RFC 2889 congestion: what the switch did, not how measured
+        parts.append(f"behaviour changed: {base.conditions.get('observed')!r} -> "
+                     f"{cur.conditions.get('observed')!r}")
     if not (math.isfinite(base.noise_low) and math.isfinite(cur.noise_low)):
-        out = "; ".join(filter(None, [out, "no band: one repetition"]))
-    return out
+        unknown = base if not math.isfinite(base.noise_low) else cur
+        parts.append("no band: " + unknown.band.removeprefix("unknown: "))
+    return "; ".join(parts)
 
 
 def compare(current_document: Any, baseline_document: Any, *,
-            name: str | None = None) -> Comparison:
+            name: str | None = None, threshold: float | None = None) -> Comparison:
     """Every figure of the current session beside the baseline's.
 
     A figure regressed when the current band lies entirely on the bad side of the
-    baseline band (below it for higher-is-better, above it for lower-is-better);
-    improved when entirely on the good side; otherwise unchanged. Bands that touch
-    overlap. Baseline tests absent from the current session (deselected) are listed in
+    baseline band (below it for higher-is-better, above it for lower-is-better) and,
+    with a `threshold` (a share: 0.05 for 5 %), it is also worse than the baseline's
+    value by more than that; improved likewise on the good side; otherwise unchanged.
+    Bands that touch overlap. Baseline tests absent from the current session (deselected) are listed in
     `not_run`, not as rows; a figure missing from a test that did run is "missing".
     """
     current = extract_figures(current_document)
@@ -453,13 +363,15 @@ def compare(current_document: Any, baseline_document: Any, *,
         if base is None:
             rows.append(Row(key, None, cur, "new"))
         else:
-            rows.append(Row(key, base, cur, _verdict(base, cur), _note(base, cur)))
+            word, why = verdict(base, cur, threshold)
+            rows.append(Row(key, base, cur, word,
+                            "; ".join(filter(None, [why, _note(base, cur)]))))
     rows.extend(Row(key, base, None, "missing") for key, base in baseline.items()
                 if key not in current and key.nodeid in ran)
     not_run = tuple(dict.fromkeys(t["nodeid"] for t in baseline_document["tests"]
                                   if t["nodeid"] not in ran))
     return Comparison(tuple(rows), not_run, name, baseline_document.get("created"),
-                      current_document.get("created"))
+                      current_document.get("created"), threshold)
 
 
 def _cell(fig: Figure | None) -> str:
@@ -480,6 +392,8 @@ class Comparison:
     name: str | None = None
     baseline_created: str | None = None
     current_created: str | None = None
+    threshold: float | None = None
+    """The user's regression threshold (a share), or None: the noise band alone."""
 
     @property
     def regressions(self) -> list[Row]:
@@ -500,12 +414,15 @@ class Comparison:
         text = ", ".join(f"{n} {v}" for v, n in self.counts().items())
         if self.not_run:
             text += f"; {len(self.not_run)} baseline test(s) not run"
+        if self.threshold is not None:
+            text += f" (regression threshold {threshold_text(self.threshold)})"
         return f"{what}{when}: {text}"
 
     def table_lines(self, *, changes_only: bool = False) -> list[str]:
         """Aligned rows for the terminal: test, metric, size, baseline and current
         (value [band] unit), change, verdict and note."""
-        rows = [r for r in self.rows if not changes_only or r.verdict != "unchanged"]
+        rows = [r for r in self.rows if not changes_only or r.verdict != "unchanged"
+                or r.within_threshold]
         names = [r.key.nodeid.split("::", 1)[-1] for r in rows]
         if len(set(names)) < len({r.key.nodeid for r in rows}):   # ambiguous: full ids
             names = [r.key.nodeid for r in rows]
@@ -521,6 +438,7 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         return {"baseline": {"name": self.name, "created": self.baseline_created},
-                "current": {"created": self.current_created}, "counts": self.counts(),
+                "current": {"created": self.current_created}, "threshold": self.threshold,
+                "counts": self.counts(),
                 "not_run": list(self.not_run), "rows": [r.as_dict() for r in self.rows]}
 

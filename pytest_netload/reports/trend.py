@@ -38,9 +38,10 @@ import numpy.typing as npt
 
 from ..errors import NetloadConfigError
 from .baseline import HIGHER, LOWER, Key, extract_figures
+from .threshold import beyond_threshold
 
 __all__ = ["Change", "Group", "HistoryPoint", "Trend", "analyse", "classify",
-           "description_length", "detect", "history_from_documents"]
+           "counts_as_regression", "description_length", "detect", "history_from_documents"]
 
 FloatArray = npt.NDArray[np.float64]
 _LN2 = math.log(2)
@@ -249,3 +250,12 @@ def analyse(documents: Iterable[Any]) -> dict[Key, Trend]:
         out[key] = Trend(points, tuple(groups), tuple(classify(groups, direction)), direction,
                          unit)
     return out
+
+
+def counts_as_regression(change: Change, threshold: float | None) -> bool:
+    """Whether a change point is a regression worse than `threshold` (a share, e.g. 0.05;
+    None: every regression), relative to the earlier group's mean (threshold.py)."""
+    if change.kind != "regression":
+        return False
+    return beyond_threshold(change.before.mean, change.after.mean,
+                            change.after.mean < change.before.mean, threshold)

@@ -8,32 +8,30 @@ try invalid) is kept in the log and skipped: it is not the DUT's point.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..search.lower_bound import MaxSource, check_max_source, every_try_invalid, invalid_reason_at
+from ..search.settings import TrialSettings
 from ..search.trial import valid_trial
 from .summary import check_positive
-from .trial import FrameSize, TrialResult, frame_size_label
+from .trial import FrameSize, Measurer, TrialResult, frame_size_label
 
 
 @dataclass(frozen=True)
 class FrameLossResult:
     """Loss per offered load, from the maximum down to two loss-free steps."""
 
-    frame_size: FrameSize
-    mean_frame_size: float
+    settings: TrialSettings
+    """The trials' common settings: frame size, its mean, duration, retries, line rate."""
     max_pps: float
     step: float
     points: tuple[TrialResult, ...]
     """The valid trial of each load, highest load first."""
     trials: tuple[TrialResult, ...]
     """Every trial run, invalid retries included, in order."""
-    duration_s: float
-    line_rate_bps: float | None = None
     skipped_pps: tuple[float, ...] = ()
     """Loads the generator could not offer."""
     max_source: MaxSource | None = None
@@ -42,6 +40,22 @@ class FrameLossResult:
     DUT."""
     generator_max_pps: float | None = None
     """The generator's calibrated ceiling when `max_source` is "generator"; None otherwise."""
+
+    @property
+    def frame_size(self) -> FrameSize:
+        return self.settings.sized("a frame loss result")[0]
+
+    @property
+    def mean_frame_size(self) -> float:
+        return self.settings.sized("a frame loss result")[1]
+
+    @property
+    def duration_s(self) -> float:
+        return self.settings.timed("a frame loss result")
+
+    @property
+    def line_rate_bps(self) -> float | None:
+        return self.settings.line_rate_bps
 
     @property
     def label(self) -> str:
@@ -77,22 +91,19 @@ class FrameLossResult:
 
 
 def frame_loss_sweep(
-    measure: Callable[[float], TrialResult],
+    measurer: Measurer,
     max_pps: float,
     *,
-    frame_size: FrameSize,
-    mean_frame_size: float,
-    duration_s: float,
+    settings: TrialSettings,
     step: float = 0.1,
-    retries: int = 2,
-    line_rate_bps: float | None = None,
-    on_trial: Callable[[TrialResult], None] | None = None,
     max_source: MaxSource | None = None,
     generator_max_pps: float | None = None,
 ) -> FrameLossResult:
     """Run the RFC 2544 §26.3 sweep: 100 %, then `step` lower each time, until two
     successive loads lose nothing (or the load would reach 0). `max_source` (and
     `generator_max_pps`) say where `max_pps` came from, for the record."""
+    settings.sized("frame_loss_sweep")
+    duration_s = settings.timed("frame_loss_sweep")
     check_positive(max_pps, "maximum load (pps)")
     max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
     if isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step <= 0.5:
@@ -108,7 +119,8 @@ def frame_loss_sweep(
         if share <= 1e-9:
             break
         load = max_pps * share
-        trial = valid_trial(measure, load, retries, log, on_trial)
+        trial = valid_trial(lambda x: measurer.measure(x, duration_s), load, settings.retries,
+                            log, settings.on_trial)
         if trial is None:
             skipped.append(load)
             clean_in_a_row = 0
@@ -116,6 +128,5 @@ def frame_loss_sweep(
             points.append(trial)
             clean_in_a_row = clean_in_a_row + 1 if trial.lost == 0 else 0
         k += 1
-    return FrameLossResult(frame_size, mean_frame_size, max_pps, float(step), tuple(points),
-                           tuple(log), duration_s, line_rate_bps, tuple(skipped),
-                           max_source, generator_max_pps)
+    return FrameLossResult(settings, max_pps, float(step), tuple(points), tuple(log),
+                           tuple(skipped), max_source, generator_max_pps)

@@ -10,25 +10,36 @@ with confidence intervals, which an average cannot show.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NetloadConfigError
 from ..measure.latency import DEFAULT_PERCENTILES, LatencyResult
+from ..search.settings import TrialSettings
 from ..search.trial import require_valid, valid_trial
 from .summary import Spread, check_positive, check_trials
-from .trial import FrameSize, TrialResult, frame_size_label
+from .trial import FrameSize, Measurer, TrialResult, frame_size_label
 
 
 @dataclass(frozen=True)
 class LatencyProcedureResult:
-    frame_size: FrameSize
-    mean_frame_size: float
+    settings: TrialSettings
+    """The trials' common settings: frame size, its mean, duration, retries."""
     load_pps: float
-    duration_s: float
     trials: tuple[TrialResult, ...]
     """Every trial, invalid retries included."""
+
+    @property
+    def frame_size(self) -> FrameSize:
+        return self.settings.sized("a latency result")[0]
+
+    @property
+    def mean_frame_size(self) -> float:
+        return self.settings.sized("a latency result")[1]
+
+    @property
+    def duration_s(self) -> float:
+        return self.settings.timed("a latency result")
 
     @property
     def label(self) -> str:
@@ -84,21 +95,20 @@ class LatencyProcedureResult:
 
 
 def latency_trials(
-    measure: Callable[[float], TrialResult],
+    measurer: Measurer,
     load_pps: float,
     *,
-    frame_size: FrameSize,
-    mean_frame_size: float,
-    duration_s: float,
+    settings: TrialSettings,
     trials: int = 20,
-    retries: int = 2,
-    on_trial: Callable[[TrialResult], None] | None = None,
 ) -> LatencyProcedureResult:
     """n latency trials at `load_pps` (the throughput rate)."""
+    settings.sized("latency_trials")
+    duration_s = settings.timed("latency_trials")
     check_positive(load_pps, "load_pps (the throughput rate)")
     check_trials(trials)
     log: list[TrialResult] = []
     for _ in range(trials):
-        valid_trial(measure, load_pps, retries, log, on_trial)
+        valid_trial(lambda x: measurer.measure(x, duration_s), load_pps, settings.retries, log,
+                    settings.on_trial)
     require_valid(log, "the latency procedure")
-    return LatencyProcedureResult(frame_size, mean_frame_size, load_pps, duration_s, tuple(log))
+    return LatencyProcedureResult(settings, load_pps, tuple(log))

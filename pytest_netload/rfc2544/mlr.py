@@ -1,7 +1,7 @@
 """Multiple Loss Ratio search (RFC 9971) over our trials, driven by FD.io CSIT's MLRsearch.
 
-Pure logic: no engine, no pytest. `mlr_search` adapts the same ``measure(load_pps,
-duration_s) -> TrialResult`` callable the binary search uses (plus a duration) to the
+Pure logic: no engine, no pytest. `mlr_search` adapts the same `Measurer` the binary
+search uses (``measure(load_pps, duration_s) -> TrialResult``, at each goal's durations) to the
 ``MLRsearch`` package's ``AbstractMeasurer`` and reports, per named `LossGoal`, the relevant
 lower bound (conditional throughput), the relevant upper bound and every trial that led there.
 
@@ -39,7 +39,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from MLRsearch import (  # type: ignore[import-untyped]
@@ -53,10 +53,11 @@ from MLRsearch import (  # type: ignore[import-untyped]
 
 from ..errors import InvalidTrial, NetloadConfigError
 from ..search.lower_bound import MaxSource, check_max_source
+from ..search.settings import TrialSettings
 from ..units import frame_bits
-from .goals import PRESETS, LossGoal, MlrGoalResult, _real, _whole, check_goals, preset
-from .throughput import FrameSizeThroughput, check_frame_sizes
-from .trial import FrameSize, TrialResult, frame_size_label
+from .goals import PRESETS, LossGoal, MlrGoalResult, _real, check_goals, preset
+from .throughput import FrameSizeThroughput
+from .trial import FrameSize, Measurer, TrialResult, frame_size_label
 
 __all__ = ["DEFAULT_RETRIES", "METHOD", "PRESETS", "LossGoal", "MlrGoalResult", "MlrResult",
            "check_goals", "mlr_search", "preset"]
@@ -84,8 +85,8 @@ class MlrResult:
     goals: tuple[MlrGoalResult, ...]
     trials: tuple[TrialResult, ...]
     """Every trial in order, invalid tries included (RFC 9971 asks for all of them)."""
-    frame_size: FrameSize
-    mean_frame_size: float
+    settings: TrialSettings
+    """The trials' common settings (their durations are the goals')."""
     min_pps: float
     max_pps: float
     total_trial_time_s: float
@@ -94,7 +95,6 @@ class MlrResult:
     stop_reason: str | None = None
     """None when every goal was reached; else "time budget" or "wall-clock limit"."""
     time_budget_s: float | None = None
-    line_rate_bps: float | None = None
     generator_ceiling_pps: float | None = None
     """Lowest load at which every try was invalid; None if none."""
     unmeasured_loads_pps: tuple[float, ...] = ()
@@ -104,6 +104,18 @@ class MlrResult:
     """Where `max_pps` came from: "line_rate", "max_rate" or "generator"; None: not said."""
     generator_max_pps: float | None = None
     """The generator's calibrated ceiling when `max_source` is "generator"; None otherwise."""
+
+    @property
+    def frame_size(self) -> FrameSize:
+        return self.settings.sized("an MLRsearch result")[0]
+
+    @property
+    def mean_frame_size(self) -> float:
+        return self.settings.sized("an MLRsearch result")[1]
+
+    @property
+    def line_rate_bps(self) -> float | None:
+        return self.settings.line_rate_bps
 
     @property
     def label(self) -> str:
@@ -133,9 +145,9 @@ class MlrResult:
         trial duration. Every goal's bounds ride along in `goals`, that goal first."""
         g = self.goals[0] if goal is None else self.goal(goal)
         return FrameSizeThroughput(
-            self.frame_size, self.mean_frame_size, g.lower_bound_pps or 0.0, g.upper_bound_pps,
-            self.max_pps, self.trials, g.loss_ratio, g.goal.final_trial_duration_s,
-            self.line_rate_bps, generator_ceiling_pps=self.generator_ceiling_pps,
+            replace(self.settings, duration_s=g.goal.final_trial_duration_s),
+            g.lower_bound_pps or 0.0, g.upper_bound_pps, self.max_pps, self.trials,
+            g.loss_ratio, generator_ceiling_pps=self.generator_ceiling_pps,
             method=self.method, goals=(g, *(o for o in self.goals if o is not g)),
             max_source=self.max_source, generator_max_pps=self.generator_max_pps)
 
@@ -168,9 +180,9 @@ class _BudgetExhausted(Exception):
 class _Measurer(AbstractMeasurer):  # type: ignore[misc]
     """The package's measurer over our trials: retries, audit log, budget, generator ceiling."""
 
-    def __init__(self, measure: Callable[[float, float], TrialResult], retries: int,
-                 budget_s: float | None, on_trial: Callable[[TrialResult], None] | None) -> None:
-        self._measure, self._retries, self._budget_s = measure, retries, budget_s
+    def __init__(self, measurer: Measurer, retries: int, budget_s: float | None,
+                 on_trial: Callable[[TrialResult], None] | None) -> None:
+        self._measure, self._retries, self._budget_s = measurer.measure, retries, budget_s
         self._on_trial = on_trial
         self.trials: list[TrialResult] = []
         self.spent_s = 0.0
@@ -212,17 +224,13 @@ def _check_rate(name: str, value: Any, optional: bool = False) -> None:
 
 
 def mlr_search(
-    measure: Callable[[float, float], TrialResult],
+    measurer: Measurer,
     *,
     min_pps: float,
     max_pps: float,
     goals: str | Sequence[LossGoal],
-    frame_size: FrameSize,
-    mean_frame_size: float,
+    settings: TrialSettings,
     time_budget_s: float | None = None,
-    retries: int = DEFAULT_RETRIES,
-    on_trial: Callable[[TrialResult], None] | None = None,
-    line_rate_bps: float | None = None,
     warmup_s: float = 0.0,
     wall_limit_s: float | None = None,
     max_source: MaxSource | None = None,
@@ -230,7 +238,8 @@ def mlr_search(
 ) -> MlrResult:
     """RFC 9971 MLRsearch between `min_pps` and `max_pps` for every goal at once.
 
-    `measure(load_pps, duration_s)` runs one trial. `goals` is a preset name
+    `measurer.measure(load_pps, duration_s)` runs one trial, for the durations the goals
+    set (so `settings` has no duration_s). `goals` is a preset name
     (``rfc2544-strict``, ``etsi-tst009``, ``ci-fast``) or a tuple of LossGoal. `warmup_s` > 0
     runs one trial at `max_pps` first, logged and budgeted but not used. InvalidTrial names
     the reasons when no trial was valid at all. `max_source` says where `max_pps` came from
@@ -238,16 +247,18 @@ def mlr_search(
     `generator_max_pps`), so each goal can say whether the generator set its lower bound.
     """
     goal_tuple = check_goals(goals)
-    (size,) = check_frame_sizes((frame_size,), "frame_size")
+    size, mean = settings.sized("mlr_search")
+    settings = replace(settings, mean_frame_size=float(mean))  # as MlrResult has always said
+    if settings.duration_s is not None:
+        raise NetloadConfigError(
+            f"mlr_search: TrialSettings(duration_s={settings.duration_s!r}): the goals set "
+            "every trial's duration (initial_trial_duration, final_trial_duration); leave "
+            "duration_s None")
     _check_rate("min_pps", min_pps)
     _check_rate("max_pps", max_pps)
     if not max_pps > min_pps:
         raise NetloadConfigError(f"max_pps={max_pps!r} must be above min_pps={min_pps!r}")
-    _check_rate("mean_frame_size", mean_frame_size)
-    _check_rate("line_rate_bps", line_rate_bps, optional=True)
     _check_rate("wall_limit_s", wall_limit_s, optional=True)
-    if not _whole(retries) or retries < 0:
-        raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0")
     if not _real(warmup_s) or warmup_s < 0:
         raise NetloadConfigError(f"warmup_s={warmup_s!r}: give seconds >= 0 (0: no warmup)")
     _check_rate("time_budget_s", time_budget_s, optional=True)
@@ -262,11 +273,11 @@ def mlr_search(
     config = Config(goals=tuple(search_goals), min_load=float(min_pps),
                     max_load=float(max_pps), warmup_duration=float(warmup_s),
                     search_duration_max=math.inf if wall_limit_s is None else float(wall_limit_s))
-    measurer = _Measurer(measure, retries, time_budget_s, on_trial)
+    mlr_measurer = _Measurer(measurer, settings.retries, time_budget_s, settings.on_trial)
     searcher = MultipleLossRatioSearch(config=config)
     stop_reason: str | None = None
     try:
-        found = dict(searcher.search(measurer=measurer, debug=_LOG.debug))
+        found = dict(searcher.search(measurer=mlr_measurer, debug=_LOG.debug))
     except _BudgetExhausted:
         stop_reason = "time budget"
     except RuntimeError as exc:   # the package's wall-clock limit; anything else propagates
@@ -277,12 +288,12 @@ def mlr_search(
     if stop_reason is not None:   # the bounds so far, as search() itself would compute them
         found = {sg: GoalResult.from_bounds(searcher.database.get_relevant_bounds(
             target=searcher.scaling.goal_to_final_target[sg])) for sg in search_goals}
-    if not any(t.valid for t in measurer.trials):
+    if not any(t.valid for t in mlr_measurer.trials):
         raise InvalidTrial(
             f"every MLRsearch trial at {frame_size_label(size)} was invalid (the generator, not "
             "the DUT, failed): "
-            f"{'; '.join(dict.fromkeys(t.invalid_reason or '?' for t in measurer.trials))}")
-    ceiling = measurer.ceiling_pps
+            f"{'; '.join(dict.fromkeys(t.invalid_reason or '?' for t in mlr_measurer.trials))}")
+    ceiling = mlr_measurer.ceiling_pps
     results = []
     for g in goal_tuple:
         found_goal = found[_search_goal(g)]
@@ -296,8 +307,8 @@ def mlr_search(
             lower_bound_by_generator=low is not None and (
                 by_generator or (high is None and max_source == "generator"))))
     return MlrResult(
-        tuple(results), tuple(measurer.trials), size, float(mean_frame_size), float(min_pps),
-        float(max_pps), measurer.spent_s, budget_exhausted=stop_reason is not None,
-        stop_reason=stop_reason, time_budget_s=time_budget_s, line_rate_bps=line_rate_bps,
-        generator_ceiling_pps=ceiling, unmeasured_loads_pps=tuple(measurer.unmeasured),
+        tuple(results), tuple(mlr_measurer.trials), settings, float(min_pps),
+        float(max_pps), mlr_measurer.spent_s, budget_exhausted=stop_reason is not None,
+        stop_reason=stop_reason, time_budget_s=time_budget_s, generator_ceiling_pps=ceiling,
+        unmeasured_loads_pps=tuple(mlr_measurer.unmeasured),
         max_source=max_source, generator_max_pps=generator_max_pps)

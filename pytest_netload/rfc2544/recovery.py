@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
-from ..search.trial import valid_trial
+from ..search.settings import TrialSettings
+from ..search.trial import Measurer, valid_trial
 from .summary import Spread, check_positive, check_trials
 from .trial import FrameSize, frame_size_label
 
@@ -61,10 +62,35 @@ class RecoveryTrial:
 
 
 @dataclass(frozen=True)
+class RecoveryLoad:
+    """What a recovery trial offers: `overload_pps` for `overload_s`, then `relief_pps`
+    for `relief_s`. Its duration is the two phases'."""
+
+    overload_pps: float
+    relief_pps: float
+    overload_s: float
+    relief_s: float
+
+    @property
+    def duration_s(self) -> float:
+        return self.overload_s + self.relief_s
+
+
+RecoveryMeasurer = Measurer[RecoveryLoad, RecoveryTrial]
+"""One overload-then-relief trial (the search core's `Measurer` of a `RecoveryLoad`),
+given the load's own duration."""
+
+
+@dataclass(frozen=True)
 class RecoveryResult:
-    frame_size: FrameSize
+    settings: TrialSettings
+    """The trials' common settings: frame size, retries (the load sets the duration)."""
     throughput_pps: float
     trials: tuple[RecoveryTrial, ...]
+
+    @property
+    def frame_size(self) -> FrameSize:
+        return self.settings.size("a recovery result")
 
     @property
     def label(self) -> str:
@@ -95,22 +121,33 @@ def recovery_loads(throughput_pps: float, max_pps: float) -> tuple[float, float]
 
 
 def system_recovery(
-    measure: Callable[[float, float], RecoveryTrial],
+    measurer: RecoveryMeasurer,
     *,
     throughput_pps: float,
     max_pps: float,
-    frame_size: FrameSize,
+    overload_s: float,
+    relief_s: float,
+    settings: TrialSettings,
     repetitions: int = 1,
-    retries: int = 2,
-    on_trial: Callable[[RecoveryTrial], None] | None = None,
 ) -> RecoveryResult:
-    """`measure(overload_pps, recovery_pps)` runs one overload-then-relief trial."""
+    """`measurer.measure(RecoveryLoad(overload_pps, relief_pps, overload_s, relief_s),
+    overload_s + relief_s)` runs one overload-then-relief trial, `repetitions` times (an
+    invalid one retried at most `settings.retries` times)."""
+    settings.size("system_recovery")
+    if settings.duration_s is not None:
+        raise NetloadConfigError(
+            f"system_recovery: TrialSettings(duration_s={settings.duration_s!r}): the "
+            "overload and relief phases set each trial's duration; give overload_s and "
+            "relief_s and leave duration_s None")
     check_trials(repetitions, "repetitions")
     overload, relief = recovery_loads(throughput_pps, max_pps)
+    load = RecoveryLoad(overload, relief, check_positive(overload_s, "overload_s"),
+                        check_positive(relief_s, "relief_s"))
     log: list[RecoveryTrial] = []
     for _ in range(repetitions):
-        valid_trial(lambda _pps: measure(overload, relief), overload, retries, log, on_trial)
-    return RecoveryResult(frame_size, throughput_pps, tuple(log))
+        valid_trial(lambda x: measurer.measure(x, x.duration_s), load, settings.retries, log,
+                    settings.on_trial)
+    return RecoveryResult(settings, throughput_pps, tuple(log))
 
 
 @dataclass(frozen=True)

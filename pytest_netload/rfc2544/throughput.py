@@ -14,7 +14,7 @@ decide the search.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +29,11 @@ from ..search.resolution import (
     Resolution,
     check_reachable,
 )
+from ..search.settings import TrialSettings, check_frame_size
 from ..search.trial import J, Judged, require_valid, valid_trial
 from ..units import frame_bits
 from .goals import MlrGoalResult
-from .trial import FrameSize, TrialResult, frame_size_label
+from .trial import FrameSize, Measurer, TrialResult, frame_size_label
 
 __all__ = [
     # the search core's names, where RFC 2544's callers have always found them
@@ -48,8 +49,9 @@ __all__ = [
 class FrameSizeThroughput:
     """Throughput at one frame size, with every trial that led to it."""
 
-    frame_size: FrameSize
-    mean_frame_size: float
+    settings: TrialSettings
+    """The trials' common settings: frame size, its mean, duration (an MLRsearch goal's
+    final trial duration), retries, line rate."""
     throughput_pps: float
     """Highest load that passed; 0.0 when none did."""
     upper_pps: float | None
@@ -58,8 +60,6 @@ class FrameSizeThroughput:
     """The search's starting (maximum) load."""
     trials: tuple[TrialResult, ...]
     loss_tolerance: float
-    duration_s: float
-    line_rate_bps: float | None = None
     generator_ceiling_pps: float | None = None
     """Lowest load the generator could not offer (every try invalid); None if none."""
     method: str = "binary"
@@ -78,6 +78,22 @@ class FrameSizeThroughput:
     generator_max_pps: float | None = None
     """The generator's calibrated ceiling (its full rate, of which `max_pps` is a share)
     when `max_source` is "generator"; None otherwise."""
+
+    @property
+    def frame_size(self) -> FrameSize:
+        return self.settings.sized("a throughput result")[0]
+
+    @property
+    def mean_frame_size(self) -> float:
+        return self.settings.sized("a throughput result")[1]
+
+    @property
+    def duration_s(self) -> float:
+        return self.settings.timed("a throughput result")
+
+    @property
+    def line_rate_bps(self) -> float | None:
+        return self.settings.line_rate_bps
 
     @property
     def label(self) -> str:
@@ -185,7 +201,7 @@ class ThroughputResult:
 
 
 def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution | float,
-                 max_trials: int, retries: int) -> None:
+                 max_trials: int) -> None:
     """The search's settings, before any traffic; `resolution` as a number is in pps."""
     if not (isinstance(max_pps, (int, float)) and math.isfinite(max_pps) and max_pps > 0):
         raise NetloadConfigError(f"maximum load {max_pps!r} pps: give a positive rate")
@@ -196,26 +212,19 @@ def check_search(max_pps: float, loss_tolerance: float, resolution: Resolution |
         resolution = Resolution(pps=resolution)
     if not isinstance(max_trials, int) or max_trials < 1:
         raise NetloadConfigError(f"max_trials={max_trials!r}: give a whole number >= 1")
-    if not isinstance(retries, int) or retries < 0:
-        raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0")
     check_reachable(resolution, max_trials, max_pps)
 
 
 def binary_search(
-    measure: Callable[[float], TrialResult],
+    measurer: Measurer,
     max_pps: float,
     *,
-    frame_size: FrameSize,
-    mean_frame_size: float,
-    duration_s: float,
+    settings: TrialSettings,
     loss_tolerance: float = 0.0,
     resolution_pps: float | None = None,
     resolution_ratio: float | None = None,
     max_trials: int = DEFAULT_MAX_TRIALS,
-    retries: int = DEFAULT_RETRIES,
     min_pps: float = 0.0,
-    line_rate_bps: float | None = None,
-    on_trial: Callable[[TrialResult], None] | None = None,
     max_source: MaxSource | None = None,
     generator_max_pps: float | None = None,
 ) -> FrameSizeThroughput:
@@ -241,15 +250,19 @@ def binary_search(
     """
     resolution = DEFAULT_RESOLUTION if resolution_pps is None and resolution_ratio is None \
         else Resolution(resolution_ratio, resolution_pps)
-    check_search(max_pps, loss_tolerance, resolution, max_trials, retries)
+    frame_size, _mean = settings.sized("binary_search")
+    duration_s = settings.timed("binary_search")
+    check_search(max_pps, loss_tolerance, resolution, max_trials)
     max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
-    out = search_rate(measure, lambda t: t.passed(loss_tolerance), max_value=max_pps,
+    out = search_rate(lambda load: measurer.measure(load, duration_s),
+                      lambda t: t.passed(loss_tolerance), max_value=max_pps,
                       min_value=min_pps, try_min=False, resolution=resolution,
-                      max_trials=max_trials, retries=retries, on_trial=on_trial,
+                      max_trials=max_trials, retries=settings.retries,
+                      on_trial=settings.on_trial,
                       what=f"the throughput search at {frame_size_label(frame_size)}")
-    return FrameSizeThroughput(frame_size, mean_frame_size, out.lo, out.upper, max_pps,
-                               out.trials, loss_tolerance, duration_s, line_rate_bps,
-                               generator_ceiling_pps=out.ceiling, resolution=resolution,
+    return FrameSizeThroughput(settings, out.lo, out.upper, max_pps, out.trials,
+                               loss_tolerance, generator_ceiling_pps=out.ceiling,
+                               resolution=resolution,
                                resolution_reached=out.reached, max_source=max_source,
                                generator_max_pps=generator_max_pps)
 
@@ -260,16 +273,7 @@ def check_frame_sizes(frame_sizes: Sequence[Any], what: str = "frame_sizes") -> 
         raise NetloadConfigError(f"{what}={frame_sizes!r}: give a list, e.g. [64, 512, 1518]")
     if not frame_sizes:
         raise NetloadConfigError(f"{what} is empty: give at least one size, e.g. [64]")
-    out: list[FrameSize] = []
-    for size in frame_sizes:
-        if isinstance(size, str) and size.lower() == "imix":
-            out.append("imix")
-        elif isinstance(size, int) and not isinstance(size, bool) and 64 <= size <= 9216:
-            out.append(size)
-        else:
-            raise NetloadConfigError(
-                f"{what}: {size!r} is not a frame size; give bytes with FCS from 64 to 9216 "
-                "(RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518) or 'imix'")
+    out = [check_frame_size(size, what) for size in frame_sizes]
     if len(set(out)) != len(out):
         raise NetloadConfigError(f"{what}={list(frame_sizes)!r} lists a size twice")
     return tuple(out)

@@ -1,8 +1,9 @@
 """A trial and its result: the unit every RFC 2544 procedure is built from.
 
 Pure data and arithmetic: no engine, no pytest. Procedures take a
-`Measurer` (anything with ``measure(load_pps, duration_s) -> TrialResult``),
-so every search and verdict runs against fake DUTs in unit tests.
+`Measurer` (the search core's, of a `TrialResult`: anything with
+``measure(load, duration_s) -> TrialResult``), so every search and verdict runs
+against fake DUTs in unit tests.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
@@ -293,7 +294,7 @@ def steady_summary(trials: Sequence[Mapping[str, Any]], medium: str = fmt.TEXT) 
     return steady_note(worst, medium) + more
 
 
-class Measurer(_Measurer[TrialResult], Protocol):
-    """What RFC 2544's procedures need from the world: one trial at a load
-    (``measure(load_pps, duration_s) -> TrialResult``), the search core's `Measurer` of a
-    `TrialResult`."""
+Measurer = _Measurer[float, TrialResult]
+"""What RFC 2544's procedures need from the world: one trial at a load in pps
+(``measure(load_pps, duration_s) -> TrialResult``), the search core's `Measurer` of a
+`TrialResult`."""

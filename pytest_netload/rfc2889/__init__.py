@@ -1,5 +1,7 @@
 """RFC 2889 (benchmarking methodology for LAN switching devices) procedures as pure
-logic over measurer protocols.
+logic over the search core's one `Measurer` protocol, each standard trial's
+specialisation named by an alias (`ForwardingMeasurer = Measurer[float, MeshTrial]`, ...),
+their common settings (duration, retries, on_trial) as one `TrialSettings`.
 
 Nothing here imports the engine: the bench binds each protocol to real trials, and unit
 tests bind them to fake switches. Procedures and what they measure:
@@ -20,11 +22,12 @@ from the RFC as commonly read and applied to every timed procedure here. The add
 defaults are this package's choice, not the RFC's: the RFC leaves the initial counts
 and the rates to the tester (they depend on the switch and its aging time), so the
 high count is 64 Ki addresses and both rates 1,000 fps, slow enough for any switch to
-forward. Search resolutions follow rfc2544 (0.5 % of the lower bound for loads), 1 %
+forward. Search resolutions follow RFC 2544 (0.5 % of the lower bound for loads), 1 %
 for learning rates.
 """
 
 from ..search.resolution import DEFAULT_RESOLUTION_RATIO, DEFAULT_RETRIES
+from ._search import TRIAL_S
 from .address import (
     DEFAULT_HIGH_ADDRESSES,
     DEFAULT_LEARNING_MAX_TRIALS,
@@ -33,6 +36,7 @@ from .address import (
     DEFAULT_MIN_RATE_FPS,
     DEFAULT_TEST_RATE_FPS,
     AddressCapacityResult,
+    AddressLoad,
     AddressMeasurer,
     AddressTrial,
     LearningRateResult,
@@ -53,9 +57,6 @@ from .congestion import (
 from .mesh import ForwardingMeasurer, MeshResult, MeshTrial, fully_meshed
 from .ports import EXAMPLE_TOPOLOGY, MIN_PORTS, check_port_count
 
-TRIAL_S = 30.0
-"""Trial duration (s) of every timed procedure (mesh, congestion, broadcast)."""
-
 __all__ = [
     "CONGESTED_OVERLOAD",
     "DEFAULT_HIGH_ADDRESSES",
@@ -72,6 +73,7 @@ __all__ = [
     "MIN_PORTS",
     "TRIAL_S",
     "AddressCapacityResult",
+    "AddressLoad",
     "AddressMeasurer",
     "AddressTrial",
     "BroadcastMeasurer",

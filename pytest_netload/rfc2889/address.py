@@ -28,17 +28,18 @@ switch's failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import NetloadConfigError
-from ..search.bisection import check_count, check_rate, check_retries, search_count, search_rate
+from ..search.bisection import check_count, check_rate, search_count, search_rate
 from ..search.lower_bound import lower_bound_by_generator
 from ..search.resolution import Resolution, check_reachable
+from ..search.settings import TrialSettings
+from ..search.trial import Measurer
 
 __all__ = ["DEFAULT_HIGH_ADDRESSES", "DEFAULT_LEARNING_RATE_FPS", "DEFAULT_MIN_RATE_FPS",
-           "DEFAULT_TEST_RATE_FPS", "AddressCapacityResult", "AddressMeasurer",
+           "DEFAULT_TEST_RATE_FPS", "AddressCapacityResult", "AddressLoad", "AddressMeasurer",
            "AddressTrial", "LearningRateResult", "address_caching_capacity",
            "address_learning_rate"]
 
@@ -90,13 +91,50 @@ class AddressTrial:
                 "invalid_reason": self.invalid_reason}
 
 
-class AddressMeasurer(Protocol):
-    """One address trial on an aged-out (flushed) table: `count` learning frames with
-    distinct source MACs at `learning_rate_fps`, then test frames to each of those
-    addresses at `test_rate_fps`, counted on the learning and the monitor port."""
+@dataclass(frozen=True)
+class AddressLoad:
+    """What an address trial offers: `count` addresses, learned at `learning_rate_fps`
+    and tested at `test_rate_fps` (frames per second)."""
 
-    def measure_addresses(self, count: int, learning_rate_fps: float,
-                          test_rate_fps: float) -> AddressTrial: ...
+    count: int
+    learning_rate_fps: float
+    test_rate_fps: float
+
+    def __post_init__(self) -> None:
+        check_count(self.count, "count")
+        check_rate(self.learning_rate_fps, "learning_rate_fps")
+        check_rate(self.test_rate_fps, "test_rate_fps")
+
+    @property
+    def duration_s(self) -> float:
+        """How long the trial offers traffic: `count` learning frames at the learning
+        rate, then `count` test frames at the test rate. The load fixes it; it is what
+        an address trial's measurer is given as its duration."""
+        return self.count / self.learning_rate_fps + self.count / self.test_rate_fps
+
+
+AddressMeasurer = Measurer[AddressLoad, AddressTrial]
+"""One address trial on an aged-out (flushed) table: `load.count` learning frames with
+distinct source MACs at `load.learning_rate_fps`, then test frames to each of those
+addresses at `load.test_rate_fps`, counted on the learning and the monitor port; its
+`duration_s` is the load's own (`AddressLoad.duration_s`)."""
+
+
+UNTIMED = TrialSettings()
+"""The address procedures' default settings: the default retries; no duration (each
+trial's load sets its own)."""
+
+
+def _measure(measurer: AddressMeasurer, load: AddressLoad) -> AddressTrial:
+    return measurer.measure(load, load.duration_s)
+
+
+def _untimed(settings: TrialSettings, procedure: str) -> TrialSettings:
+    if settings.duration_s is not None:
+        raise NetloadConfigError(
+            f"{procedure}: TrialSettings(duration_s={settings.duration_s!r}): an address "
+            "trial's count and rates set its duration; leave duration_s None")
+    return settings
 
 
 @dataclass(frozen=True)
@@ -116,6 +154,8 @@ class AddressCapacityResult:
     test_rate_fps: float
     repeats: int = 1
     age_time_s: float | None = None
+    settings: TrialSettings = field(default=TrialSettings(), compare=False)
+    """The trials' common settings: retries (their duration is each load's own)."""
 
     @property
     def at_maximum(self) -> bool:
@@ -155,9 +195,8 @@ def address_caching_capacity(
     learning_rate_fps: float = DEFAULT_LEARNING_RATE_FPS,
     test_rate_fps: float = DEFAULT_TEST_RATE_FPS,
     repeats: int = 1,
-    retries: int = 2,
     age_time_s: float | None = None,
-    on_trial: Callable[[AddressTrial], None] | None = None,
+    settings: TrialSettings = UNTIMED,
 ) -> AddressCapacityResult:
     """RFC 2889 §5.7: binary search over address counts in [low, high] for the largest
     count whose every address is learned (see the module's docstring)."""
@@ -168,16 +207,16 @@ def address_caching_capacity(
     learn = check_rate(learning_rate_fps, "learning_rate_fps")
     test = check_rate(test_rate_fps, "test_rate_fps")
     check_count(repeats, "repeats")
-    check_retries(retries)
+    _untimed(settings, "address_caching_capacity")
     if age_time_s is not None:
         _check_age(high, learn, check_rate(age_time_s, "age_time_s"))
-    out = search_count(lambda n: measurer.measure_addresses(n, learn, test),
+    out = search_count(lambda n: _measure(measurer, AddressLoad(n, learn, test)),
                        lambda t: t.learned_all, low=low, high=high, repeats=repeats,
-                       retries=retries, on_trial=on_trial,
+                       retries=settings.retries, on_trial=settings.on_trial,
                        what="the address caching capacity search")
     return AddressCapacityResult(out.found, out.trials, low, high, out.upper, out.ceiling,
                                  learn, test, repeats,
-                                 None if age_time_s is None else float(age_time_s))
+                                 None if age_time_s is None else float(age_time_s), settings)
 
 
 @dataclass(frozen=True)
@@ -198,6 +237,8 @@ class LearningRateResult:
     resolution: Resolution
     resolution_reached: bool
     trials: tuple[AddressTrial, ...]
+    settings: TrialSettings = field(default=TrialSettings(), compare=False)
+    """The trials' common settings: retries (their duration is each load's own)."""
 
     @property
     def at_maximum(self) -> bool:
@@ -234,8 +275,7 @@ def address_learning_rate(
     test_rate_fps: float = DEFAULT_TEST_RATE_FPS,
     resolution: float = DEFAULT_LEARNING_RESOLUTION,
     max_trials: int = DEFAULT_LEARNING_MAX_TRIALS,
-    retries: int = 2,
-    on_trial: Callable[[AddressTrial], None] | None = None,
+    settings: TrialSettings = UNTIMED,
 ) -> LearningRateResult:
     """RFC 2889 §5.8: binary search over learning rates in [min_rate_fps, max_rate_fps]
     for the highest at which all `count` addresses are learned, to `resolution` (a
@@ -250,11 +290,11 @@ def address_learning_rate(
     res = Resolution(ratio=resolution)
     check_count(max_trials, "max_trials")
     check_reachable(res, max_trials, top)
-    check_retries(retries)
-    out = search_rate(lambda rate: measurer.measure_addresses(count, rate, test),
+    _untimed(settings, "address_learning_rate")
+    out = search_rate(lambda rate: _measure(measurer, AddressLoad(count, rate, test)),
                       lambda t: t.learned_all, max_value=top, min_value=bottom,
-                      resolution=res, max_trials=max_trials, retries=retries,
-                      on_trial=on_trial, what=f"the address learning rate search ({count} "
+                      resolution=res, max_trials=max_trials, retries=settings.retries,
+                      on_trial=settings.on_trial, what=f"the address learning rate search ({count} "
                                               "addresses)")
     return LearningRateResult(count, out.found, out.upper, out.ceiling, top, bottom, test,
-                              res, out.reached, out.trials)
+                              res, out.reached, out.trials, settings)

@@ -10,16 +10,17 @@ each receiving port at the throughput, from that trial.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
 from ..search.bisection import check_count, check_rate, search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
-from ._search import check_search
+from ..search.settings import TrialSettings
+from ..search.trial import Measurer
+from ._search import TIMED, check_search, timed
 
 __all__ = ["BroadcastMeasurer", "BroadcastResult", "BroadcastTrial", "broadcast_forwarding"]
 
@@ -90,11 +91,9 @@ class BroadcastTrial:
                 "valid": self.valid, "invalid_reason": self.invalid_reason}
 
 
-class BroadcastMeasurer(Protocol):
-    """One broadcast trial: the sending port offers `load_pps` broadcast frames per
-    second for `duration_s`, counted (and timed) on every other port."""
-
-    def measure_broadcast(self, load_pps: float, duration_s: float) -> BroadcastTrial: ...
+BroadcastMeasurer = Measurer[float, BroadcastTrial]
+"""One broadcast trial: the sending port offers `load` broadcast frames per second for
+`duration_s`, counted (and timed) on every other port."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,8 @@ class BroadcastResult:
 
     ports: int
     max_pps: float
-    duration_s: float
+    settings: TrialSettings
+    """The trials' common settings: duration, retries."""
     throughput_pps: float
     """The highest load every receiving port got in full; 0.0 when none did."""
     upper_pps: float | None
@@ -122,10 +122,14 @@ class BroadcastResult:
     is "generator"; None otherwise."""
 
     @property
+    def duration_s(self) -> float:
+        return self.settings.timed("a broadcast result")
+
+    @property
     def lower_bound_by_generator(self) -> bool:
         """The broadcast throughput is only a lower bound of the DUT's, set by the
         generator: every valid trial reached every port in full, and the search's top was
-        the generator's (rfc2544.lower_bound)."""
+        the generator's (search.lower_bound)."""
         return lower_bound_by_generator(self.throughput_pps, self.upper_pps,
                                         self.generator_ceiling_pps, self.max_pps,
                                         self.max_source)
@@ -163,11 +167,9 @@ def broadcast_forwarding(
     *,
     ports: int,
     max_pps: float,
-    duration_s: float = 30.0,
+    settings: TrialSettings = TIMED,
     resolution: float | Resolution = DEFAULT_RESOLUTION_RATIO,
     max_trials: int = DEFAULT_MAX_TRIALS,
-    retries: int = 2,
-    on_trial: Callable[[BroadcastTrial], None] | None = None,
     max_source: MaxSource | None = None,
     generator_max_pps: float | None = None,
 ) -> BroadcastResult:
@@ -177,11 +179,12 @@ def broadcast_forwarding(
     `max_source` says where `max_pps` came from ("generator": a share of
     `generator_max_pps`), so the result tells a throughput the generator bounded."""
     top, duration, res = check_search("broadcast_forwarding", ports, max_pps, "max_pps",
-                                      duration_s, resolution, max_trials, retries)
+                                      settings, resolution, max_trials)
     max_source, generator_max_pps = check_max_source(max_source, generator_max_pps)
+    settings = timed(settings)
 
     def measure(load: float) -> BroadcastTrial:
-        trial = measurer.measure_broadcast(load, duration)
+        trial = measurer.measure(load, duration)
         if trial.valid and trial.receivers != ports - 1:
             raise NetloadConfigError(
                 f"the broadcast measurer counted {trial.receivers} receiving ports for "
@@ -189,8 +192,9 @@ def broadcast_forwarding(
         return trial
 
     out = search_rate(measure, lambda t: t.all_received, max_value=top, resolution=res,
-                      max_trials=max_trials, retries=retries, on_trial=on_trial,
+                      max_trials=max_trials, retries=settings.retries,
+                      on_trial=settings.on_trial,
                       what=f"the broadcast forwarding search over {ports} ports")
-    return BroadcastResult(ports, top, duration, out.found, out.upper, out.ceiling,
+    return BroadcastResult(ports, top, settings, out.found, out.upper, out.ceiling,
                            out.at_max, out.passing, res, out.reached, out.trials, max_source,
                            generator_max_pps)

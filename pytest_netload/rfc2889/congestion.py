@@ -22,14 +22,15 @@ expected share.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
-from ..search.bisection import check_rate, check_retries
-from ..search.trial import require_valid, valid_trial
+from ..search.bisection import check_rate
+from ..search.settings import TrialSettings
+from ..search.trial import Measurer, require_valid, valid_trial
+from ._search import TIMED, timed
 
 __all__ = ["CONGESTED_OVERLOAD", "EXPECTED_CONGESTED_LOSS", "CongestionMeasurer",
            "CongestionResult", "CongestionTrial", "StreamCounts", "congestion_control"]
@@ -116,12 +117,9 @@ class CongestionTrial:
                 "valid": self.valid, "invalid_reason": self.invalid_reason}
 
 
-class CongestionMeasurer(Protocol):
-    """One congestion trial: A sends half of `load_pps_per_port` to C and half to D, B
-    sends all of it to C, for `duration_s`."""
-
-    def measure_congestion(self, load_pps_per_port: float,
-                           duration_s: float) -> CongestionTrial: ...
+CongestionMeasurer = Measurer[float, CongestionTrial]
+"""One congestion trial: A sends half of `load` (pps per port) to C and half to D, B
+sends all of it to C, for `duration_s`."""
 
 
 def _shortfall(sent: int, intended: float) -> float:
@@ -134,10 +132,15 @@ class CongestionResult:
     from the valid trial `trial`; `trials` holds every try."""
 
     load_pps_per_port: float
-    duration_s: float
+    settings: TrialSettings
+    """The trials' common settings: duration, retries."""
     trial: CongestionTrial
     trials: tuple[CongestionTrial, ...]
     tolerance: float = DEFAULT_TOLERANCE
+
+    @property
+    def duration_s(self) -> float:
+        return self.settings.timed("a congestion result")
 
     @property
     def hol_loss_ratio(self) -> float:
@@ -239,26 +242,24 @@ def congestion_control(
     measurer: CongestionMeasurer,
     *,
     load_pps_per_port: float,
-    duration_s: float = 30.0,
-    retries: int = 2,
+    settings: TrialSettings = TIMED,
     tolerance: float = DEFAULT_TOLERANCE,
-    on_trial: Callable[[CongestionTrial], None] | None = None,
 ) -> CongestionResult:
     """RFC 2889 §5.5 at `load_pps_per_port` (the ports' full rate, so C is congested):
-    one valid trial, an invalid one retried at most `retries` times; InvalidTrial when
-    none was valid. `tolerance` is the share below which a sender's shortfall or a loss
-    difference counts as noise."""
+    one valid trial of `settings.duration_s` (TRIAL_S when None), an invalid one retried
+    at most `settings.retries` times; InvalidTrial when none was valid. `tolerance` is the
+    share below which a sender's shortfall or a loss difference counts as noise."""
     load = check_rate(load_pps_per_port, "load_pps_per_port")
-    duration = check_rate(duration_s, "duration_s")
-    check_retries(retries)
+    settings = timed(settings)
+    duration = settings.timed("congestion_control")
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
             not 0 <= tolerance < EXPECTED_CONGESTED_LOSS:
         raise NetloadConfigError(f"tolerance={tolerance!r}: give a share in [0, 1/3), e.g. "
                                  f"{DEFAULT_TOLERANCE}")
     log: list[CongestionTrial] = []
-    trial = valid_trial(lambda _load: measurer.measure_congestion(load, duration), load,
-                        retries, log, on_trial)
+    trial = valid_trial(lambda x: measurer.measure(x, duration), load, settings.retries, log,
+                        settings.on_trial)
     require_valid(log, "the congestion control trial")
     assert trial is not None  # require_valid raised otherwise
-    return CongestionResult(load, duration, trial, tuple(log), float(tolerance))
+    return CongestionResult(load, settings, trial, tuple(log), float(tolerance))
 

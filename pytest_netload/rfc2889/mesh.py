@@ -11,15 +11,17 @@ forwards the maximum without loss is measured once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import NetloadConfigError
 from ..search.bisection import check_rate, search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
-from ._search import check_search
+from ..search.settings import TrialSettings
+from ..search.trial import Measurer
+from ._search import TIMED, check_search, timed
 
 __all__ = ["ForwardingMeasurer", "MeshResult", "MeshTrial", "fully_meshed"]
 
@@ -102,11 +104,9 @@ class MeshTrial:
                 "invalid_reason": self.invalid_reason}
 
 
-class ForwardingMeasurer(Protocol):
-    """One fully meshed trial: every port sends `load_pps_per_port` (frames per second,
-    per port) to all the others in round robin for `duration_s`."""
-
-    def measure_mesh(self, load_pps_per_port: float, duration_s: float) -> MeshTrial: ...
+ForwardingMeasurer = Measurer[float, MeshTrial]
+"""One fully meshed trial: every port sends `load` (frames per second, per port) to all
+the others in round robin for `duration_s`."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,8 @@ class MeshResult:
 
     ports: int
     max_pps_per_port: float
-    duration_s: float
+    settings: TrialSettings
+    """The trials' common settings: duration, retries."""
     frmol_trial: MeshTrial | None
     """The valid trial at the maximum load; None when the generator could not offer it."""
     throughput_pps_per_port: float
@@ -136,10 +137,14 @@ class MeshResult:
     port, of which `max_pps_per_port` is a share) when `max_source` is "generator"."""
 
     @property
+    def duration_s(self) -> float:
+        return self.settings.timed("a fully meshed result")
+
+    @property
     def lower_bound_by_generator(self) -> bool:
         """The throughput is only a lower bound of the DUT's, set by the generator: no
         valid trial lost a frame, and the search's top was the generator's
-        (rfc2544.lower_bound)."""
+        (search.lower_bound)."""
         return lower_bound_by_generator(self.throughput_pps_per_port, self.upper_pps_per_port,
                                         self.generator_ceiling_pps_per_port,
                                         self.max_pps_per_port, self.max_source)
@@ -178,27 +183,27 @@ def fully_meshed(
     *,
     ports: int,
     max_pps_per_port: float,
-    duration_s: float = 30.0,
+    settings: TrialSettings = TIMED,
     resolution: float | Resolution = DEFAULT_RESOLUTION_RATIO,
     max_trials: int = DEFAULT_MAX_TRIALS,
-    retries: int = 2,
-    on_trial: Callable[[MeshTrial], None] | None = None,
     max_source: MaxSource | None = None,
     generator_max_pps_per_port: float | None = None,
 ) -> MeshResult:
     """RFC 2889 §5.1 over `ports` ports: FRMOL at `max_pps_per_port`, then the
     throughput by binary search. `resolution` is a ratio of the lower bound in (0, 1)
-    (default 0.5 %) or a Resolution; a trial the generator failed is retried at most
-    `retries` times and never counted as the DUT's loss. `max_source` says where the
+    (default 0.5 %) or a Resolution; each trial lasts `settings.duration_s` (TRIAL_S when
+    None); a trial the generator failed is retried at most
+    `settings.retries` times and never counted as the DUT's loss. `max_source` says where the
     maximum came from ("generator": a share of `generator_max_pps_per_port`), so the
     result tells a throughput the generator bounded (`lower_bound_by_generator`)."""
     max_pps, duration, res = check_search("fully_meshed", ports, max_pps_per_port,
-                                          "max_pps_per_port", duration_s, resolution,
-                                          max_trials, retries)
+                                          "max_pps_per_port", settings, resolution,
+                                          max_trials)
     max_source, generator_max = check_max_source(max_source, generator_max_pps_per_port)
+    settings = timed(settings)
 
     def measure(load: float) -> MeshTrial:
-        trial = measurer.measure_mesh(load, duration)
+        trial = measurer.measure(load, duration)
         if trial.valid and trial.ports != ports:
             raise NetloadConfigError(
                 f"the mesh measurer returned {trial.ports} ports' counts for ports={ports}: "
@@ -206,7 +211,8 @@ def fully_meshed(
         return trial
 
     out = search_rate(measure, lambda t: t.lost == 0, max_value=max_pps, resolution=res,
-                      max_trials=max_trials, retries=retries, on_trial=on_trial,
+                      max_trials=max_trials, retries=settings.retries,
+                      on_trial=settings.on_trial,
                       what=f"the fully meshed search over {ports} ports")
-    return MeshResult(ports, max_pps, duration, out.at_max, out.found, out.upper,
+    return MeshResult(ports, max_pps, settings, out.at_max, out.found, out.upper,
                       out.ceiling, res, out.reached, out.trials, max_source, generator_max)

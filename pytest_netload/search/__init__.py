@@ -4,7 +4,9 @@ bookkeeping and the final bracket; and where a search's maximum came from.
 
 RFC 2544 (throughput, back-to-back), RFC 2889 (forwarding, broadcast, address caching and
 learning) and Y.1564 (the configuration test's retried steps) call it; none of them
-imports another standard's internals. Pure: no engine, no pytest.
+imports another standard's internals. Every procedure gets its trials from the one
+`Measurer` protocol (each standard names its specialisation as an alias of it) and its
+trials' common settings as one `TrialSettings`. Pure: no engine, no pytest.
 """
 
 from .bisection import (
@@ -34,12 +36,14 @@ from .resolution import (
     Resolution,
     check_reachable,
 )
-from .trial import FrameSize, J, Judged, Measurer, require_valid, valid_trial
+from .settings import MAX_FRAME_SIZE, MIN_FRAME_SIZE, TrialSettings, check_frame_size
+from .trial import FrameSize, FunctionMeasurer, J, Judged, Measurer, require_valid, valid_trial
 
 __all__ = [
     "DEFAULT_MAX_TRIALS", "DEFAULT_RESOLUTION", "DEFAULT_RESOLUTION_RATIO", "DEFAULT_RETRIES",
-    "MAX_SOURCES", "Bracket", "CountSearch", "FrameSize", "J", "Judged", "MaxSource", "Measurer",
-    "RateSearch", "Resolution", "SearchMax", "TrialLog", "bisect", "check_count",
+    "MAX_FRAME_SIZE", "MAX_SOURCES", "MIN_FRAME_SIZE", "Bracket", "CountSearch", "FrameSize",
+    "FunctionMeasurer", "J", "Judged", "MaxSource", "Measurer", "RateSearch", "Resolution",
+    "SearchMax", "TrialLog", "TrialSettings", "bisect", "check_count", "check_frame_size",
     "check_max_source", "check_rate", "check_reachable", "check_retries",
     "lower_bound_by_generator", "require_valid", "search_count", "search_rate", "valid_trial",
 ]

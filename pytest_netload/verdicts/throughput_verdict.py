@@ -104,7 +104,8 @@ def _for_goal(fst: FrameSizeThroughput, goal: str | None) -> FrameSizeThroughput
         if g.name.casefold() == goal.casefold():
             return replace(fst, throughput_pps=g.lower_bound_pps or 0.0,
                            upper_pps=g.upper_bound_pps, loss_tolerance=g.loss_ratio,
-                           duration_s=g.goal.final_trial_duration_s,
+                           settings=replace(fst.settings,
+                                            duration_s=g.goal.final_trial_duration_s),
                            goals=(g, *(o for o in fst.goals if o is not g)))
     raise NetloadConfigError(
         f"assert_throughput: goal={goal!r}: the MLRsearch at {fst.label} has no such goal; "

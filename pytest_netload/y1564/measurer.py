@@ -1,8 +1,9 @@
 """What the Y.1564 procedures need from the world: all services loaded at once.
 
-A `ServiceMeasurer` offers each service of ``loads_bps`` its L2 bit rate (frame bytes with
-the FCS) for ``duration_s`` and returns one `ServiceSample` per loaded service; services
-not in ``loads_bps`` send nothing. The engine binding (bench/) implements it; unit tests
+A `ServiceMeasurer`, the search core's `Measurer` whose load is each service's bit rate,
+offers each service of its load its L2 bit rate (frame bytes with the FCS) for
+``duration_s`` and returns one `ServiceSample` per loaded service; services not in the
+load send nothing. The engine binding (bench/) implements it; unit tests
 implement it with fake DUT models.
 """
 
@@ -12,10 +13,11 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import NetloadConfigError
 from ..measure.latency import LatencyResult
+from ..search.trial import Measurer
 
 __all__ = ["FDV_QUANTILE", "ServiceMeasurer", "ServiceSample", "fdv_of"]
 
@@ -112,12 +114,9 @@ class ServiceSample:
         }
 
 
-class ServiceMeasurer(Protocol):
-    """Offer each service of ``loads_bps`` its L2 bit rate for ``duration_s``; one sample
-    per loaded service."""
-
-    def measure_services(self, loads_bps: Mapping[str, float],
-                         duration_s: float) -> Mapping[str, ServiceSample]: ...
+ServiceMeasurer = Measurer[Mapping[str, float], Mapping[str, ServiceSample]]
+"""Offer each service of the load (service name -> L2 bit rate) its rate for
+``duration_s``; one sample per loaded service."""
 
 
 def sample_of(samples: Mapping[str, ServiceSample], name: str) -> ServiceSample:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..search.settings import TrialSettings
 from ..search.trial import valid_trial
 from ..units import run_seconds
 from .checks import Check, check, verdict
@@ -35,6 +36,8 @@ SCT_STEP_S = 10.0
 POLICING_OVERSHOOT = 1.25
 IR_TOLERANCE = 0.02
 SCT_RETRIES = 2
+SCT_SETTINGS = TrialSettings(duration_s=SCT_STEP_S, retries=SCT_RETRIES)
+"""The configuration test's default settings: 10-s steps, an invalid try retried twice."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class SctResult:
     steps: tuple[SctStep, ...]
     fdv_quantile: float = FDV_QUANTILE
     ir_tolerance: float = IR_TOLERANCE
+    settings: TrialSettings = field(default=SCT_SETTINGS, compare=False)
+    """The steps' common settings: step duration, retries."""
 
     @property
     def passed(self) -> bool:
@@ -146,13 +151,14 @@ def check_ir_tolerance(x: object) -> float:
 
 
 def _measure(measurer: ServiceMeasurer, service: Service, load: float, duration_s: float,
-             retries: int) -> tuple[ServiceSample | None, int, tuple[str, ...]]:
+             settings: TrialSettings) -> tuple[ServiceSample | None, int, tuple[str, ...]]:
     """The step's valid sample (None when every try was invalid), the tries it took and the
     invalid tries' reasons."""
     tries: list[ServiceSample] = []
-    sample = valid_trial(lambda bps: sample_of(measurer.measure_services({service.name: bps},
-                                                                         duration_s),
-                                               service.name), load, retries, tries)
+    sample = valid_trial(lambda bps: sample_of(measurer.measure({service.name: bps},
+                                                                duration_s),
+                                               service.name), load, settings.retries, tries,
+                         settings.on_trial)
     invalid = tuple(t.invalid_reason or "the generator failed (no reason given)"
                     for t in tries if not t.valid)
     return sample, len(tries), invalid
@@ -163,24 +169,26 @@ def service_configuration_test(
     service: Service,
     *,
     steps: Sequence[float] = SCT_STEPS,
-    step_duration_s: float = SCT_STEP_S,
+    settings: TrialSettings = SCT_SETTINGS,
     eir_step: bool = True,
     policing: bool = True,
     policing_overshoot: float = POLICING_OVERSHOOT,
     ir_tolerance: float = IR_TOLERANCE,
-    retries: int = SCT_RETRIES,
     on_step: Callable[[SctStep], None] | None = None,
     fdv_quantile: float = FDV_QUANTILE,
 ) -> SctResult:
-    """Run the Y.1564 service configuration test of ``service`` (see the module text)."""
+    """Run the Y.1564 service configuration test of ``service`` (see the module text):
+    each step offered for `settings.duration_s` (SCT_STEP_S when None), an invalid try
+    retried at most `settings.retries` times, every try shown to `settings.on_trial` and
+    every step to `on_step`."""
     service = Service.of(service)
     shares = check_steps(steps)
-    duration = run_seconds(step_duration_s, what="step_duration_s")
+    if settings.duration_s is None:
+        settings = replace(settings, duration_s=SCT_STEP_S)
+    duration = run_seconds(settings.timed("service_configuration_test"), what="duration_s")
     overshoot = _real_in(policing_overshoot, "policing_overshoot", 1.0, None,
                          "give a factor > 1 over CIR+EIR, e.g. 1.25", low_open=True)
     tol = check_ir_tolerance(ir_tolerance)
-    if isinstance(retries, bool) or not isinstance(retries, numbers.Integral) or retries < 0:
-        raise NetloadConfigError(f"retries={retries!r}: give a whole number >= 0, e.g. 2")
     quantile = check_quantile(fdv_quantile)
     sac = service.sac
     cir, top = service.cir_bps, service.max_bps
@@ -193,7 +201,7 @@ def service_configuration_test(
         plan.append(("policing", "policing", top * overshoot))
     done: list[SctStep] = []
     for name, kind, load in plan:
-        sample, tries, invalid = _measure(measurer, service, load, duration, int(retries))
+        sample, tries, invalid = _measure(measurer, service, load, duration, settings)
         if sample is None:
             step = SctStep(name, kind, load, duration, None, (), None,
                            f"not measured: the generator failed {tries} tries ("
@@ -220,4 +228,4 @@ def service_configuration_test(
         done.append(step)
         if on_step is not None:
             on_step(step)
-    return SctResult(service, tuple(done), quantile, tol)
+    return SctResult(service, tuple(done), quantile, tol, settings)

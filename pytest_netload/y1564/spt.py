@@ -351,7 +351,7 @@ def service_performance_test(
             for run in runs:
                 run.add(index, records[run.service.name])
         for index in range(len(done), total):
-            samples = measurer.measure_services(loads, interval)
+            samples = measurer.measure(loads, interval)
             records = {s.name: record_of(sample_of(samples, s.name), layout) for s in chosen}
             if writer is not None:
                 writer.interval(index, records, layout)

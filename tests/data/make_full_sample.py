@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +32,18 @@ from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
 from pytest_netload.measure.recording import record_measurement, recording
 from pytest_netload.reports import json as json_report
-from pytest_netload.rfc2544 import TrialResult, binary_search
+from pytest_netload.rfc2544 import TrialResult, TrialSettings, binary_search
 from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.mlr import mlr_search
-from pytest_netload.rfc2544.recovery import RecoveryTrial, ResetResult, ResetTrial, system_recovery
-from pytest_netload.rfc2889 import (AddressTrial, BroadcastTrial, CongestionTrial, MeshTrial,
-                                    StreamCounts, address_caching_capacity,
+from pytest_netload.rfc2544.recovery import (RecoveryLoad, RecoveryTrial, ResetResult,
+                                             ResetTrial, system_recovery)
+from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, BroadcastTrial, CongestionTrial,
+                                    MeshTrial, StreamCounts, address_caching_capacity,
                                     address_learning_rate, broadcast_forwarding,
                                     congestion_control, fully_meshed)
+from pytest_netload.search import FunctionMeasurer
 from pytest_netload.units import frame_bits
 from pytest_netload.verdicts.assertions import assert_sac
 from pytest_netload.y1564 import (ServiceSample, check_services, service_configuration_test,
@@ -135,17 +137,15 @@ def _rfc2544_size(size: Any) -> Callable[[], None]:
             "port": "0000:3b:00.0", "frame_size": size, "generator_max_pps": lab.line_pps,
             "seconds": 1.0, "search_max_pps": lab.line_pps, "latency_bias_ns": 850.0,
             "latency_bias_note": "measured on the p2->p3 cable that bypasses the DUT"})
-        tput = binary_search(lambda load: lab.measure(load, 2.0), lab.line_pps, frame_size=size,
-                             mean_frame_size=lab.mean, duration_s=2.0, max_trials=10,
-                             line_rate_bps=LINE_RATE_BPS, max_source="line_rate")
+        trials = TrialSettings(duration_s=2.0, frame_size=size, mean_frame_size=lab.mean,
+                               line_rate_bps=LINE_RATE_BPS)
+        tput = binary_search(lab, lab.line_pps, settings=trials, max_trials=10,
+                             max_source="line_rate")
         record_measurement("throughput", tput.as_dict())
-        lat = latency_trials(lambda load: lab.measure(load, 2.0, latency=True),
-                             tput.throughput_pps, frame_size=size, mean_frame_size=lab.mean,
-                             duration_s=2.0, trials=3)
+        lat = latency_trials(FunctionMeasurer(lambda load, d: lab.measure(load, d, latency=True)),
+                             tput.throughput_pps, settings=trials, trials=3)
         record_measurement("latency_rfc2544", lat.as_dict())
-        loss = frame_loss_sweep(lambda load: lab.measure(load, 2.0), lab.line_pps,
-                                frame_size=size, mean_frame_size=lab.mean, duration_s=2.0,
-                                line_rate_bps=LINE_RATE_BPS, max_source="line_rate")
+        loss = frame_loss_sweep(lab, lab.line_pps, settings=trials, max_source="line_rate")
         record_measurement("frame_loss", loss.as_dict())
         assert_throughput(tput, at_least="60%")
         assert_latency(lat, p50="< 50us", p99_9="< 2ms")
@@ -158,25 +158,29 @@ def _back_to_back() -> None:
         lab = FakeLab(size, seed=3)
         rng = np.random.default_rng(size)
 
-        def burst(n: int, lab: FakeLab = lab, limit: int = buffer,
+        def burst(n: int, _d: float, lab: FakeLab = lab, limit: int = buffer,
                   rng: np.random.Generator = rng) -> TrialResult:
             held = int(limit * (1 + 0.02 * rng.standard_normal()))
             return TrialResult(lab.size, lab.mean, lab.line_pps, n / lab.line_pps, n,
                                min(n, held), achieved_tx_pps=lab.line_pps)
-        result = back_to_back(burst, rate_pps=lab.line_pps, max_frames=int(lab.line_pps * 0.1),
-                              frame_size=size, mean_frame_size=lab.mean, repetitions=5)
+        result = back_to_back(FunctionMeasurer(burst), rate_pps=lab.line_pps,
+                              max_frames=int(lab.line_pps * 0.1),
+                              settings=TrialSettings(frame_size=size, mean_frame_size=lab.mean),
+                              repetitions=5)
         record_measurement("back_to_back", result.as_dict())
 
 
 def _recovery() -> None:
     lab = FakeLab(64, seed=5)
 
-    def measure(overload: float, relief: float) -> RecoveryTrial:
+    def measure(load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
+        overload, relief = load.overload_pps, load.relief_pps
         lost = int((overload - lab.capacity) * 10.0)
         return RecoveryTrial(overload, relief, 10_000_000_000, int(overload * 10 + relief * 5),
                              lost, 10_000_000_000 + 184_000_000)
-    result = system_recovery(measure, throughput_pps=lab.capacity, max_pps=lab.line_pps,
-                             frame_size=64)
+    result = system_recovery(FunctionMeasurer(measure), throughput_pps=lab.capacity,
+                             max_pps=lab.line_pps, overload_s=10.0, relief_s=5.0,
+                             settings=TrialSettings(frame_size=64))
     record_measurement("recovery", result.as_dict())
 
 
@@ -202,10 +206,11 @@ def _ndr_pdr() -> None:
         lost = int(lab.rng.binomial(tx, p)) if p else 0
         return TrialResult(1518, 1518.0, load, duration_s, tx, tx - lost, achieved_tx_pps=load,
                            clock="tsc-software")
-    result = mlr_search(measure, min_pps=lab.line_pps / 1000, max_pps=lab.line_pps,
-                        goals="ci-fast", frame_size=1518, mean_frame_size=1518.0,
-                        line_rate_bps=LINE_RATE_BPS, time_budget_s=60.0,
-                        max_source="line_rate")
+    result = mlr_search(FunctionMeasurer(measure), min_pps=lab.line_pps / 1000,
+                        max_pps=lab.line_pps, goals="ci-fast",
+                        settings=TrialSettings(frame_size=1518, mean_frame_size=1518.0,
+                                               line_rate_bps=LINE_RATE_BPS),
+                        time_budget_s=60.0, max_source="line_rate")
     record_measurement("mlrsearch", result.as_dict())
 
 
@@ -226,10 +231,11 @@ def _traffic_and_latency() -> None:
 
 def _too_strict() -> None:
     lab = FakeLab(64, seed=9)
-    tput = binary_search(lambda load: lab.measure(load, 1.0), lab.line_pps, frame_size=64,
-                         mean_frame_size=64.0, duration_s=1.0, max_trials=6,
-                         resolution_ratio=0.1, line_rate_bps=LINE_RATE_BPS,
-                         max_source="line_rate")
+    tput = binary_search(lab, lab.line_pps,
+                         settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                mean_frame_size=64.0,
+                                                line_rate_bps=LINE_RATE_BPS),
+                         max_trials=6, resolution_ratio=0.1, max_source="line_rate")
     record_measurement("throughput", tput.as_dict())
     assert_throughput(tput, at_least="99%")
 
@@ -244,12 +250,14 @@ def _generator_bound() -> None:
         "search_max_pps": ceiling * 0.95, "latency_bias_ns": None,
         "latency_bias_note": "no wire bypasses the DUT on this topology"})
 
-    def measure(load: float) -> TrialResult:
-        tx = round(load * 2.0)
-        return TrialResult(64, 64.0, load, 2.0, tx, tx, achieved_tx_pps=load,
+    def measure(load: float, duration_s: float) -> TrialResult:
+        tx = round(load * duration_s)
+        return TrialResult(64, 64.0, load, duration_s, tx, tx, achieved_tx_pps=load,
                            clock="tsc-software")
-    tput = binary_search(measure, ceiling * 0.95, frame_size=64, mean_frame_size=64.0,
-                         duration_s=2.0, max_source="generator", generator_max_pps=ceiling)
+    tput = binary_search(FunctionMeasurer(measure), ceiling * 0.95,
+                         settings=TrialSettings(duration_s=2.0, frame_size=64,
+                                                mean_frame_size=64.0),
+                         max_source="generator", generator_max_pps=ceiling)
     record_measurement("throughput", tput.as_dict())
     assert_throughput(tput, at_least="200kpps")
     assert_throughput(tput, at_least="1Mpps")
@@ -275,8 +283,8 @@ class FakePolicer:
         self.policed_bps = policed_bps
         self.rng = np.random.default_rng(5)
 
-    def measure_services(self, loads_bps: dict[str, float],
-                         duration_s: float) -> dict[str, ServiceSample]:
+    def measure(self, loads_bps: Mapping[str, float],
+                duration_s: float) -> dict[str, ServiceSample]:
         out = {}
         for name, bps in loads_bps.items():
             size = 512 if name == "data" else 128
@@ -303,7 +311,7 @@ def _y1564() -> None:
                "(Y.1564 IR and CIR)", "drain_s": 0.1}
     results = []
     for service in services:
-        sct = service_configuration_test(dut, service, step_duration_s=10.0)
+        sct = service_configuration_test(dut, service, settings=TrialSettings(duration_s=10.0))
         record_measurement("y1564_sct", {**sct.as_dict(), "traffic": traffic})
         results.append(sct)
     spt = service_performance_test(dut, services, duration_s=30.0)
@@ -326,12 +334,12 @@ class FakeSwitch:
             port_pps, fabric_pps, table, learn_fps, bcast_pps)
         self.rng = np.random.default_rng(3)
 
-    def measure_mesh(self, load: float, d: float) -> MeshTrial:
+    def mesh(self, load: float, d: float) -> MeshTrial:
         tx = round(load * d)
         rx = min(tx, round(min(self.port_pps, self.fabric_pps / 4) * d))
         return MeshTrial(load, (tx,) * 4, (rx,) * 4, d, port_names=self.names)
 
-    def measure_congestion(self, load: float, d: float) -> CongestionTrial:
+    def congestion(self, load: float, d: float) -> CongestionTrial:
         half, full = round(load * d / 2), round(load * d)
         share = min(1.0, self.port_pps * d / (half + full))  # C drops its overload
         return CongestionTrial(load, d, StreamCounts("p0->p2", half, round(half * share)),
@@ -339,12 +347,13 @@ class FakeSwitch:
                                StreamCounts("p1->p2", full, round(full * share)),
                                pause_frames=0, port_names=self.names)
 
-    def measure_addresses(self, count: int, learning_fps: float, test_fps: float) -> AddressTrial:
+    def addresses(self, load: AddressLoad, _d: float) -> AddressTrial:
+        count, learning_fps = load.count, load.learning_rate_fps
         learned = min(count, self.table) if learning_fps <= self.learn_fps else count // 2
         return AddressTrial(count, count, learned, count - learned,
-                            learning_rate_fps=learning_fps, test_rate_fps=test_fps)
+                            learning_rate_fps=learning_fps, test_rate_fps=load.test_rate_fps)
 
-    def measure_broadcast(self, load: float, d: float) -> BroadcastTrial:
+    def broadcast(self, load: float, d: float) -> BroadcastTrial:
         tx = round(load * d)
         rx = min(tx, round(self.bcast_pps * d))
         latency = tuple(_latency(self.rng, rx, 4_000 + 500 * i, 1.5) for i in range(3))
@@ -354,14 +363,17 @@ class FakeSwitch:
 def _rfc2889() -> None:
     """Every RFC 2889 procedure on a 4-port fake switch, recorded as bench/rfc2889.py does."""
     switch, line = FakeSwitch(), 148_809.5  # 100 Mbit/s at 64 B
+    timed = TrialSettings(duration_s=30.0)
+    addresses = FunctionMeasurer(switch.addresses)
     for result in (
-            fully_meshed(switch, ports=4, max_pps_per_port=line, duration_s=30.0,
-                         max_source="line_rate"),
-            congestion_control(switch, load_pps_per_port=line, duration_s=30.0),
-            address_caching_capacity(switch, low=1024, high=16384),
-            address_learning_rate(switch, count=4096, max_rate_fps=line),
-            broadcast_forwarding(switch, ports=4, max_pps=line, duration_s=30.0,
-                                 max_source="line_rate")):
+            fully_meshed(FunctionMeasurer(switch.mesh), ports=4, max_pps_per_port=line,
+                         settings=timed, max_source="line_rate"),
+            congestion_control(FunctionMeasurer(switch.congestion), load_pps_per_port=line,
+                               settings=timed),
+            address_caching_capacity(addresses, low=1024, high=16384),
+            address_learning_rate(addresses, count=4096, max_rate_fps=line),
+            broadcast_forwarding(FunctionMeasurer(switch.broadcast), ports=4, max_pps=line,
+                                 settings=timed, max_source="line_rate")):
         data = result.as_dict()
         record_measurement(data["procedure"], {**data, "frame_size": 64,
                                                "port_names": list(switch.names)})

@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.engine.client import Engine
 from pytest_netload.errors import InvalidTrial, NetloadEnvironmentError
 from pytest_netload.rfc2544 import binary_search
+from pytest_netload.search import TrialSettings
 from pytest_netload.topology.builtin import build
 from pytest_netload.traffic.streams import UdpSpec
 
@@ -175,9 +175,9 @@ def test_a_link_that_stays_down_stops_the_search_within_the_timeout(tmp_path: Pa
         timer.start()
         try:
             with pytest.raises(InvalidTrial) as info:
-                binary_search(partial(measurer.measure, duration_s=TRIAL_S), LOAD_PPS,
-                              frame_size=64, mean_frame_size=stream.mean_frame_size,
-                              duration_s=TRIAL_S)
+                binary_search(measurer, LOAD_PPS,
+                              settings=TrialSettings(duration_s=TRIAL_S, frame_size=64,
+                                                     mean_frame_size=stream.mean_frame_size))
             took = time.monotonic() - started
         finally:
             timer.join()

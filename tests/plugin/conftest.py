@@ -18,6 +18,7 @@ import pytest_netload.plugin.markers  # noqa: F401,E402
 import pytest_netload.reports.html  # noqa: F401,E402
 import pytest_netload.verdicts.assertions  # noqa: F401,E402
 import scipy.stats  # noqa: F401,E402
+import weasyprint  # noqa: F401,E402  (report.pdf: --netload-report=pdf)
 
 import pytest
 

@@ -22,6 +22,7 @@ from pytest_netload.measure.recording import TestRecord, recording
 from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.measure.stats import clopper_pearson_upper
 from pytest_netload.rfc2544 import FrameSizeThroughput, Resolution, ThroughputResult, TrialResult
+from pytest_netload.search import TrialSettings
 from pytest_netload.units import Rate, Size
 from pytest_netload.verdicts import assertions
 from pytest_netload.verdicts.assertions import assert_latency, assert_loss, assert_throughput
@@ -89,9 +90,10 @@ def size_result(frame_size: int | str = 64, throughput_pps: float = 1_200_000.0,
     log = tuple(trial(frame_size=frame_size, mean=mean, tx=1000, offered_pps=1e6)
                 for _ in range(trials))
     return FrameSizeThroughput(
-        frame_size=frame_size, mean_frame_size=mean, throughput_pps=throughput_pps,
-        upper_pps=upper_pps, max_pps=14_880_952.0, trials=log, loss_tolerance=0.0,
-        duration_s=60.0, line_rate_bps=line_rate_bps, **extra)
+        settings=TrialSettings(duration_s=60.0, frame_size=frame_size, mean_frame_size=mean,
+                               line_rate_bps=line_rate_bps),
+        throughput_pps=throughput_pps, upper_pps=upper_pps, max_pps=14_880_952.0, trials=log,
+        loss_tolerance=0.0, **extra)
 
 
 def failure(check: Callable[[], None]) -> list[str]:

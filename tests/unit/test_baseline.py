@@ -22,6 +22,7 @@ from pytest_netload.reports.json import session_document
 from pytest_netload.rfc2544 import TrialResult, binary_search
 from pytest_netload.rfc2544.back_to_back import BackToBackResult
 from pytest_netload.rfc2544.summary import Spread
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 NODE = "tests/x.py::test_a[64B]"
@@ -32,16 +33,18 @@ NODE = "tests/x.py::test_a[64B]"
 
 def fake_dut(capacity: float):  # type: ignore[no-untyped-def]
     """A DUT that forwards everything up to `capacity` pps and loses a frame above it."""
-    def measure(load: float) -> TrialResult:
+    def measure(load: float, duration_s: float) -> TrialResult:
         tx = max(1, round(load))
         return TrialResult(64, 64.0, load, 1.0, tx, tx if load <= capacity else tx - 1)
-    return measure
+    return FunctionMeasurer(measure)
 
 
 def throughput(capacity: float, max_pps: float = 1e6, resolution: float | None = None,
                size: int | str = 64, duration_s: float = 1.0) -> dict[str, Any]:
-    result = binary_search(fake_dut(capacity), max_pps, frame_size=size, mean_frame_size=64.0,
-                           duration_s=duration_s, resolution_pps=resolution, max_trials=40)
+    result = binary_search(fake_dut(capacity), max_pps,
+                           settings=TrialSettings(duration_s=duration_s, frame_size=size,
+                                                  mean_frame_size=64.0),
+                           resolution_pps=resolution, max_trials=40)
     return {"kind": "throughput", **result.as_dict()}
 
 
@@ -151,14 +154,16 @@ def test_latency_meter_figures_are_named_after_the_stream() -> None:
 
 
 def test_back_to_back_band_adds_the_burst_search_resolution() -> None:
-    result = BackToBackResult(64, 64.0, 1e6, 20_000, (15_000, 15_100, 14_900), ())
+    result = BackToBackResult(TrialSettings(frame_size=64, mean_frame_size=64.0), 1e6, 20_000,
+                              (15_000, 15_100, 14_900), ())
     m = {"kind": "back_to_back", **result.as_dict()}
     fig = bl.extract_figures(doc((NODE, [m])))[Key(NODE, "back_to_back", 64)]
     half = student_t.ppf(0.975, 2) * 100 / math.sqrt(3)
     assert fig.noise_low == pytest.approx(15_000 - half)
     assert fig.noise_high == pytest.approx(15_000 + half + 100)   # 20_000 // 200
     assert (fig.direction, fig.unit) == (HIGHER, "frames")
-    at_max = BackToBackResult(64, 64.0, 1e6, 20_000, (20_000, 20_000), ())
+    at_max = BackToBackResult(TrialSettings(frame_size=64, mean_frame_size=64.0), 1e6, 20_000,
+                              (20_000, 20_000), ())
     m = {"kind": "back_to_back", **at_max.as_dict()}
     assert bl.extract_figures(doc((NODE, [m])))[Key(NODE, "back_to_back", 64)].noise_high \
         == math.inf

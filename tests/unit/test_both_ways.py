@@ -30,6 +30,7 @@ from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.rfc2544.recovery import RecoveryTrial
 from pytest_netload.rfc2544.trial import DirectionResult, TrialResult
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 from pytest_netload.topology.model import PortSpec, Topology, Wire
 from pytest_netload.traffic.mix import as_mix
 from pytest_netload.traffic.streams import tcp, udp
@@ -92,11 +93,13 @@ def test_the_steady_state_backlog_fails_by_direction() -> None:
 
 def test_binary_search_and_mlrsearch_find_the_weaker_direction() -> None:
     caps = (80_000.0, 50_000.0)
-    found = binary_search(lambda load: both_ways_trial(load, caps), 100_000, frame_size=64,
-                          mean_frame_size=64, duration_s=1.0, max_trials=30)
+    found = binary_search(FunctionMeasurer(lambda load, _d: both_ways_trial(load, caps)), 100_000,
+                          settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64),
+                          max_trials=30)
     assert found.throughput_pps == pytest.approx(50_000, rel=0.006)
-    mlr = mlr_search(lambda load, d: both_ways_trial(load, caps, d), min_pps=100,
-                     max_pps=100_000, goals="ci-fast", frame_size=64, mean_frame_size=64)
+    mlr = mlr_search(FunctionMeasurer(lambda load, d: both_ways_trial(load, caps, d)),
+                     settings=TrialSettings(frame_size=64, mean_frame_size=64), min_pps=100,
+                     max_pps=100_000, goals="ci-fast")
     assert mlr.goals[0].lower_bound_pps == pytest.approx(50_000, rel=0.03)
 
 

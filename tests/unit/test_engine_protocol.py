@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,7 @@ from pytest_netload.engine.protocol import (
     Hello,
     HostOps,
     PhaseSpec,
+    PortInfo,
     PortSpec,
     PortStats,
     RunResults,
@@ -312,3 +315,30 @@ def test_engine_run_takes_a_run_spec_or_its_keywords_alike() -> None:
         assert by_spec.streams[0].rx_packets == by_keywords.streams[0].rx_packets
         with pytest.raises(NetloadConfigError, match="not as arguments beside it"):
             engine.run(RunSpec(tx=(stream,)), count=5)
+
+
+def test_a_port_s_info_is_the_header_s_struct_then_what_the_host_adds() -> None:
+    """PortInfo is `struct netload_port_info` field for field, in its order, then the
+    queues and the link as the host reads it; the fake answers the same message, and a
+    key either host added on its own would fail its decode."""
+    header = Path(__file__).resolve().parents[2] / "native" / "include" / "netload_api.h"
+    body = re.search(r"struct netload_port_info \{(.*?)\};", header.read_text(), re.S)
+    assert body is not None
+    struct = re.findall(r"^\s*\w+\s+(\w+)(?:\[\d+\])?;", body.group(1), re.M)
+    names = [f.name for f in dataclasses.fields(PortInfo)]
+    assert names[:len(struct)] == struct
+    assert names[len(struct):] == ["rx_queues", "tx_queues", "link_source", "link_speed_note"]
+    host = FakeHost(FakeDut())
+    opened = PortInfo.decode(host.op_port_open("net_fake0", rx_queues=2))
+    assert opened.rx_queues == 2 and opened.link_up and opened.mac.startswith("02:")
+    host.op_port_set_addr(opened.port_id, opened.mac, "10.0.0.1")
+    assert PortInfo.decode(host.op_port_info(opened.port_id)) == opened
+    with pytest.raises(TypeError, match="no field 'address'"):
+        PortInfo.decode({**opened.as_dict(), "address": {"ip": "10.0.0.1"}})
+
+
+def test_engine_port_info_is_the_typed_reply_as_a_dict() -> None:
+    with Engine(fake=FakeDut()) as engine:
+        port = engine.port("net_fake0")
+        assert port.info == PortInfo.decode(port.refresh()).as_dict()
+        assert "v" not in port.info and port.info["tx_queues"] == 1

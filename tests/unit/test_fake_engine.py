@@ -29,6 +29,7 @@ from pytest_netload.errors import EngineCrashed, NetloadConfigError, NetloadEnvi
 from pytest_netload.measure.recording import recording
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.rfc2544.mlr import mlr_search
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 from pytest_netload.topology.fake import fake_topology
 from pytest_netload.traffic.patterns import CBR
 from pytest_netload.traffic.streams import udp
@@ -225,8 +226,10 @@ def test_binary_search_finds_the_capacity_within_its_resolution(shaper: Wired,
     capacity = SHAPER.capacity_at(size)
     m = shaper.measurer(size)
     max_pps = 10e9 / frame_bits(size, "l1")
-    result = binary_search(lambda load: m.measure(load, 60.0), max_pps, frame_size=size,
-                           mean_frame_size=size, duration_s=60.0, resolution_ratio=0.005)
+    result = binary_search(FunctionMeasurer(lambda load, _d: m.measure(load, 60.0)), max_pps,
+                           settings=TrialSettings(duration_s=60.0, frame_size=size,
+                                                  mean_frame_size=size),
+                           resolution_ratio=0.005)
     assert result.resolution_reached
     # every load at or below the capacity passes; above it, the buffer hides at most
     # buffer_frames over the trial
@@ -240,8 +243,8 @@ def test_mlrsearch_ndr_finds_the_capacity(shaper: Wired) -> None:
     capacity = SHAPER.capacity_at(64)
     m = shaper.measurer(64)
     max_pps = 10e9 / frame_bits(64, "l1")
-    result = mlr_search(m.measure, min_pps=max_pps / 1000, max_pps=max_pps,
-                        goals="rfc2544-strict", frame_size=64, mean_frame_size=64)
+    result = mlr_search(m, settings=TrialSettings(frame_size=64, mean_frame_size=64),
+                        min_pps=max_pps / 1000, max_pps=max_pps, goals="rfc2544-strict")
     ndr = result.goals[0]
     assert ndr.lower_bound_pps is not None and ndr.upper_bound_pps is not None
     assert capacity * (1 - 0.005) <= ndr.lower_bound_pps <= capacity + SHAPER.buffer_frames / 60

@@ -33,6 +33,7 @@ from pytest_netload.rfc2544.lower_bound import (
 )
 from pytest_netload.rfc2544.mlr import LossGoal, mlr_search
 from pytest_netload.rfc2889 import (
+    AddressLoad,
     AddressTrial,
     BroadcastTrial,
     MeshTrial,
@@ -40,6 +41,7 @@ from pytest_netload.rfc2889 import (
     broadcast_forwarding,
     fully_meshed,
 )
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 SHARE = 0.95   # the runner searches from 95 % of the generator's calibrated ceiling
 GOAL = LossGoal("NDR", 0.0, exceed_ratio=0.0, relative_width=0.005,
@@ -63,9 +65,11 @@ class Rig:
         return TrialResult(64, 64.0, load, duration_s, tx, rx, achieved_tx_pps=load)
 
 
-def search(rig: Rig, top: SearchMax, **kwargs: Any) -> Any:
-    return binary_search(rig.measure, top.pps, frame_size=64, mean_frame_size=64.0,
-                         duration_s=1.0, **top.source_args, **kwargs)
+def search(rig: Rig, top: SearchMax, retries: int = 2, **kwargs: Any) -> Any:
+    return binary_search(rig, top.pps,
+                         settings=TrialSettings(duration_s=1.0, retries=retries, frame_size=64,
+                                                mean_frame_size=64.0),
+                         **top.source_args, **kwargs)
 
 
 def generator_max(ceiling: float) -> SearchMax:
@@ -111,8 +115,9 @@ def test_max_sources_are_checked() -> None:
     assert SearchMax(95.0, "generator", 100.0).source_args == {
         "max_source": "generator", "generator_max_pps": 100.0}
     with pytest.raises(NetloadConfigError, match="max_source"):
-        binary_search(Rig(1e6).measure, 1e5, frame_size=64, mean_frame_size=64.0,
-                      duration_s=1.0, max_source="calibrated")  # type: ignore[arg-type]
+        binary_search(Rig(1e6), 1e5,
+                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0),
+                      max_source="calibrated")  # type: ignore[arg-type]
 
 
 def test_reasons_say_how_the_generator_bounded_it() -> None:
@@ -169,14 +174,17 @@ def test_a_passing_line_rate_or_max_rate_is_not_a_lower_bound() -> None:
         r = search(Rig(1e9), SearchMax(1e6, source))  # type: ignore[arg-type]
         assert r.throughput_pps == 1e6 and r.upper_pps is None
         assert not r.lower_bound_by_generator and r.generator_max_pps is None
-    untold = binary_search(Rig(1e9).measure, 1e6, frame_size=64, mean_frame_size=64.0,
-                           duration_s=1.0)
+    untold = binary_search(Rig(1e9), 1e6,
+                           settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                  mean_frame_size=64.0))
     assert untold.max_source is None and not untold.lower_bound_by_generator
 
 
 def test_frame_loss_keeps_where_its_maximum_came_from() -> None:
-    r = frame_loss_sweep(Rig(1e9).measure, 95_000.0, frame_size=64, mean_frame_size=64.0,
-                         duration_s=1.0, max_source="generator", generator_max_pps=1e5)
+    r = frame_loss_sweep(Rig(1e9), 95_000.0,
+                         settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                mean_frame_size=64.0),
+                         max_source="generator", generator_max_pps=1e5)
     assert r.as_dict()["max_source"] == "generator"
     assert r.as_dict()["generator_max_pps"] == 1e5
     assert r.points[0].lost == 0   # 100 % of the generator's ceiling: the DUT not saturated
@@ -186,9 +194,9 @@ def test_frame_loss_keeps_where_its_maximum_came_from() -> None:
 
 
 def mlr(rig: Rig, top: SearchMax) -> Any:
-    return mlr_search(lambda load, d: rig.measure(load, d), min_pps=top.pps / 1000,
-                      max_pps=top.pps, goals=(GOAL,), frame_size=64, mean_frame_size=64.0,
-                      **top.source_args)
+    return mlr_search(FunctionMeasurer(lambda load, d: rig.measure(load, d)),
+                      settings=TrialSettings(frame_size=64, mean_frame_size=64.0),
+                      min_pps=top.pps / 1000, max_pps=top.pps, goals=(GOAL,), **top.source_args)
 
 
 @pytest.mark.parametrize(("rig", "top", "expected"), [
@@ -219,45 +227,52 @@ class Switch:
     def __init__(self, capacity: float, offers: float = float("inf")) -> None:
         self.capacity, self.offers = capacity, offers
 
-    def measure_mesh(self, load: float, d: float) -> MeshTrial:
+    def mesh(self, load: float, d: float) -> MeshTrial:
         tx = round(load * d)
         rx = min(tx, round(self.capacity * d))
         return MeshTrial(load, (tx, tx), (rx, rx), d, valid=load <= self.offers,
                          invalid_reason=None if load <= self.offers else "tx short")
 
-    def measure_broadcast(self, load: float, d: float) -> BroadcastTrial:
+    def broadcast(self, load: float, d: float) -> BroadcastTrial:
         tx = round(load * d)
         return BroadcastTrial(load, d, tx, (min(tx, round(self.capacity * d)),),
                               valid=load <= self.offers,
                               invalid_reason=None if load <= self.offers else "tx short")
 
-    def measure_addresses(self, count: int, learning: float, test: float) -> AddressTrial:
-        ok = learning <= self.offers
-        return AddressTrial(count, count, count, 0, valid=ok,
+    def addresses(self, load: AddressLoad, _d: float) -> AddressTrial:
+        ok = load.learning_rate_fps <= self.offers
+        return AddressTrial(load.count, load.count, load.count, 0, valid=ok,
                             invalid_reason=None if ok else "learning frames short",
-                            learning_rate_fps=learning, test_rate_fps=test)
+                            learning_rate_fps=load.learning_rate_fps,
+                            test_rate_fps=load.test_rate_fps)
 
 
 def test_rfc2889_searches_say_when_the_generator_bounded_them() -> None:
     fast, slow = Switch(1e7), Switch(20_000.0)
-    mesh = fully_meshed(fast, ports=2, max_pps_per_port=95_000.0, duration_s=1.0,
-                        max_source="generator", generator_max_pps_per_port=1e5)
+    one_s = TrialSettings(duration_s=1.0)
+    mesh = fully_meshed(FunctionMeasurer(fast.mesh), settings=one_s, ports=2,
+                        max_pps_per_port=95_000.0, max_source="generator",
+                        generator_max_pps_per_port=1e5)
     assert mesh.lower_bound_by_generator and mesh.as_dict()["generator_max_pps_per_port"] == 1e5
-    assert not fully_meshed(slow, ports=2, max_pps_per_port=95_000.0, duration_s=1.0,
-                            max_source="generator",
+    assert not fully_meshed(FunctionMeasurer(slow.mesh), settings=one_s, ports=2,
+                            max_pps_per_port=95_000.0, max_source="generator",
                             generator_max_pps_per_port=1e5).lower_bound_by_generator
-    assert not fully_meshed(fast, ports=2, max_pps_per_port=95_000.0, duration_s=1.0,
+    assert not fully_meshed(FunctionMeasurer(fast.mesh), settings=one_s, ports=2,
+                            max_pps_per_port=95_000.0,
                             max_source="line_rate").lower_bound_by_generator
-    bcast = broadcast_forwarding(fast, ports=2, max_pps=95_000.0, duration_s=1.0,
-                                 max_source="generator", generator_max_pps=1e5)
+    bcast = broadcast_forwarding(FunctionMeasurer(fast.broadcast), settings=one_s, ports=2,
+                                 max_pps=95_000.0, max_source="generator",
+                                 generator_max_pps=1e5)
     assert bcast.lower_bound_by_generator and bcast.as_dict()["lower_bound_by_generator"]
-    assert not broadcast_forwarding(slow, ports=2, max_pps=95_000.0, duration_s=1.0,
-                                    max_source="generator",
+    assert not broadcast_forwarding(FunctionMeasurer(slow.broadcast), settings=one_s, ports=2,
+                                    max_pps=95_000.0, max_source="generator",
                                     generator_max_pps=1e5).lower_bound_by_generator
     # the learning rate's maximum is given: only a rate the generator cannot offer bounds it
-    assert not address_learning_rate(fast, count=10, max_rate_fps=5000).lower_bound_by_generator
-    capped = address_learning_rate(Switch(1e7, offers=3000.0), count=10, max_rate_fps=5000,
-                                   retries=0)
+    assert not address_learning_rate(FunctionMeasurer(fast.addresses), count=10,
+                                     max_rate_fps=5000).lower_bound_by_generator
+    capped = address_learning_rate(FunctionMeasurer(Switch(1e7, offers=3000.0).addresses),
+                                   settings=TrialSettings(retries=0),
+                                   count=10, max_rate_fps=5000)
     assert capped.ceiling_fps is not None and capped.upper_fps is None
     assert capped.lower_bound_by_generator and capped.as_dict()["lower_bound_by_generator"]
 
@@ -316,8 +331,9 @@ def test_the_dut_figure_still_fails_as_before() -> None:
 
 
 def test_assert_rfc2889_errors_on_a_lower_bound_below_the_requirement() -> None:
-    bcast = broadcast_forwarding(Switch(1e7), ports=2, max_pps=95_000.0, duration_s=1.0,
-                                 max_source="generator", generator_max_pps=1e5)
+    bcast = broadcast_forwarding(FunctionMeasurer(Switch(1e7).broadcast),
+                                 settings=TrialSettings(duration_s=1.0), ports=2,
+                                 max_pps=95_000.0, max_source="generator", generator_max_pps=1e5)
     with recording("t") as record:
         assert_rfc2889(bcast, at_least="90kpps")
         with pytest.raises(GeneratorLimit) as info:
@@ -333,8 +349,9 @@ def test_assert_rfc2889_errors_on_a_lower_bound_below_the_requirement() -> None:
     passed, errored = record.verdicts
     assert passed["passed"] and passed["lower_bound_by_generator"]
     assert errored["outcome"] == "error" and not errored["passed"]
-    slow = broadcast_forwarding(Switch(20_000.0), ports=2, max_pps=95_000.0, duration_s=1.0,
-                                max_source="generator", generator_max_pps=1e5)
+    slow = broadcast_forwarding(FunctionMeasurer(Switch(20_000.0).broadcast),
+                                settings=TrialSettings(duration_s=1.0), ports=2,
+                                max_pps=95_000.0, max_source="generator", generator_max_pps=1e5)
     with pytest.raises(AssertionError, match="is not >= 200.0 kpps"):
         assert_rfc2889(slow, at_least="200kpps")
 
@@ -362,14 +379,18 @@ def test_the_summary_row_reads_as_a_lower_bound() -> None:
     (row,) = rows_of("t.py::test_router[64B]", "passed",
                      {"measurements": [{"kind": "throughput", **dut.as_dict()}]})
     assert not row[2].startswith(">=") and LOWER_BOUND_NOTE not in row[7]
-    mesh = fully_meshed(Switch(1e7), ports=2, max_pps_per_port=95_000.0, duration_s=1.0,
-                        max_source="generator", generator_max_pps_per_port=1e5)
+    mesh = fully_meshed(FunctionMeasurer(Switch(1e7).mesh), settings=TrialSettings(duration_s=1.0),
+                        ports=2,
+                        max_pps_per_port=95_000.0, max_source="generator",
+                        generator_max_pps_per_port=1e5)
     (row,) = rows_of("t.py::test_mesh", "passed", {"measurements": [
         {"kind": "rfc2889_fully_meshed", **mesh.as_dict(), "frame_size": 64}]})
     assert row[7] == f"RFC 2889 mesh throughput >= 95.00 kpps ({LOWER_BOUND_NOTE})"
     # the procedures that run at it, or from the generator's maximum, say so too
-    sweep = frame_loss_sweep(Rig(1e9).measure, 95_000.0, frame_size=64, mean_frame_size=64.0,
-                             duration_s=1.0, max_source="generator", generator_max_pps=1e5)
+    sweep = frame_loss_sweep(Rig(1e9), 95_000.0,
+                             settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                    mean_frame_size=64.0),
+                             max_source="generator", generator_max_pps=1e5)
     (row,) = rows_of("t.py::test_x", "passed", {"measurements": [
         {"kind": "frame_loss", **sweep.as_dict()},
         {"kind": "recovery", "frame_size": 64, "recovery_s": None, "trials": [],
@@ -384,7 +405,9 @@ def test_junit_flags_each_throughput_figure() -> None:
     props = properties([{"kind": "throughput", **bound.as_dict()}])
     assert props == [("netload.throughput_pps.64B", 95_000.0),
                      ("netload.lower_bound_by_generator.throughput_pps.64B", 1)]
-    bcast = broadcast_forwarding(Switch(20_000.0), ports=2, max_pps=95_000.0, duration_s=1.0)
+    bcast = broadcast_forwarding(FunctionMeasurer(Switch(20_000.0).broadcast),
+                                 settings=TrialSettings(duration_s=1.0), ports=2,
+                                 max_pps=95_000.0)
     props = properties([{"kind": "rfc2889_broadcast_forwarding", **bcast.as_dict(),
                          "frame_size": 64}])
     assert props[1] == ("netload.lower_bound_by_generator.rfc2889_broadcast_throughput_pps.64B",

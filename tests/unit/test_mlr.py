@@ -21,6 +21,7 @@ from pytest_netload.rfc2544.mlr import (
     preset,
 )
 from pytest_netload.rfc2544.trial import TrialResult
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 # ---- fake DUTs -------------------------------------------------------------------------
 
@@ -51,7 +52,7 @@ class FakeDut:
             return self.background_loss_ratio
         return max(self.background_loss_ratio, 1.0 - self.capacity_pps / load)
 
-    def __call__(self, load_pps: float, duration_s: float) -> TrialResult:
+    def measure(self, load_pps: float, duration_s: float) -> TrialResult:
         tx = max(1, round(load_pps * duration_s))
         broken = (self.fail_every and (len(self.calls) + 1) % self.fail_every == 0) or (
             self.generator_max_pps is not None and load_pps > self.generator_max_pps)
@@ -72,10 +73,14 @@ class FakeDut:
 
 
 def search(dut: FakeDut, goals: object = "ci-fast", **kwargs: object) -> MlrResult:
-    args: dict[str, object] = {"min_pps": 1e3, "max_pps": 2e7, "frame_size": 64,
-                               "mean_frame_size": 64.0}
+    """An MLRsearch of `dut` at 64 B; `kwargs` may set the trials' settings too."""
+    trial: dict[str, object] = {"frame_size": 64, "mean_frame_size": 64.0}
+    trial.update({k: kwargs.pop(k) for k in ("frame_size", "mean_frame_size", "retries",
+                                             "line_rate_bps", "on_trial") if k in kwargs})
+    args: dict[str, object] = {"min_pps": 1e3, "max_pps": 2e7}
     args.update(kwargs)
-    return mlr_search(dut, goals=goals, **args)  # type: ignore[arg-type]
+    return mlr_search(dut, settings=TrialSettings(**trial),  # type: ignore[arg-type]
+                      goals=goals, **args)  # type: ignore[arg-type]
 
 
 SHORT_STRICT = LossGoal("NDR", 0.0, exceed_ratio=0.0, relative_width=0.005,
@@ -382,8 +387,9 @@ def test_measure_must_return_a_trial() -> None:
         return None
 
     with pytest.raises(NetloadConfigError, match=r"returned None: it must return a TrialResult"):
-        mlr_search(measure, min_pps=1e3, max_pps=1e6,  # type: ignore[arg-type]
-                   goals="ci-fast", frame_size=64, mean_frame_size=64.0)
+        mlr_search(FunctionMeasurer(measure),  # type: ignore[arg-type]
+                   settings=TrialSettings(frame_size=64, mean_frame_size=64.0),
+                   min_pps=1e3, max_pps=1e6, goals="ci-fast")
 
 
 def test_errors_from_measure_propagate() -> None:
@@ -391,5 +397,6 @@ def test_errors_from_measure_propagate() -> None:
         raise RuntimeError("engine gone")
 
     with pytest.raises(RuntimeError, match="engine gone"):
-        mlr_search(measure, min_pps=1e3, max_pps=1e6, goals="ci-fast", frame_size=64,
-                   mean_frame_size=64.0, wall_limit_s=1e-9)
+        mlr_search(FunctionMeasurer(measure),
+                   settings=TrialSettings(frame_size=64, mean_frame_size=64.0),
+                   min_pps=1e3, max_pps=1e6, goals="ci-fast", wall_limit_s=1e-9)

@@ -16,6 +16,7 @@ from pytest_netload.reports.junit import goal_properties, properties
 from pytest_netload.rfc2544 import FrameSizeThroughput, TrialResult
 from pytest_netload.rfc2544.mlr import LossGoal, MlrGoalResult, MlrResult
 from pytest_netload.rfc2544.mlr_text import goal_band, goal_bracket, goal_key, goals_note
+from pytest_netload.search import TrialSettings
 from pytest_netload.verdicts.assertions import assert_throughput
 
 NDR, PDR = LossGoal("NDR", 0.0), LossGoal("PDR", 0.005, final_trial_duration_s=30.0)
@@ -32,8 +33,9 @@ def mlr(frame_size: int = 64, *, ndr: tuple[float | None, float | None] = (50_01
     goals = (MlrGoalResult(NDR, *ndr, ndr[0]),
              MlrGoalResult(PDR, *pdr, pdr_conditional, upper_bound_by_generator=by_generator))
     trials = (_trial(50_015.0), _trial(50_266.0, lost=200), _trial(50_518.0, lost=30_000))
-    return MlrResult(goals, trials, frame_size, float(frame_size), 14_881.0, 14_880_952.0,
-                     180.0, line_rate_bps=10e9)
+    settings = TrialSettings(frame_size=frame_size, mean_frame_size=float(frame_size),
+                             line_rate_bps=10e9)
+    return MlrResult(goals, trials, settings, 14_881.0, 14_880_952.0, 180.0)
 
 
 # ---- the goals' text ---------------------------------------------------------------------
@@ -220,7 +222,8 @@ def test_an_upper_bound_set_by_the_generator_and_a_goal_not_found_say_so() -> No
 
 
 def test_binary_search_messages_do_not_change() -> None:
-    fst = FrameSizeThroughput(64, 64.0, 50_000.0, None, 50_000.0, (_trial(50_000.0),), 0.0, 60.0)
+    fst = FrameSizeThroughput(TrialSettings(duration_s=60.0, frame_size=64, mean_frame_size=64.0),
+                              50_000.0, None, 50_000.0, (_trial(50_000.0),), 0.0)
     with recording("t") as record:
         assert_throughput(fst, at_least="45kpps")
     assert record.verdicts[0]["message"] == "throughput at 64B 50,000 pps is >= 45,000 pps"
@@ -228,7 +231,8 @@ def test_binary_search_messages_do_not_change() -> None:
 
 
 @pytest.mark.parametrize(("obj", "kwargs", "message"), [
-    (FrameSizeThroughput(64, 64.0, 1.0, None, 1.0, (), 0.0, 1.0), {"goal": "PDR"},
+    (FrameSizeThroughput(TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0),
+                         1.0, None, 1.0, (), 0.0), {"goal": "PDR"},
      "goal='PDR' picks an MLRsearch goal, but this throughput came from a binary search"),
     (mlr(), {"goal": "XDR"},
      "goal='XDR': the MLRsearch at 64B has no such goal; give one of ['NDR', 'PDR']"),

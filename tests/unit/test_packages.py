@@ -26,7 +26,8 @@ CLIENT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 ENGINE = tomllib.loads((ROOT / "native" / "pyproject.toml").read_text())["project"]
 URL = "https://github.com/pytest-netload/pytest-netload"
 # what only an extra brings: never imported by a session that does not ask for it
-OPTIONAL = ("jinja2", "matplotlib", "scapy", "hdrh", "cffi", "pytest_netload_engine")
+OPTIONAL = ("jinja2", "matplotlib", "scapy", "hdrh", "cffi", "pytest_netload_engine",
+            "weasyprint")
 
 
 def _names(requirements: list[str]) -> set[str]:
@@ -43,10 +44,12 @@ def test_the_engine_extra_pins_the_engine_of_the_same_version() -> None:
 def test_the_client_requires_no_native_build_and_no_report_extras() -> None:
     required = _names(CLIENT["dependencies"])
     assert not required & {"cffi", "matplotlib", "jinja2", "scapy", "hdrhistogram",
-                           "pytest-netload-engine"}, required
+                           "pytest-netload-engine", "weasyprint"}, required
     extras = CLIENT["optional-dependencies"]
     assert _names(extras["html"]) == {"jinja2", "matplotlib"}
     assert _names(extras["plots"]) == {"matplotlib"}
+    assert _names(extras["pdf"]) == {"pytest-netload", "weasyprint"}  # with [html]
+    assert "pytest-netload[html]" in extras["pdf"]
     assert _names(extras["scapy"]) == {"scapy"}
     assert _names(extras["hdr"]) == {"hdrhistogram"}
     build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]

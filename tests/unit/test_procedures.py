@@ -23,6 +23,7 @@ from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
 from pytest_netload.rfc2544.recovery import (
+    RecoveryLoad,
     RecoveryTrial,
     ResetResult,
     ResetTrial,
@@ -31,6 +32,10 @@ from pytest_netload.rfc2544.recovery import (
     system_recovery,
 )
 from pytest_netload.rfc2544.summary import Spread
+from pytest_netload.search import FunctionMeasurer, TrialSettings
+
+ONE_S_64B = TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64)
+"""1-s trials of 64-B frames, the default retries."""
 
 
 class FakeDut:
@@ -74,7 +79,7 @@ class FakeDut:
 def test_binary_search_finds_capacity_within_resolution(capacity: float, headroom: float) -> None:
     dut = FakeDut(capacity)
     max_pps = capacity * headroom
-    r = binary_search(dut.measure, max_pps, frame_size=64, mean_frame_size=64, duration_s=1.0,
+    r = binary_search(dut, max_pps, settings=ONE_S_64B,
                       resolution_pps=max_pps * 0.001, max_trials=100)
     assert r.throughput_pps <= capacity + 1
     assert capacity - r.throughput_pps <= max_pps * 0.001 + 1
@@ -83,8 +88,7 @@ def test_binary_search_finds_capacity_within_resolution(capacity: float, headroo
 
 
 def test_binary_search_passing_maximum_is_the_throughput() -> None:
-    r = binary_search(FakeDut(1e6).measure, 5e5, frame_size=64, mean_frame_size=64,
-                      duration_s=1.0)
+    r = binary_search(FakeDut(1e6), 5e5, settings=ONE_S_64B)
     assert r.throughput_pps == 5e5 and r.upper_pps is None and len(r.trials) == 1
     assert r.bracket_pps == (5e5, None) and r.resolution_reached is True
     assert r.as_dict()["bracket_pps"] == [5e5, None]
@@ -97,15 +101,15 @@ class ThresholdDut:
         self.capacity = capacity
         self.loads: list[float] = []
 
-    def measure(self, load: float) -> TrialResult:
+    def measure(self, load: float, _duration_s: float = 1.0) -> TrialResult:
         self.loads.append(load)
         tx = max(1, round(load))
         return TrialResult(64, 64.0, load, 1.0, tx, tx if load <= self.capacity else tx - 1)
 
 
 def search(dut: ThresholdDut, max_pps: float, **kwargs: Any) -> FrameSizeThroughput:
-    return binary_search(dut.measure, max_pps, frame_size=64, mean_frame_size=64,
-                         duration_s=1.0, **kwargs)
+    return binary_search(dut, max_pps, settings=ONE_S_64B,
+                         **kwargs)
 
 
 @settings(max_examples=200, deadline=None)
@@ -189,8 +193,10 @@ def test_resolution_not_reached_within_max_trials_is_reported(capacity: float) -
 
 def test_generator_failures_are_retried_and_cap_the_search_without_blaming_the_dut() -> None:
     dut = FakeDut(capacity=9e5, generator_max=6e5)
-    r = binary_search(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0,
-                      retries=2, max_trials=30)
+    r = binary_search(dut, 1e6,
+                      settings=TrialSettings(duration_s=1.0, retries=2, frame_size=64,
+                                             mean_frame_size=64),
+                      max_trials=30)
     assert r.generator_ceiling_pps is not None and r.generator_ceiling_pps > 6e5
     assert r.throughput_pps <= 6e5 and r.upper_pps is None  # no load failed for the DUT
     invalid = [t for t in r.trials if not t.valid]
@@ -201,16 +207,19 @@ def test_all_invalid_raises_naming_the_reason() -> None:
     dut = FakeDut(capacity=1e6, generator_max=0.0)
     with pytest.raises(InvalidTrial, match="every trial of the throughput search at 64B was "
                        "invalid.*generator sent 90"):
-        binary_search(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0)
+        binary_search(dut, 1e6, settings=ONE_S_64B)
 
 
 def test_loss_tolerance_accepts_a_little_loss() -> None:
     dut = FakeDut(capacity=1e6, noise=1e-4, seed=3)
-    strict = binary_search(dut.measure, 2e6, frame_size=64, mean_frame_size=64, duration_s=1.0,
+    strict = binary_search(dut, 2e6,
+                           settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                  mean_frame_size=64),
                            max_trials=40)
-    lenient = binary_search(FakeDut(1e6, noise=1e-4, seed=3).measure, 2e6, frame_size=64,
-                            mean_frame_size=64, duration_s=1.0, loss_tolerance=1e-3,
-                            max_trials=40)
+    lenient = binary_search(FakeDut(1e6, noise=1e-4, seed=3), 2e6,
+                            settings=TrialSettings(duration_s=1.0, frame_size=64,
+                                                   mean_frame_size=64),
+                            loss_tolerance=1e-3, max_trials=40)
     assert strict.throughput_pps < 0.1 * lenient.throughput_pps
     assert lenient.throughput_pps == pytest.approx(1e6, rel=0.01)
 
@@ -219,7 +228,6 @@ def test_loss_tolerance_accepts_a_little_loss() -> None:
     ({"loss_tolerance": 1.0}, "loss_tolerance=1.0: give a ratio in"),
     ({"loss_tolerance": -0.1}, "loss_tolerance=-0.1"),
     ({"max_trials": 0}, "max_trials=0"),
-    ({"retries": -1}, "retries=-1"),
     ({"resolution_pps": 0}, "resolution 0 pps"),
     ({"resolution_pps": -5.0}, "resolution -5.0 pps: give a rate > 0"),
     ({"resolution_pps": float("nan")}, "resolution nan pps"),
@@ -240,7 +248,7 @@ def test_loss_tolerance_accepts_a_little_loss() -> None:
 def test_search_settings_are_checked_before_traffic(kwargs: dict, match: str) -> None:
     dut = FakeDut(1e6)
     with pytest.raises(NetloadConfigError, match=match):
-        binary_search(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0,
+        binary_search(dut, 1e6, settings=ONE_S_64B,
                       **kwargs)
     assert dut.loads == []
 
@@ -259,7 +267,7 @@ def test_bad_frame_sizes(sizes: object, match: str) -> None:
 
 def test_frame_loss_steps_down_until_two_clean_trials() -> None:
     dut = FakeDut(capacity=7.5e5)
-    r = frame_loss_sweep(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0)
+    r = frame_loss_sweep(dut, 1e6, settings=ONE_S_64B)
     shares = [round(t.offered_pps / 1e6, 3) for t in r.points]
     assert shares == [1.0, 0.9, 0.8, 0.7, 0.6]
     assert [round(t.loss_ratio, 3) for t in r.points] == [0.25, 0.167, 0.062, 0.0, 0.0]
@@ -270,8 +278,7 @@ def test_frame_loss_steps_down_until_two_clean_trials() -> None:
 @settings(max_examples=40, deadline=None)
 @given(capacity_share=st.floats(0.05, 1.5))
 def test_frame_loss_ends_with_two_lossless_points_when_reachable(capacity_share: float) -> None:
-    r = frame_loss_sweep(FakeDut(capacity_share * 1e6).measure, 1e6, frame_size=64,
-                         mean_frame_size=64, duration_s=1.0)
+    r = frame_loss_sweep(FakeDut(capacity_share * 1e6), 1e6, settings=ONE_S_64B)
     if capacity_share >= 0.2:
         assert r.points[-1].lost == 0 and r.points[-2].lost == 0
     assert all(a.offered_pps > b.offered_pps for a, b in zip(r.points, r.points[1:]))
@@ -279,15 +286,16 @@ def test_frame_loss_ends_with_two_lossless_points_when_reachable(capacity_share:
 
 def test_frame_loss_skips_loads_the_generator_cannot_offer() -> None:
     dut = FakeDut(capacity=5e5, generator_max=8.5e5)
-    r = frame_loss_sweep(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0,
-                         retries=1)
+    r = frame_loss_sweep(dut, 1e6,
+                         settings=TrialSettings(duration_s=1.0, retries=1, frame_size=64,
+                                                mean_frame_size=64))
     assert r.skipped_pps == (1e6, 9e5)
     assert r.points[0].offered_pps == pytest.approx(8e5)
     with pytest.raises(KeyError, match=r"no frame loss point at 100% of the maximum: the "
                        r"generator could not offer 1,000,000 pps \(every try invalid: "):
         r.loss_at(1.0)
     with pytest.raises(NetloadConfigError, match="step=0.7"):
-        frame_loss_sweep(dut.measure, 1e6, frame_size=64, mean_frame_size=64, duration_s=1.0,
+        frame_loss_sweep(dut, 1e6, settings=ONE_S_64B,
                          step=0.7)
 
 
@@ -302,7 +310,7 @@ class BufferDut:
         self.jitter = jitter
         self.rng = np.random.default_rng(seed)
 
-    def burst(self, n: int) -> TrialResult:
+    def burst(self, n: int, _duration_s: float = 0.0) -> TrialResult:
         cap = self.buffer + (int(self.rng.integers(-self.jitter, self.jitter + 1))
                              if self.jitter else 0)
         return TrialResult(64, 64.0, 1e6, max(n, 1) / 1e6, n, min(n, cap))
@@ -311,22 +319,26 @@ class BufferDut:
 @settings(max_examples=30, deadline=None)
 @given(buffer=st.integers(10, 200_000))
 def test_back_to_back_finds_the_buffer(buffer: int) -> None:
-    r = back_to_back(BufferDut(buffer).burst, rate_pps=1e6, max_frames=300_000, frame_size=64,
-                     mean_frame_size=64, repetitions=2, resolution_frames=1)
+    r = back_to_back(FunctionMeasurer(BufferDut(buffer).burst),
+                     settings=TrialSettings(frame_size=64, mean_frame_size=64), rate_pps=1e6,
+                     max_frames=300_000, repetitions=2, resolution_frames=1)
     assert r.bursts == (buffer, buffer)
     assert r.spread.stdev == 0 and not r.at_maximum
 
 
 def test_back_to_back_reports_spread_and_the_maximum() -> None:
-    r = back_to_back(BufferDut(5000, jitter=100).burst, rate_pps=1e6, max_frames=10_000,
-                     frame_size=64, mean_frame_size=64, repetitions=5, resolution_frames=1)
+    r = back_to_back(FunctionMeasurer(BufferDut(5000, jitter=100).burst),
+                     settings=TrialSettings(frame_size=64, mean_frame_size=64), rate_pps=1e6,
+                     max_frames=10_000, repetitions=5, resolution_frames=1)
     assert 4900 <= r.spread.min <= r.spread.max <= 5100 and r.spread.n == 5
-    big = back_to_back(BufferDut(10**9).burst, rate_pps=1e6, max_frames=1000, frame_size=64,
-                       mean_frame_size=64, repetitions=3)
+    big = back_to_back(FunctionMeasurer(BufferDut(10**9).burst),
+                       settings=TrialSettings(frame_size=64, mean_frame_size=64), rate_pps=1e6,
+                       max_frames=1000, repetitions=3)
     assert big.at_maximum and len(big.trials) == 3
     with pytest.raises(NetloadConfigError, match="repetitions=0"):
-        back_to_back(BufferDut(1).burst, rate_pps=1e6, max_frames=10, frame_size=64,
-                     mean_frame_size=64, repetitions=0)
+        back_to_back(FunctionMeasurer(BufferDut(1).burst),
+                     settings=TrialSettings(frame_size=64, mean_frame_size=64), rate_pps=1e6,
+                     max_frames=10, repetitions=0)
 
 
 # ---- latency --------------------------------------------------------------------------------
@@ -334,13 +346,14 @@ def test_back_to_back_reports_spread_and_the_maximum() -> None:
 
 def test_latency_trials_average_like_the_rfc_and_merge_the_distribution() -> None:
     dut = FakeDut(capacity=1e6, latency_ns=20)
-    r = latency_trials(lambda load: dut.measure(load, 0.01), 5e5, frame_size=64,
-                       mean_frame_size=64, duration_s=0.01, trials=4)
+    r = latency_trials(FunctionMeasurer(lambda load, _d: dut.measure(load, 0.01)), 5e5,
+                       settings=TrialSettings(duration_s=0.01, frame_size=64, mean_frame_size=64),
+                       trials=4)
     assert r.rfc2544_ns.n == 4 and r.rfc2544_ns.stdev == 0
     assert r.latency.count == 4 * 5000
     assert r.as_dict()["rfc2544_ns"]["n"] == 4
     with pytest.raises(NetloadConfigError, match="load_pps"):
-        latency_trials(dut.measure, 0, frame_size=64, mean_frame_size=64, duration_s=1.0)
+        latency_trials(dut, 0, settings=ONE_S_64B)
 
 
 # ---- recovery and reset ---------------------------------------------------------------------
@@ -352,12 +365,19 @@ def test_recovery_loads_follow_the_rfc() -> None:
 
 
 def test_recovery_time_runs_from_the_rate_drop_to_the_last_loss() -> None:
-    def measure(overload: float, relief: float) -> RecoveryTrial:
-        return RecoveryTrial(overload, relief, switch_ns=2_000_000_000, tx_packets=1000,
-                             lost=50, last_loss_tx_ns=2_250_000_000)
+    seen: list[tuple[RecoveryLoad, float]] = []
 
-    r = system_recovery(measure, throughput_pps=1e5, max_pps=1e6, frame_size=64,
+    def measure(load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
+        seen.append((load, duration_s))
+        return RecoveryTrial(load.overload_pps, load.relief_pps, switch_ns=2_000_000_000,
+                             tx_packets=1000, lost=50, last_loss_tx_ns=2_250_000_000)
+
+    r = system_recovery(FunctionMeasurer(measure), throughput_pps=1e5, max_pps=1e6,
+                        overload_s=2.0, relief_s=1.0, settings=TrialSettings(frame_size=64),
                         repetitions=3)
+    load, duration = seen[0]
+    assert (load.overload_pps, load.relief_pps) == pytest.approx((1.1e5, 5e4))
+    assert (load.overload_s, load.relief_s, duration) == (2.0, 1.0, 3.0)
     assert r.overloaded and r.recovery_s.mean == pytest.approx(0.25) and r.recovery_s.n == 3
     calm = RecoveryTrial(1.0, 0.5, 10, 100, 0, 0)
     assert calm.recovery_ns == 0 and not calm.overloaded
@@ -366,12 +386,14 @@ def test_recovery_time_runs_from_the_rate_drop_to_the_last_loss() -> None:
 def test_invalid_recovery_trials_are_retried() -> None:
     calls = []
 
-    def measure(overload: float, relief: float) -> RecoveryTrial:
+    def measure(load: RecoveryLoad, duration_s: float) -> RecoveryTrial:
         calls.append(1)
-        return RecoveryTrial(overload, relief, 1, 10, 0, 0, valid=len(calls) > 2,
-                             invalid_reason="short")
+        return RecoveryTrial(load.overload_pps, load.relief_pps, 1, 10, 0, 0,
+                             valid=len(calls) > 2, invalid_reason="short")
 
-    r = system_recovery(measure, throughput_pps=1e5, max_pps=1e6, frame_size=64, retries=2)
+    r = system_recovery(FunctionMeasurer(measure), throughput_pps=1e5, max_pps=1e6,
+                        overload_s=1.0, relief_s=1.0,
+                        settings=TrialSettings(frame_size=64, retries=2))
     assert len(r.trials) == 3 and r.trials[-1].valid
 
 

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.rfc2889 import (
     DEFAULT_HIGH_ADDRESSES,
+    AddressLoad,
     AddressTrial,
     address_caching_capacity,
     address_learning_rate,
 )
+from pytest_netload.search import TrialSettings
 
 
 class TableSwitch:
@@ -28,8 +30,9 @@ class TableSwitch:
         self.capacity, self.max_rate_fps, self.invalid_every = capacity, max_rate_fps, invalid_every
         self.calls: list[tuple[int, float, float]] = []
 
-    def measure_addresses(self, count: int, learning_rate_fps: float,
-                          test_rate_fps: float) -> AddressTrial:
+    def measure(self, load: AddressLoad, duration_s: float) -> AddressTrial:
+        count, learning_rate_fps, test_rate_fps = (load.count, load.learning_rate_fps,
+                                                   load.test_rate_fps)
         self.calls.append((count, learning_rate_fps, test_rate_fps))
         if self.invalid_every and len(self.calls) % self.invalid_every == 0:
             return AddressTrial(count, count - 1, 0, 0, valid=False,
@@ -62,8 +65,8 @@ def test_the_capacity_search_finds_exactly_the_table_size(capacity: int, low: in
 @given(st.integers(1, 3000), st.integers(2, 5))
 def test_invalid_trials_are_retried_and_never_decide(capacity: int, every: int) -> None:
     switch = TableSwitch(capacity, invalid_every=every)
-    result = address_caching_capacity(switch, low=1, high=4096, learning_rate_fps=500,
-                                      test_rate_fps=500, retries=2)
+    result = address_caching_capacity(switch, settings=TrialSettings(retries=2), low=1, high=4096,
+                                      learning_rate_fps=500, test_rate_fps=500)
     assert result.capacity == min(capacity, 4096)
     invalid = [t for t in result.trials if not t.valid]
     assert invalid and all(t.invalid_reason for t in invalid)
@@ -91,9 +94,9 @@ def test_repeats_fail_a_count_that_fails_once() -> None:
     class Flaky(TableSwitch):
         """Forgets one address on every third trial at 100 addresses."""
 
-        def measure_addresses(self, count: int, learning_rate_fps: float,
-                              test_rate_fps: float) -> AddressTrial:
-            trial = super().measure_addresses(count, learning_rate_fps, test_rate_fps)
+        def measure(self, load: AddressLoad, duration_s: float) -> AddressTrial:
+            count = load.count
+            trial = super().measure(load, duration_s)
             if count == 100 and len(self.calls) % 3 == 0:
                 return AddressTrial(count, count, count, 1)
             return trial
@@ -112,9 +115,8 @@ def test_lost_test_frames_fail_a_count_too() -> None:
 
 def test_every_trial_invalid_is_the_generators_failure() -> None:
     class Broken:
-        def measure_addresses(self, count: int, learning_rate_fps: float,
-                              test_rate_fps: float) -> AddressTrial:
-            return AddressTrial(count, 0, 0, 0, valid=False, invalid_reason="link down")
+        def measure(self, load: AddressLoad, duration_s: float) -> AddressTrial:
+            return AddressTrial(load.count, 0, 0, 0, valid=False, invalid_reason="link down")
 
     with pytest.raises(InvalidTrial, match="address caching capacity.*link down"):
         address_caching_capacity(Broken(), low=1, high=8)
@@ -122,11 +124,11 @@ def test_every_trial_invalid_is_the_generators_failure() -> None:
 
 def test_a_count_the_generator_cannot_measure_is_a_ceiling_not_a_failure() -> None:
     class Short(TableSwitch):
-        def measure_addresses(self, count: int, learning_rate_fps: float,
-                              test_rate_fps: float) -> AddressTrial:
-            if count > 600:
-                return AddressTrial(count, 0, 0, 0, valid=False, invalid_reason="no buffers")
-            return super().measure_addresses(count, learning_rate_fps, test_rate_fps)
+        def measure(self, load: AddressLoad, duration_s: float) -> AddressTrial:
+            if load.count > 600:
+                return AddressTrial(load.count, 0, 0, 0, valid=False,
+                                    invalid_reason="no buffers")
+            return super().measure(load, duration_s)
 
     result = address_caching_capacity(Short(5000), low=1, high=1024)
     assert result.capacity == 600 and result.upper is None and result.ceiling == 601
@@ -144,16 +146,16 @@ def test_a_count_the_generator_cannot_measure_is_a_ceiling_not_a_failure() -> No
 ])
 def test_bad_capacity_input_names_the_field(kwargs: dict, field: str) -> None:
     switch = TableSwitch(10)
+    trial = {k: kwargs.pop(k) for k in ("retries",) if k in kwargs}
     with pytest.raises(NetloadConfigError, match=field.replace("(", r"\(")) as info:
-        address_caching_capacity(switch, **kwargs)
+        address_caching_capacity(switch, settings=TrialSettings(**trial), **kwargs)
     assert "give" in str(info.value) or "raise" in str(info.value)
     assert switch.calls == []  # refused before any traffic
 
 
 def test_the_aging_time_bounds_the_learning_time() -> None:
     with pytest.raises(NetloadConfigError, match=r"raise learning_rate_fps above 16\.6"):
-        address_caching_capacity(TableSwitch(10), high=1000, learning_rate_fps=10,
-                                 age_time_s=60)
+        address_caching_capacity(TableSwitch(10), high=1000, learning_rate_fps=10, age_time_s=60)
     result = address_caching_capacity(TableSwitch(10), high=1000, learning_rate_fps=20,
                                       age_time_s=60)
     assert result.capacity == 10 and result.as_dict()["age_time_s"] == 60.0
@@ -174,8 +176,7 @@ def test_the_learning_rate_search_finds_the_switchs_rate(rate: float) -> None:
 def test_learning_rate_at_the_maximum_and_below_the_minimum() -> None:
     fast = address_learning_rate(TableSwitch(10**6), count=100, max_rate_fps=5000)
     assert fast.at_maximum and fast.learning_rate_fps == 5000 and len(fast.trials) == 1
-    slow = address_learning_rate(TableSwitch(10**6, max_rate_fps=0.5), count=100,
-                                 max_rate_fps=5000)
+    slow = address_learning_rate(TableSwitch(10**6, max_rate_fps=0.5), count=100, max_rate_fps=5000)
     assert slow.learning_rate_fps == 0.0 and slow.upper_fps == 1.0 and len(slow.trials) == 2
     d = fast.as_dict()
     assert set(d) == {"procedure", "count", "learning_rate_fps", "upper_fps", "ceiling_fps",
@@ -200,10 +201,11 @@ def test_learning_rate_with_invalid_trials_retried() -> None:
     ({"retries": 1.0}, "retries="),
 ])
 def test_bad_learning_input_names_the_field(kwargs: dict, field: str) -> None:
+    trial = {k: kwargs.pop(k) for k in ("retries",) if k in kwargs}
     args = {"count": 100, "max_rate_fps": 1000, **kwargs}
     switch = TableSwitch(10)
     with pytest.raises(NetloadConfigError, match=field):
-        address_learning_rate(switch, **args)
+        address_learning_rate(switch, settings=TrialSettings(**trial), **args)
     assert switch.calls == []
 
 

@@ -15,6 +15,7 @@ from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
 from pytest_netload.rfc2889 import TRIAL_S, BroadcastTrial, broadcast_forwarding
+from pytest_netload.search import TrialSettings
 
 LOWER = np.arange(64, dtype=np.uint64) * 100
 
@@ -34,7 +35,7 @@ class BroadcastSwitch:
         self.ports, self.limit_pps, self.invalid = ports, limit_pps, invalid
         self.calls: list[tuple[float, float]] = []
 
-    def measure_broadcast(self, load_pps: float, duration_s: float) -> BroadcastTrial:
+    def measure(self, load_pps: float, duration_s: float) -> BroadcastTrial:
         self.calls.append((load_pps, duration_s))
         tx = round(load_pps * duration_s)
         receivers = self.ports - 1
@@ -70,15 +71,16 @@ def test_at_the_defaults() -> None:
     assert set(d["trials"][0]) == {"offered_pps", "duration_s", "tx", "rx", "lost",
                                    "loss_ratio", "all_received", "forwarding_pps",
                                    "port_names", "latency", "valid", "invalid_reason"}
-    params = inspect.signature(broadcast_forwarding).parameters
-    assert params["duration_s"].default == TRIAL_S and params["retries"].default == 2
+    default = inspect.signature(broadcast_forwarding).parameters["settings"].default
+    assert default == TrialSettings(duration_s=TRIAL_S, retries=2)
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(2, 12), st.floats(100.0, 100_000.0))
 def test_the_throughput_is_the_replication_limit(ports: int, limit: float) -> None:
-    result = broadcast_forwarding(BroadcastSwitch(ports, limit), ports=ports,
-                                  max_pps=100_000, duration_s=1.0)
+    result = broadcast_forwarding(BroadcastSwitch(ports, limit),
+                                  settings=TrialSettings(duration_s=1.0), ports=ports,
+                                  max_pps=100_000)
     lo = result.throughput_pps
     assert lo <= limit + 1 and result.resolution_reached
     assert result.upper_pps is None or result.upper_pps - lo <= 0.005 * lo
@@ -93,8 +95,8 @@ def test_a_port_that_misses_one_frame_fails_the_load() -> None:
 
 
 def test_a_switch_that_replicates_the_maximum_is_measured_once() -> None:
-    result = broadcast_forwarding(BroadcastSwitch(3, 10**9), ports=3, max_pps=50_000,
-                                  duration_s=1.0)
+    result = broadcast_forwarding(BroadcastSwitch(3, 10**9), settings=TrialSettings(duration_s=1.0),
+                                  ports=3, max_pps=50_000)
     assert len(result.trials) == 1 and result.throughput_pps == 50_000
     assert result.throughput_trial is result.max_load_trial
 
@@ -102,18 +104,20 @@ def test_a_switch_that_replicates_the_maximum_is_measured_once() -> None:
 def test_invalid_trials_are_retried_and_a_load_never_offered_is_a_ceiling() -> None:
     # the maximum is never offered (3 invalid tries): a generator ceiling, not a DUT failure
     switch = BroadcastSwitch(2, 10**9, invalid=frozenset({1, 2, 3, 5}))
-    result = broadcast_forwarding(switch, ports=2, max_pps=1000, duration_s=1.0)
+    result = broadcast_forwarding(switch, settings=TrialSettings(duration_s=1.0), ports=2,
+                                  max_pps=1000)
     assert result.generator_ceiling_pps == 1000 and result.upper_pps is None
     assert result.max_load_trial is None and result.forwarding_rate_at_max_pps is None
     assert result.throughput_pps >= 995
     with pytest.raises(InvalidTrial, match="broadcast forwarding.*tx short"):
-        broadcast_forwarding(BroadcastSwitch(2, 1, invalid=frozenset(range(1, 100))), ports=2,
-                             max_pps=1000, duration_s=1.0)
+        broadcast_forwarding(BroadcastSwitch(2, 1, invalid=frozenset(range(1, 100))),
+                             settings=TrialSettings(duration_s=1.0), ports=2, max_pps=1000)
 
 
 def test_a_measurer_counting_the_wrong_ports_is_refused() -> None:
     with pytest.raises(NetloadConfigError, match="counted 1 receiving ports for ports=4"):
-        broadcast_forwarding(BroadcastSwitch(2, 10), ports=4, max_pps=100, duration_s=1.0)
+        broadcast_forwarding(BroadcastSwitch(2, 10), settings=TrialSettings(duration_s=1.0),
+                             ports=4, max_pps=100)
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
@@ -123,8 +127,11 @@ def test_a_measurer_counting_the_wrong_ports_is_refused() -> None:
 ])
 def test_bad_input_names_the_field(kwargs: dict, field: str) -> None:
     switch = BroadcastSwitch(3, 10)
+    trial = {k: kwargs.pop(k) for k in ("duration_s", "retries") if k in kwargs}
     with pytest.raises(NetloadConfigError, match=field):
-        broadcast_forwarding(switch, **{"ports": 3, "max_pps": 1000, **kwargs})
+        broadcast_forwarding(switch, **{"ports": 3, "max_pps": 1000,
+                                        "settings": TrialSettings(**{"duration_s": 1.0, **trial}),
+                                        **kwargs})
     assert switch.calls == []
 
 

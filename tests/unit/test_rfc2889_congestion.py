@@ -16,6 +16,7 @@ from pytest_netload.rfc2889 import (
     StreamCounts,
     congestion_control,
 )
+from pytest_netload.search import TrialSettings
 
 
 class CongestionSwitch:
@@ -28,7 +29,7 @@ class CongestionSwitch:
         self.mode, self.c_rate, self.invalid_first = mode, c_rate, invalid_first
         self.calls: list[tuple[float, float]] = []
 
-    def measure_congestion(self, load_pps_per_port: float, duration_s: float) -> CongestionTrial:
+    def measure(self, load_pps_per_port: float, duration_s: float) -> CongestionTrial:
         self.calls.append((load_pps_per_port, duration_s))
         n = round(load_pps_per_port * duration_s)
         if len(self.calls) <= self.invalid_first:
@@ -63,8 +64,8 @@ def test_a_dropping_switch_loses_a_third_of_cs_frames_and_nothing_else() -> None
 
 
 def test_head_of_line_blocking_is_the_uncongested_streams_loss() -> None:
-    result = congestion_control(CongestionSwitch("hol"), load_pps_per_port=100_000,
-                                duration_s=10)
+    result = congestion_control(CongestionSwitch("hol"), settings=TrialSettings(duration_s=10),
+                                load_pps_per_port=100_000)
     assert result.head_of_line_blocking
     assert result.hol_loss_ratio == pytest.approx(1 / 3, abs=1e-4)
     assert result.observed == ("head_of_line_blocking", "congestion_loss")
@@ -72,8 +73,8 @@ def test_head_of_line_blocking_is_the_uncongested_streams_loss() -> None:
 
 
 def test_back_pressure_holds_the_senders_back_instead_of_dropping() -> None:
-    result = congestion_control(CongestionSwitch("pause"), load_pps_per_port=90_000,
-                                duration_s=10)
+    result = congestion_control(CongestionSwitch("pause"), settings=TrialSettings(duration_s=10),
+                                load_pps_per_port=90_000)
     assert result.back_pressure and result.congested_lost == 0
     assert result.observed == ("back_pressure",)
     assert result.sender_shortfall == pytest.approx((1 / 3, 1 / 3), abs=1e-4)
@@ -82,9 +83,9 @@ def test_back_pressure_holds_the_senders_back_instead_of_dropping() -> None:
 
 def test_back_pressure_without_pause_counters_is_read_from_the_shortfall() -> None:
     class Silent(CongestionSwitch):
-        def measure_congestion(self, load_pps_per_port: float,
+        def measure(self, load_pps_per_port: float,
                                duration_s: float) -> CongestionTrial:
-            t = super().measure_congestion(load_pps_per_port, duration_s)
+            t = super().measure(load_pps_per_port, duration_s)
             return CongestionTrial(t.load_pps_per_port, t.duration_s, t.a_to_c, t.a_to_d,
                                    t.b_to_c, pause_frames=None)
 
@@ -99,7 +100,8 @@ def test_a_port_faster_than_the_load_is_named() -> None:
 
 def test_as_dict_keys_and_invalid_trials_retried() -> None:
     switch = CongestionSwitch("drop", invalid_first=2)
-    result = congestion_control(switch, load_pps_per_port=1000, duration_s=2, retries=2)
+    result = congestion_control(switch, settings=TrialSettings(duration_s=2, retries=2),
+                                load_pps_per_port=1000)
     assert len(result.trials) == 3 and result.trial.valid
     d = result.as_dict()
     assert set(d) == {"procedure", "load_pps_per_port", "duration_s", "tolerance",
@@ -111,13 +113,13 @@ def test_as_dict_keys_and_invalid_trials_retried() -> None:
     assert [s["name"] for s in d["trial"]["streams"]] == ["a->c", "a->d", "b->c"]
     assert d["trial"]["port_names"] == ["p0", "p1", "p2", "p3"]
     with pytest.raises(InvalidTrial, match="congestion control trial.*link down on p1"):
-        congestion_control(CongestionSwitch("drop", invalid_first=3), load_pps_per_port=1000,
-                           retries=2)
+        congestion_control(CongestionSwitch("drop", invalid_first=3),
+                           settings=TrialSettings(retries=2), load_pps_per_port=1000)
 
 
 def test_the_defaults() -> None:
-    params = inspect.signature(congestion_control).parameters
-    assert params["duration_s"].default == TRIAL_S and params["retries"].default == 2
+    default = inspect.signature(congestion_control).parameters["settings"].default
+    assert default == TrialSettings(duration_s=TRIAL_S, retries=2)
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
@@ -128,8 +130,11 @@ def test_the_defaults() -> None:
 ])
 def test_bad_input_names_the_field(kwargs: dict, field: str) -> None:
     switch = CongestionSwitch("drop")
+    trial = {k: kwargs.pop(k) for k in ("duration_s", "retries") if k in kwargs}
     with pytest.raises(NetloadConfigError, match=field):
-        congestion_control(switch, **{"load_pps_per_port": 1000, **kwargs})
+        congestion_control(switch, **{"load_pps_per_port": 1000,
+                                      "settings": TrialSettings(**{"duration_s": 1.0, **trial}),
+                                      **kwargs})
     assert switch.calls == []
 
 

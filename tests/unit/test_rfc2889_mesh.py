@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.rfc2544 import Resolution
 from pytest_netload.rfc2889 import TRIAL_S, MeshTrial, fully_meshed
+from pytest_netload.search import TrialSettings
 
 
 class MeshSwitch:
@@ -23,7 +24,7 @@ class MeshSwitch:
         self.ports, self.fabric_pps, self.invalid_every = ports, fabric_pps, invalid_every
         self.calls: list[tuple[float, float]] = []
 
-    def measure_mesh(self, load_pps_per_port: float, duration_s: float) -> MeshTrial:
+    def measure(self, load_pps_per_port: float, duration_s: float) -> MeshTrial:
         self.calls.append((load_pps_per_port, duration_s))
         sent = round(load_pps_per_port * duration_s)
         if self.invalid_every and len(self.calls) % self.invalid_every == 0:
@@ -62,15 +63,16 @@ def test_at_the_defaults() -> None:
 
 
 def test_the_defaults_are_the_rfcs_trial_duration() -> None:
-    params = inspect.signature(fully_meshed).parameters
-    assert params["duration_s"].default == TRIAL_S and params["retries"].default == 2
+    default = inspect.signature(fully_meshed).parameters["settings"].default
+    assert default == TrialSettings(duration_s=TRIAL_S, retries=2)
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(2, 16), st.floats(1_000.0, 1_000_000.0))
 def test_the_throughput_is_the_fabric_share_per_port(ports: int, per_port: float) -> None:
     switch = MeshSwitch(ports, fabric_pps=per_port * ports)
-    result = fully_meshed(switch, ports=ports, max_pps_per_port=1_000_000, duration_s=1.0)
+    result = fully_meshed(switch, settings=TrialSettings(duration_s=1.0), ports=ports,
+                          max_pps_per_port=1_000_000)
     lo = result.throughput_pps_per_port
     assert lo <= per_port + 1 and result.resolution_reached
     assert result.upper_pps_per_port is None or \
@@ -79,7 +81,8 @@ def test_the_throughput_is_the_fabric_share_per_port(ports: int, per_port: float
 
 def test_a_switch_that_forwards_the_maximum_is_measured_once() -> None:
     switch = MeshSwitch(3, fabric_pps=10**9)
-    result = fully_meshed(switch, ports=3, max_pps_per_port=100_000, duration_s=2.0)
+    result = fully_meshed(switch, settings=TrialSettings(duration_s=2.0), ports=3,
+                          max_pps_per_port=100_000)
     assert len(result.trials) == 1 and result.throughput_pps_per_port == 100_000
     assert result.upper_pps_per_port is None
     assert result.forwarding_rate_at_max_pps == pytest.approx(300_000)
@@ -87,8 +90,8 @@ def test_a_switch_that_forwards_the_maximum_is_measured_once() -> None:
 
 def test_invalid_trials_are_retried_and_never_count_as_loss() -> None:
     switch = MeshSwitch(4, fabric_pps=400_000, invalid_every=2)
-    result = fully_meshed(switch, ports=4, max_pps_per_port=1_000_000, duration_s=1.0,
-                          retries=2)
+    result = fully_meshed(switch, settings=TrialSettings(duration_s=1.0, retries=2), ports=4,
+                          max_pps_per_port=1_000_000)
     assert 100_000 * 0.995 <= result.throughput_pps_per_port <= 100_000
     assert any(not t.valid for t in result.trials)
     assert result.generator_ceiling_pps_per_port is None
@@ -97,19 +100,20 @@ def test_invalid_trials_are_retried_and_never_count_as_loss() -> None:
 def test_every_trial_invalid_is_the_generators_failure() -> None:
     switch = MeshSwitch(2, fabric_pps=1.0, invalid_every=1)
     with pytest.raises(InvalidTrial, match="fully meshed.*tx short"):
-        fully_meshed(switch, ports=2, max_pps_per_port=1000, duration_s=1.0)
+        fully_meshed(switch, settings=TrialSettings(duration_s=1.0), ports=2, max_pps_per_port=1000)
 
 
 def test_an_absolute_resolution() -> None:
-    result = fully_meshed(MeshSwitch(2, fabric_pps=1000), ports=2, max_pps_per_port=10_000,
-                          duration_s=1.0, resolution=Resolution(pps=10))
+    result = fully_meshed(MeshSwitch(2, fabric_pps=1000), settings=TrialSettings(duration_s=1.0),
+                          ports=2, max_pps_per_port=10_000, resolution=Resolution(pps=10))
     assert result.upper_pps_per_port is not None
     assert result.upper_pps_per_port - result.throughput_pps_per_port <= 10
 
 
 def test_a_measurer_counting_the_wrong_ports_is_refused() -> None:
     with pytest.raises(NetloadConfigError, match="returned 2 ports' counts for ports=4"):
-        fully_meshed(MeshSwitch(2, 1000), ports=4, max_pps_per_port=1000, duration_s=1.0)
+        fully_meshed(MeshSwitch(2, 1000), settings=TrialSettings(duration_s=1.0), ports=4,
+                     max_pps_per_port=1000)
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
@@ -122,8 +126,11 @@ def test_a_measurer_counting_the_wrong_ports_is_refused() -> None:
 ])
 def test_bad_input_names_the_field(kwargs: dict, field: str) -> None:
     switch = MeshSwitch(4, 1000)
+    trial = {k: kwargs.pop(k) for k in ("duration_s", "retries") if k in kwargs}
     with pytest.raises(NetloadConfigError, match=field):
-        fully_meshed(switch, **{"ports": 4, "max_pps_per_port": 1000, **kwargs})
+        fully_meshed(switch, **{"ports": 4, "max_pps_per_port": 1000,
+                                "settings": TrialSettings(**{"duration_s": 1.0, **trial}),
+                                **kwargs})
     assert switch.calls == []
 
 

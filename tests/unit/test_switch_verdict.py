@@ -10,9 +10,11 @@ import pytest
 
 from pytest_netload import NetloadConfigError, assert_rfc2889
 from pytest_netload.measure.recording import recording
-from pytest_netload.rfc2889 import (AddressTrial, CongestionTrial, MeshTrial, StreamCounts,
+from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, CongestionTrial, MeshTrial,
+                                    StreamCounts,
                                     address_caching_capacity, congestion_control,
                                     fully_meshed)
+from pytest_netload.search import TrialSettings
 
 
 class Table:
@@ -21,8 +23,8 @@ class Table:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
 
-    def measure_addresses(self, count: int, learning_rate_fps: float,
-                          test_rate_fps: float) -> AddressTrial:
+    def measure(self, load: AddressLoad, duration_s: float) -> AddressTrial:
+        count = load.count
         flooded = max(0, count - self.capacity)
         return AddressTrial(count, count, count, flooded)
 
@@ -33,7 +35,7 @@ class Fabric:
     def __init__(self, limit_pps: float) -> None:
         self.limit = limit_pps
 
-    def measure_mesh(self, load: float, duration_s: float) -> MeshTrial:
+    def measure(self, load: float, duration_s: float) -> MeshTrial:
         tx = round(load * duration_s)
         rx = min(tx, round(self.limit * duration_s))
         return MeshTrial(load, (tx, tx), (rx, rx), duration_s)
@@ -45,7 +47,7 @@ class Switch:
     def __init__(self, hol: bool) -> None:
         self.hol = hol
 
-    def measure_congestion(self, load: float, duration_s: float) -> CongestionTrial:
+    def measure(self, load: float, duration_s: float) -> CongestionTrial:
         n = round(load * duration_s)
         half = n // 2
         return CongestionTrial(load, duration_s, StreamCounts("a->c", half, half * 2 // 3),
@@ -70,18 +72,20 @@ def test_capacity_at_least() -> None:
 
 
 def test_mesh_throughput_at_least_a_rate() -> None:
-    result = fully_meshed(Fabric(900.0), ports=2, max_pps_per_port=1000.0, duration_s=1.0,
-                          resolution=0.01)
+    result = fully_meshed(Fabric(900.0), settings=TrialSettings(duration_s=1.0), ports=2,
+                          max_pps_per_port=1000.0, resolution=0.01)
     assert_rfc2889(result, at_least="880pps")
     with pytest.raises(AssertionError, match="fully meshed throughput per port .* is not >= "):
         assert_rfc2889(result, at_least=950)
 
 
 def test_congestion_observations() -> None:
-    clean = congestion_control(Switch(hol=False), load_pps_per_port=1000.0, duration_s=1.0)
+    clean = congestion_control(Switch(hol=False), settings=TrialSettings(duration_s=1.0),
+                               load_pps_per_port=1000.0)
     verdicts = _verdicts(lambda: assert_rfc2889(clean, head_of_line_blocking=False))
     assert [v["check"] for v in verdicts] == ["rfc2889:head_of_line_blocking"]
-    blocked = congestion_control(Switch(hol=True), load_pps_per_port=1000.0, duration_s=1.0)
+    blocked = congestion_control(Switch(hol=True), settings=TrialSettings(duration_s=1.0),
+                                 load_pps_per_port=1000.0)
     with pytest.raises(AssertionError, match="head of line blocking seen, required not seen"):
         assert_rfc2889(blocked, head_of_line_blocking=False)
     assert_rfc2889(blocked, head_of_line_blocking=True)
@@ -101,7 +105,8 @@ def test_bad_arguments_name_the_fix(call: Any, message: str) -> None:
 
 
 def test_congestion_needs_an_observation() -> None:
-    result = congestion_control(Switch(hol=False), load_pps_per_port=1000.0, duration_s=1.0)
+    result = congestion_control(Switch(hol=False), settings=TrialSettings(duration_s=1.0),
+                                load_pps_per_port=1000.0)
     with pytest.raises(NetloadConfigError, match="needs head_of_line_blocking="):
         assert_rfc2889(result)
     with pytest.raises(NetloadConfigError, match="at_least= does not apply"):

@@ -4,8 +4,6 @@ backlog and the forwarding rate over the trial show it; steady_state decides wha
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,6 +18,7 @@ from pytest_netload.rfc2544.trial import (
     steady_note,
     steady_summary,
 )
+from pytest_netload.search import TrialSettings
 
 
 class QueuedDut:
@@ -98,12 +97,14 @@ def test_binary_search_with_fail_finds_the_capacity_behind_a_deep_queue(
         capacity: float, queue_s: float) -> None:
     """A 2 s trial hides an overload of queue / 2 s (2.5 to 10 %) from the loss count; with
     steady_state='fail' the search still ends within 0.5 % below the capacity."""
-    warn = binary_search(partial(QueuedDut(capacity, queue_s).measure, duration_s=2.0),
-                         capacity * 1.5, frame_size=64, mean_frame_size=64.0, duration_s=2.0)
+    warn = binary_search(QueuedDut(capacity, queue_s), capacity * 1.5,
+                         settings=TrialSettings(duration_s=2.0, frame_size=64,
+                                                mean_frame_size=64.0))
     assert warn.throughput_pps > capacity * 1.02  # what loss alone reports
     assert steady_summary([t.as_dict() for t in warn.trials]) is not None
-    fail = binary_search(partial(QueuedDut(capacity, queue_s, "fail").measure, duration_s=2.0),
-                         capacity * 1.5, frame_size=64, mean_frame_size=64.0, duration_s=2.0)
+    fail = binary_search(QueuedDut(capacity, queue_s, "fail"), capacity * 1.5,
+                         settings=TrialSettings(duration_s=2.0, frame_size=64,
+                                                mean_frame_size=64.0))
     assert capacity * (1 - 0.006) <= fail.throughput_pps <= capacity * (1 + STEADY_BACKLOG_RATIO)
 
 
@@ -114,8 +115,8 @@ def test_mlrsearch_with_fail_finds_the_capacity_behind_a_deep_queue() -> None:
     found = {}
     for mode in ("warn", "fail"):
         dut = QueuedDut(capacity, 0.06, mode)
-        result = mlr_search(dut.measure, min_pps=capacity / 100, max_pps=capacity * 1.5,
-                            goals=(goal,), frame_size=64, mean_frame_size=64.0)
+        result = mlr_search(dut, settings=TrialSettings(frame_size=64, mean_frame_size=64.0),
+                            min_pps=capacity / 100, max_pps=capacity * 1.5, goals=(goal,))
         found[mode] = result.ndr.lower_bound_pps or 0.0
     assert found["warn"] > capacity * 1.02
     assert capacity * (1 - 0.01) <= found["fail"] <= capacity * (1 + STEADY_BACKLOG_RATIO)
@@ -123,8 +124,9 @@ def test_mlrsearch_with_fail_finds_the_capacity_behind_a_deep_queue() -> None:
 
 def test_the_summary_row_carries_the_flag() -> None:
     dut = QueuedDut(41_667.0, 0.06)
-    result = binary_search(partial(dut.measure, duration_s=2.0), 41_667.0 * 1.5,
-                           frame_size=64, mean_frame_size=64.0, duration_s=2.0)
+    result = binary_search(dut, 41_667.0 * 1.5,
+                           settings=TrialSettings(duration_s=2.0, frame_size=64,
+                                                  mean_frame_size=64.0))
     record = {"measurements": [{"kind": "throughput", **result.as_dict()}]}
     (row,) = rows_of("t.py::test_x", "passed", record)
     assert row[7].startswith("not steady at ")
@@ -142,8 +144,9 @@ def test_steady_fields_are_in_the_results_schema() -> None:
 
     doc = json.loads((Path(__file__).parents[1] / "data" / "results-full.json").read_text())
     dut = QueuedDut(41_667.0, 0.06)
-    result = binary_search(partial(dut.measure, duration_s=2.0), 41_667.0 * 1.5,
-                           frame_size=64, mean_frame_size=64.0, duration_s=2.0)
+    result = binary_search(dut, 41_667.0 * 1.5,
+                           settings=TrialSettings(duration_s=2.0, frame_size=64,
+                                                  mean_frame_size=64.0))
     test = next(t for t in doc["tests"] if any(m["kind"] == "throughput"
                                                 for m in t.get("measurements", ())))
     test["measurements"].append({"kind": "throughput", **result.as_dict()})

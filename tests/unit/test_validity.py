@@ -23,6 +23,7 @@ from pytest_netload.bench.validity import (
 from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.rfc2544 import binary_search
+from pytest_netload.search import FunctionMeasurer, TrialSettings
 
 PPS = 300_000.0
 
@@ -184,8 +185,9 @@ def test_zero_frame_trials_never_give_a_throughput() -> None:
     trial = m.measure(PPS, 1e-9)
     assert not trial.valid and "fewer than one" in (trial.invalid_reason or "")
     with pytest.raises(InvalidTrial, match="every trial of the throughput search"):
-        binary_search(lambda load: m.measure(load, 1.0), PPS, frame_size=64,
-                      mean_frame_size=64.0, duration_s=1.0, loss_tolerance=0.0)
+        binary_search(FunctionMeasurer(lambda load, _d: m.measure(load, 1.0)), PPS,
+                      settings=TrialSettings(duration_s=1.0, frame_size=64, mean_frame_size=64.0),
+                      loss_tolerance=0.0)
 
 
 def test_a_stalled_generator_never_gives_a_throughput() -> None:
@@ -250,3 +252,28 @@ def test_far_above_the_cir_a_lag_that_cannot_move_the_loss_is_no_reason() -> Non
     assert late_burst_reason(s, CIR_BPS, CBS, frame_bytes=64, excess_lost=283_000) is None
     why = late_burst_reason(s, CIR_BPS, CBS, frame_bytes=64, excess_lost=500)
     assert why is not None and "up to 820 frames" in why and "lost 500 more" in why
+
+
+def test_at_the_default_60_s_trial_the_burst_is_weighed_against_the_whole_loss() -> None:
+    """RFC 2544's default trial is 60 s. A lag's catch-up burst does not grow with the
+    trial, while a DUT's own loss near its CIR does: at 60 s the same 6 ms lag still
+    spoils a trial that lost a few hundred frames, yet cannot excuse a DUT that drops
+    0.5 % of 23.6 M frames; and a 300 ms lag, which the generic lag rule grants a 60 s
+    trial (1 % of it), is the generator's when its burst could have cost the loss."""
+    pps, seconds = 500_000, 60.0
+    few = stream(int(pps * seconds), int(pps * seconds) - 537, lag_ns=6_000_000,
+                 span_s=seconds)
+    assert judge(few, duration_s=seconds, pps=pps) is None
+    trial = _policed(ZeroFrameEngine(few)).measure(float(pps), seconds)
+    assert not trial.valid and "more than half the CBS" in trial.invalid_reason
+
+    near = round(CIR_BPS / (64 * 8) * 1.005)  # 0.5 % above the CIR, 64 B frames
+    sent = int(near * seconds)
+    own = stream(sent, sent - sent // 200, lag_ns=6_000_000, span_s=seconds)
+    assert _policed(ZeroFrameEngine(own)).measure(float(near), seconds).valid
+
+    long_lag = stream(int(pps * seconds), int(pps * seconds) - 60_000, lag_ns=300_000_000,
+                      span_s=seconds)
+    assert judge(long_lag, duration_s=seconds, pps=pps) is None  # within 1 % of 60 s
+    spoiled = _policed(ZeroFrameEngine(long_lag)).measure(float(pps), seconds)
+    assert not spoiled.valid and "300" in spoiled.invalid_reason

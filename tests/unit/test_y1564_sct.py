@@ -15,6 +15,7 @@ from pytest_netload.measure.histogram import LogHistogram
 from pytest_netload.measure.latency import LatencyResult
 from pytest_netload.y1564 import (POLICING_OVERSHOOT, SCT_STEP_S, SCT_STEPS, Service,
                                   ServiceSample, SctResult, service_configuration_test)
+from pytest_netload.search import TrialSettings
 
 N_BUCKETS = 2560
 
@@ -47,7 +48,7 @@ class Policer:
         self.loss, self.fail_first, self.frame_size = loss, fail_first, frame_size
         self.calls: list[tuple[dict[str, float], float]] = []
 
-    def measure_services(self, loads_bps: Mapping[str, float],
+    def measure(self, loads_bps: Mapping[str, float],
                          duration_s: float) -> Mapping[str, ServiceSample]:
         self.calls.append((dict(loads_bps), duration_s))
         out = {}
@@ -108,12 +109,12 @@ def test_the_bucket_allowance_lets_the_full_buckets_through() -> None:
     # the DUT forwards CIR+EIR plus its full buckets once: within the allowance
     svc = Service("b", cir="1Mbit/s", eir="1Mbit/s", cbs="100kB", ebs="100kB")
     r = service_configuration_test(Policer(svc.max_bps, burst_bytes=svc.burst_bytes), svc,
-                                   step_duration_s=1.0)
+                                   settings=TrialSettings(duration_s=1.0))
     assert r.steps[-1].checks[0].high == pytest.approx(2e6 * 1.02 + 200_000 * 8)
     assert r.passed
     svc0 = Service("b", cir="1Mbit/s", eir="1Mbit/s")  # no buckets declared: fails
     r0 = service_configuration_test(Policer(svc0.max_bps, burst_bytes=200_000), svc0,
-                                    step_duration_s=1.0)
+                                    settings=TrialSettings(duration_s=1.0))
     assert r0.steps[-1].passed is False
 
 
@@ -164,10 +165,10 @@ def test_invalid_samples_are_retried_then_not_measured() -> None:
 
 def test_no_latency_samples_leave_delay_criteria_not_measured() -> None:
     class NoLatency(Policer):
-        def measure_services(self, loads_bps, duration_s):  # type: ignore[no-untyped-def]
+        def measure(self, loads_bps, duration_s):  # type: ignore[no-untyped-def]
             return {k: ServiceSample(k, v.offered_bps, v.duration_s, v.frame_size, v.tx_frames,
                                      v.rx_frames)
-                    for k, v in super().measure_services(loads_bps, duration_s).items()}
+                    for k, v in super().measure(loads_bps, duration_s).items()}
     r = service_configuration_test(NoLatency(1e9), VOICE, policing=False, eir_step=False)
     assert all(s.passed is None for s in r.steps)
     assert "FTD not measured (no latency samples); required <= 10ms" in r.steps[0].reason
@@ -182,7 +183,7 @@ def test_on_step_sees_every_step_and_a_dict_service_works() -> None:
 
 def test_a_measurer_that_leaves_out_the_service_is_an_error() -> None:
     class Wrong:
-        def measure_services(self, loads_bps, duration_s):  # type: ignore[no-untyped-def]
+        def measure(self, loads_bps, duration_s):  # type: ignore[no-untyped-def]
             return {}
     with pytest.raises(NetloadConfigError, match="no sample for service 'voice'"):
         service_configuration_test(Wrong(), VOICE)
@@ -192,7 +193,7 @@ def test_a_measurer_that_leaves_out_the_service_is_an_error() -> None:
     ({"steps": ()}, "steps=()"), ({"steps": (0.5, 0.25)}, "must increase"),
     ({"steps": (0.5, 0.5)}, "must increase"), ({"steps": (0, 1)}, r"steps=\[0, 1\]"),
     ({"steps": (0.5, 1.5)}, "1.5 is not a share"), ({"steps": "1"}, "steps='1'"),
-    ({"step_duration_s": 0}, "step_duration_s"), ({"step_duration_s": -1}, "step_duration_s"),
+    ({"duration_s": 0}, "duration_s=0"), ({"duration_s": -1}, "duration_s=-1"),
     ({"policing_overshoot": 1.0}, "policing_overshoot=1.0"),
     ({"policing_overshoot": "1.25"}, "policing_overshoot"),
     ({"ir_tolerance": 1.0}, "ir_tolerance=1.0"), ({"ir_tolerance": -0.1}, "ir_tolerance"),
@@ -200,8 +201,11 @@ def test_a_measurer_that_leaves_out_the_service_is_an_error() -> None:
     ({"fdv_quantile": 0}, "fdv_quantile=0"), ({"fdv_quantile": 101}, "fdv_quantile"),
 ])
 def test_bad_parameters_name_themselves(kwargs: dict[str, object], word: str) -> None:
+    trial = {k: kwargs.pop(k) for k in ("duration_s", "retries") if k in kwargs}
     with pytest.raises(NetloadConfigError, match=word):
-        service_configuration_test(Policer(1e9), VOICE, **kwargs)  # type: ignore[arg-type]
+        service_configuration_test(Policer(1e9), VOICE,
+                                   settings=TrialSettings(**trial),  # type: ignore[arg-type]
+                                   **kwargs)  # type: ignore[arg-type]
 
 
 @settings(max_examples=60, deadline=None)
@@ -214,7 +218,7 @@ def test_verdicts_follow_the_dut_rate(cir_mbps: int, eir_share: float, dut_share
     svc = Service("s", cir=f"{cir_mbps}Mbit/s", eir=eir, frame_size=size, sac={"flr": "0%"})
     dut_rate = dut_share * svc.max_bps
     r = service_configuration_test(Policer(dut_rate, frame_size=size), svc,
-                                   step_duration_s=1.0, ir_tolerance=0.02)
+                                   settings=TrialSettings(duration_s=1.0), ir_tolerance=0.02)
     by = {s.name: s for s in r.steps}
     # frames are whole: allow one frame per step of rounding around the edges
     edge = 2 * 8 * size

@@ -60,7 +60,7 @@ class Dut:
         self.t = start  # the interval the next call measures (a resumed run starts later)
         self.cache: dict[tuple[str, int], LatencyResult] = {}
 
-    def measure_services(self, loads_bps: Mapping[str, float],
+    def measure(self, loads_bps: Mapping[str, float],
                          duration_s: float) -> Mapping[str, ServiceSample]:
         t = self.t
         if t == self.crash_at:

@@ -11,6 +11,9 @@ from typing import Any
 from ... import format as fmt
 from ...rfc2544.trial import steady_note, steady_summary
 from .. import verdict
+from ..signoff import FIELDS as SIGN_OFF_FIELDS
+from ..signoff import LABELS as SIGN_OFF_LABELS
+from ..signoff import sign_off
 from .text import (
     DASH,
     PERCENTILE_KEYS,
@@ -88,6 +91,7 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
         "dut_name": dut.pop("name", None) or topo.get("name") or "unnamed DUT",
         "dut_model": dut.pop("model", None) or DASH,
         "dut_firmware": dut.pop("firmware", None) or dut.get("kernel") or DASH,
+        "dut_serial": dut.pop("serial", None),
         "dut_other": sorted(dut.items()),
         "topology": topo.get("name", DASH),
         "topology_source": topo.get("source"),
@@ -103,6 +107,9 @@ def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
         "tests": len(outcomes),
         "session": verdict.session_counts(doc),
         "verdict_line": verdict.verdict_line(doc).partition(": ")[2],
+        # customer, operator, site, test plan: those the settings give
+        "sign_off": [(SIGN_OFF_LABELS[k], v) for k, v in sign_off(doc).items()],
+        "given": {k: sign_off(doc).get(k) for k in SIGN_OFF_FIELDS},  # None: not given
     }
 
 
@@ -418,7 +425,7 @@ def _conditions(doc: Mapping[str, Any]) -> dict[str, Any]:
                      ("trial duration override",
                       fmt_given_s(override) if _real(override) else "none (procedures' own)")]
         + [(k.replace("_", " "), str(v)) for k, v in sorted(settings.items())
-           if k != "trial_duration_s"],
+           if k != "trial_duration_s" and k not in SIGN_OFF_FIELDS],
         "host": sorted((doc.get("host") or {}).items()),
         "procedures": procedures, "invalid": invalid, "unsteady": unsteady,
         "attributed": attributed,
