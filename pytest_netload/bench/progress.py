@@ -112,8 +112,10 @@ def trial_fields(t: Any, loss_tolerance: float | None = None) -> dict[str, Any]:
     loss = getattr(t, "loss_ratio", None)
     if loss is None and getattr(t, "tx_packets", 0):
         loss = t.lost / t.tx_packets
-    offered = getattr(t, "offered_pps", None) or getattr(t, "overload_pps", None) or \
-        getattr(t, "load_pps", None)
+    # per port where the procedure searches per port (RFC 2889), as its bracket is
+    offered = getattr(t, "offered_pps_per_port", None) or getattr(t, "load_pps_per_port", None) \
+        or getattr(t, "offered_pps", None) or getattr(t, "overload_pps", None) \
+        or getattr(t, "load_pps", None)
     valid = bool(getattr(t, "valid", True))
     passed: bool | None = None
     if valid:

@@ -278,3 +278,39 @@ def test_the_availability_so_far_is_the_trackers_result(flrs: list[float | None]
     for flr in flrs:
         avail.add(flr)
         assert avail.ratio_so_far == avail.result().ratio
+
+
+def test_an_rfc2889_search_reports_procedure_trial_and_bracket() -> None:
+    """The RFC 2889 runner's plan and on_trial (in its TrialSettings) feed the same model:
+    a fully meshed search at its defaults (20 trials at most, 0.5 %), over 2 ports whose
+    DUT forwards 300 kpps a port."""
+    from pytest_netload.bench.rfc2889 import Rfc2889Runner
+    from pytest_netload.bench.settings import Rfc2889Mark
+    from pytest_netload.rfc2889.mesh import MeshTrial, fully_meshed
+    from pytest_netload.search.trial import FunctionMeasurer
+
+    runner = object.__new__(Rfc2889Runner)  # its plan and reports need no ports
+    runner.test, runner.mark = "test_mesh", Rfc2889Mark()
+    clock = Clock()
+    tracker = Tracker(clock, test="test_mesh")
+    statuses: list[Status] = []
+
+    def measure(load: float, duration_s: float) -> MeshTrial:
+        clock.advance(duration_s + 1.0)
+        sent = int(load * duration_s)
+        got = min(sent, int(300_000 * duration_s))
+        return MeshTrial(load, (sent, sent), (got, got), duration_s)
+
+    with progress.sink(lambda e: statuses.extend(tracker.feed(e))):
+        fully_meshed(FunctionMeasurer(measure), ports=2, max_pps_per_port=1e6,
+                     settings=runner._settings(timed=True, on_trial=runner._progress(
+                         "fully meshed", total=runner.mark.max_trials,
+                         trial_s=runner.mark.trial_duration_s, max_pps=1e6,
+                         resolution=Resolution(ratio=runner.mark.resolution))),
+                     max_trials=runner.mark.max_trials)
+    trials = [s for s in statuses if s.kind == "trial"]
+    assert statuses[0].procedure == "RFC 2889 fully meshed" and statuses[0].total == 20
+    assert trials[0].passed is False and trials[-1].eta_s == 0.0
+    assert (trials[-1].lo or 0) <= 300_000 <= (trials[-1].hi or 0)
+    assert status_line(trials[1]).startswith(
+        "netload: test_mesh | 64B | RFC 2889 fully meshed | trial 2 of at most 20 | ETA ~")
