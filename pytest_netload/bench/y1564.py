@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from ..traffic.patterns import CBR
 from ..traffic.streams import udp
 from ..units import Rate, frame_bits
 from ..y1564 import (
+    AvailabilityTracker,
     SctResult,
     Service,
     ServiceSample,
@@ -37,6 +38,7 @@ from ..y1564 import (
     service_configuration_test,
     service_performance_test,
 )
+from . import progress
 from .harness import WiredPorts
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
@@ -74,6 +76,7 @@ class EngineServiceMeasurer:
             entries.append((name, bps, pps, Tx(stream, 0, phases)))
         if not entries:
             return {}
+        progress.trial_start(offered_bps=sum(e[1] for e in entries))
         run = self.engine.run([e[3] for e in entries], self.rx, duration_s=duration_s,
                               drain_s=self.drain_s)
         self.runs += 1
@@ -185,13 +188,31 @@ class Y1564Runner:
 
     def _sct(self, service: Service) -> SctResult:
         m = self.mark
+        steps = len(m.steps) + int(m.eir_step and service.eir_bps > 0) + int(m.policing) \
+            if isinstance(m.steps, (list, tuple)) else None
+        progress.start(f"Y.1564 SCT {service.name}", test=self.test,
+                       frame_size=service.frame_size, what="step", total=steps, exact=True,
+                       trial_s=self.step_override_s or m.step_duration_s)
+        count = 0
+
+        def on_step(step: Any) -> None:
+            nonlocal count
+            count += 1
+            sample = step.sample
+            progress.report(event="trial", trial=count, name=step.name,
+                            offered_bps=step.offered_bps,
+                            loss_ratio=None if sample is None else sample.flr,
+                            valid=sample is not None, passed=step.passed,
+                            note=None if sample is not None else step.reason)
+
         with self._measurer((service,)) as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
                 settings=TrialSettings(duration_s=self.step_override_s or m.step_duration_s,
                                        retries=m.retries),
                 eir_step=m.eir_step, policing=m.policing,
-                policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance)
+                policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance,
+                on_step=on_step)
         record_measurement("y1564_sct", {**result.as_dict(), "traffic": self._traffic()})
         return result
 
@@ -213,12 +234,14 @@ class Y1564Runner:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         again = bool(path is not None and path.exists()) if resume is None else resume
+        on_interval = self._spt_progress(seconds)
         with self._measurer(self.services) as measurer:
             result = service_performance_test(
                 measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
                 availability_threshold=m.availability_threshold,
                 availability_n=m.availability_n, checkpoint=path, resume=again,
-                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s)
+                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
+                on_interval=on_interval)
         record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})
@@ -227,6 +250,26 @@ class Y1564Runner:
             with contextlib.suppress(OSError):
                 path.parent.rmdir()  # when no other test's checkpoint is there
         return result
+
+    def _spt_progress(self, seconds: float) -> Callable[[int, Mapping[str, Any]], None]:
+        """The performance test's ``on_interval``: interval k of n and each service's
+        availability so far (of the intervals this run measured) to the progress line."""
+        m = self.mark
+        total = max(1, round(seconds / m.interval_s))
+        progress.start("Y.1564 SPT", test=self.test, what="interval", total=total, exact=True,
+                       trial_s=m.interval_s)
+        trackers = {s.name: AvailabilityTracker(m.availability_threshold, m.availability_n)
+                    for s in self.services}
+
+        def on_interval(index: int, samples: Mapping[str, Any]) -> None:
+            for name, tracker in trackers.items():
+                sample = samples.get(name)
+                tracker.add(None if sample is None or not sample.valid else sample.flr)
+            if progress.active():
+                progress.report(event="interval", interval=index + 1, total=total,
+                                availability={n: t.ratio_so_far for n, t in trackers.items()})
+
+        return on_interval
 
     def run(self, spt_duration: Any = None) -> Y1564Result:
         """Each service's configuration test, then the performance test of all of them

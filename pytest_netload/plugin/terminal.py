@@ -1,4 +1,4 @@
-"""Terminal output: the live progress line and the end-of-session summary table.
+"""Terminal output: the end-of-session summary table (the live progress line: live.py).
 
 Rows come from the records tests attach to their reports (`report.netload`),
 so the table is the same with or without xdist.
@@ -15,8 +15,7 @@ import pytest
 
 from .selection import is_netload_test
 
-# The formatter, the rows' notes (rfc2544/, measure/) and the progress line (bench/) are
-# imported where used: a session that measured nothing never loads them.
+# The formatter and the rows' notes (rfc2544/, measure/) are imported where used: a session that measured nothing never loads them.
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
@@ -211,28 +210,6 @@ def format_table(rows: Iterable[tuple[str, ...]]) -> list[str]:
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return out
-
-
-class TerminalProgress:
-    """The live line: rewritten in place on a terminal, one line per event with -v
-    elsewhere, nothing with -q (or on xdist workers, which have no terminal)."""
-
-    def __init__(self, reporter: Any, verbosity: int) -> None:
-        self.reporter = reporter
-        self.verbosity = verbosity
-        self.live = bool(getattr(reporter, "isatty", False)) and verbosity >= 0
-        self.lines = verbosity >= 1 and not self.live
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        from ..bench.progress import progress_line
-
-        text = progress_line(event)
-        if self.live:
-            self.reporter.ensure_newline()
-            self.reporter.rewrite(text[: self.reporter._tw.fullwidth - 1])
-        elif self.lines:
-            self.reporter.ensure_newline()
-            self.reporter.write_line(text)
 
 
 def _error_text(report: pytest.TestReport) -> str:
