@@ -7,6 +7,7 @@ so the table is the same with or without xdist.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -467,11 +468,9 @@ class Summary:
         stamp = "".join(c if c.isalnum() else "-" for c in str(doc.get("created", "")))
         try:
             Path(where).mkdir(parents=True, exist_ok=True)
-            path, n = Path(where) / f"results-{stamp}.json", 1
-            while path.exists():  # two sessions in one second
-                n += 1
-                path = Path(where) / f"results-{stamp}-{n}.json"
-            json_report.write(doc, path)
+            # `created` has whole seconds: the write time orders (and keeps apart) the
+            # sessions of one second, as load_history reads a directory in name order
+            json_report.write(doc, Path(where) / f"results-{stamp}-{time.time_ns()}.json")
         except OSError as exc:
             self.write_errors.append(
                 f"could not add the results to --netload-history {where}: "
