@@ -27,7 +27,7 @@ SAMPLE = DATA / "results-sample.json"
 FULL = DATA / "results-full.json"
 KINDS = {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recovery", "reset",
          "mlrsearch", "calibration", "traffic", "latency", "dut_health", "y1564_sct",
-         "y1564_spt", "rfc2889_fully_meshed", "rfc2889_congestion_control",
+         "y1564_spt", "y1564_bursts", "rfc2889_fully_meshed", "rfc2889_congestion_control",
          "rfc2889_address_caching_capacity", "rfc2889_address_learning_rate",
          "rfc2889_broadcast_forwarding"}
 
