@@ -74,6 +74,13 @@ def _note(m: dict[str, Any]) -> str | None:
         return (f"Y.1564 SCT {m['service']['name']!r}: "
                 + (f"{len(steps) - len(bad)}/{len(steps)} steps passed, not {', '.join(bad)}"
                    if bad else f"all {len(steps)} steps passed"))
+    if kind == "y1564_bursts":
+        parts = [f"{s['name']} {s['rx_frames']}/{s['tx_frames']}"
+                 + ("" if s.get("passed") is True else
+                    " FAIL" if s.get("passed") is False else " not measured")
+                 if s.get("measured") else f"{s['name']} not measured"
+                 for s in m.get("steps") or []]
+        return f"Y.1564 bursts {m['service']['name']!r}: " + ", ".join(parts)
     if kind == "rfc2889_address_caching_capacity":
         return f"RFC 2889 address capacity {fmt.count(m['capacity'])}"
     bounded = bool(m.get("lower_bound_by_generator"))

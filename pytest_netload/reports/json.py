@@ -42,7 +42,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def package_version() -> str:

@@ -297,8 +297,8 @@ def test_load_missing_lists_what_exists(tmp_path: Path) -> None:
     ('{"schema_version": "1.0",, "tests": []}', "is not valid JSON (line 1, column 26"),
     ("[1, 2]", "not a JSON object"),
     ('{"schema_version": "2.0", "created": "x", "tests": []}',
-     "schema_version '2.0' is newer than this pytest-netload reads ('1.0')"),
-    ('{"schema_version": "1.1", "created": "x", "tests": []}', "is newer"),
+     "schema_version '2.0' is newer than this pytest-netload reads ('1.1')"),
+    ('{"schema_version": "1.2", "created": "x", "tests": []}', "is newer"),
     ('{"schema_version": "one", "created": "x", "tests": []}', "expected a version"),
     ('{"schema_version": "1.0", "tests": []}', "document.created is missing"),
 ])

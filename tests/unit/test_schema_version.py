@@ -25,6 +25,7 @@ SCHEMA = ROOT / "pytest_netload" / "reports" / "results.schema.json"
 
 FINGERPRINTS = {
     "1.0": "9acdb6897c500a89f7cf14115463506547692c9c739097aaf19ff26741fadc79",
+    "1.1": "2d1b90312121c4847bb134c1f689371c5009ce269faf9673061fe1c45d403e68",
 }
 ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 # keywords whose members are names (a field may be called "title"), not schema keywords
