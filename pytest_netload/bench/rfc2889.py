@@ -47,6 +47,7 @@ from ..rfc2889 import (
     AddressLoad,
     AddressTrial,
     MIN_GAP_BITS,
+    MIN_PORTS,
     PRESSURE_GAP_BITS,
     BroadcastTrial,
     CongestionTrial,
@@ -111,7 +112,8 @@ class Rfc2889Runner:
 
     def _ports(self, procedure: str) -> tuple[Port, ...]:
         n = self.mark.ports if self.mark.ports is not None else (
-            4 if procedure == "congestion_control" else len(self.names))
+            4 if procedure == "congestion_control"
+            else max(len(self.names), MIN_PORTS[procedure]))  # too few: "needs n ports"
         check_port_count(n, list(self.names), procedure)
         return tuple(self.wired.ports[name] for name in self.names[:n])
 
