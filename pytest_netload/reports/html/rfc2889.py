@@ -125,6 +125,7 @@ def rfc2889_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     for nodeid, m in measurements_of(doc, *RFC2889_KINDS):
         result, details = _figures(m["kind"], m)
         rows.append({"test": short_name(nodeid), "procedure": RFC2889_KINDS[m["kind"]],
-                     "size": f"{m.get('frame_size', DASH)} B", "result": result,
+                     "size": DASH if m["kind"] == "rfc2889_errored_frame_filtering"
+                     else f"{m.get('frame_size', DASH)} B", "result": result,
                      "details": details})
     return rows
