@@ -44,11 +44,11 @@ from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2889 import (
-    AddressLoad,
-    AddressTrial,
     MIN_GAP_BITS,
     MIN_PORTS,
     PRESSURE_GAP_BITS,
+    AddressLoad,
+    AddressTrial,
     BroadcastTrial,
     CongestionTrial,
     ErroredCase,
@@ -199,7 +199,8 @@ class Rfc2889Runner:
         return loaded
 
     def _mesh_measurer(self, loaded: Sequence[tuple[int, int, LoadedStream]],
-                       ports: Sequence[Port], streams_per_sender: int) -> FunctionMeasurer:
+                       ports: Sequence[Port],
+                       streams_per_sender: int) -> FunctionMeasurer[float, MeshTrial]:
         """Each sender's `load` split evenly over its streams; per port tx and rx."""
         n = len(ports)
 

@@ -38,10 +38,11 @@ ERRORED_KINDS: tuple[ErroredKind, ...] = ("undersized", "oversized", "bad_fcs")
 
 
 def _kind(value: object) -> ErroredKind:
-    if value not in ERRORED_KINDS:
-        raise NetloadConfigError(f"errored frame kind {value!r}: give one of "
-                                 f"{', '.join(map(repr, ERRORED_KINDS))}")
-    return value  # type: ignore[return-value]
+    for kind in ERRORED_KINDS:
+        if kind == value:
+            return kind
+    raise NetloadConfigError(f"errored frame kind {value!r}: give one of "
+                             f"{', '.join(map(repr, ERRORED_KINDS))}")
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,11 @@ PARTIAL_DIRECTIONS: tuple[PartialDirection, ...] = ("one_to_many", "many_to_one"
 
 def check_direction(value: object) -> PartialDirection:
     """`value` as a partially meshed direction; the error names both choices."""
-    if value not in PARTIAL_DIRECTIONS:
-        raise NetloadConfigError(f"direction={value!r}: give 'one_to_many' (the one port "
-                                 "sends to the others) or 'many_to_one' (the others send to it)")
-    return value  # type: ignore[return-value]
+    for direction in PARTIAL_DIRECTIONS:
+        if direction == value:
+            return direction
+    raise NetloadConfigError(f"direction={value!r}: give 'one_to_many' (the one port "
+                             "sends to the others) or 'many_to_one' (the others send to it)")
 
 
 @dataclass(frozen=True)

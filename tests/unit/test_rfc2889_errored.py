@@ -4,6 +4,8 @@ reason and the others still run; bad inputs name their field."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +25,7 @@ ONE_S = TrialSettings(duration_s=1.0, retries=1)
 class Filter:
     """Forwards `share[kind]` of each kind; the first `invalid` trials are invalid."""
 
-    def __init__(self, share: dict[str, float], invalid: int = 0) -> None:
+    def __init__(self, share: Mapping[str, float], invalid: int = 0) -> None:
         self.share, self.invalid = share, invalid
         self.calls: list[tuple[str, float]] = []
 
@@ -57,7 +59,7 @@ def test_a_skipped_kind_keeps_its_reason_and_the_others_run() -> None:
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3))
 def test_verdicts_follow_the_counts(shares: list[float]) -> None:
-    share = dict(zip(ERRORED_KINDS, shares))
+    share: dict[str, float] = dict(zip(ERRORED_KINDS, shares))
     cases = [ErroredCase(k, frame_size=100) for k in ERRORED_KINDS]
     result = errored_frame_filtering(Filter(share), cases=cases, settings=ONE_S)
     for o in result.outcomes:
@@ -81,7 +83,8 @@ def test_every_kind_skipped_judges_nothing_and_failed_trials_skip_with_reason() 
 
 
 @pytest.mark.parametrize(("make", "match"), [
-    (lambda: ErroredCase("runt", frame_size=60), r"errored frame kind 'runt': give one of"),
+    (lambda: ErroredCase("runt", frame_size=60),  # type: ignore[arg-type]
+     r"errored frame kind 'runt': give one of"),
     (lambda: ErroredCase("oversized"), r"give its frame_size or the reason"),
     (lambda: ErroredCase("oversized", frame_size=1519, skipped_reason="x"),
      r"not both nor neither"),

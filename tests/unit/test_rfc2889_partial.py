@@ -12,6 +12,7 @@ from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.rfc2889 import (
     PARTIAL_DIRECTIONS,
     TRIAL_S,
+    PartialDirection,
     PartialMeshTrial,
     partially_meshed,
 )
@@ -49,7 +50,7 @@ class OnePortSwitch:
 
 
 @pytest.mark.parametrize("direction", PARTIAL_DIRECTIONS)
-def test_the_one_port_limits_both_directions(direction: str) -> None:
+def test_the_one_port_limits_both_directions(direction: PartialDirection) -> None:
     switch = OnePortSwitch(4, port_pps=600_000, direction=direction)
     result = partially_meshed(switch, direction=direction, ports=4, max_pps=1_200_000)
     assert result.duration_s == TRIAL_S and switch.calls[0] == (1_200_000, TRIAL_S)
@@ -67,7 +68,7 @@ def test_the_one_port_limits_both_directions(direction: str) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.integers(3, 12), st.floats(1_000.0, 900_000.0), st.sampled_from(PARTIAL_DIRECTIONS))
 def test_the_throughput_is_the_one_ports_rate(ports: int, port_pps: float,
-                                              direction: str) -> None:
+                                              direction: PartialDirection) -> None:
     switch = OnePortSwitch(ports, port_pps, direction)
     result = partially_meshed(switch, direction=direction, ports=ports, max_pps=1_000_000,
                               settings=TrialSettings(duration_s=1.0))

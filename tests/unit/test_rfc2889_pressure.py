@@ -72,7 +72,8 @@ def test_the_mfr_is_the_best_of_the_curve(ports: int, port_pps: float, steps: in
 def test_forward_pressure_is_detected_above_the_line_rate() -> None:
     line = 148_809.5  # 100 Mbit/s at 64 B
     offered = pressure_load_pps(line, 64)
-    assert offered == pytest.approx(line * (512 + 64 + 96) / (512 + 64 + 88))  # frame, preamble, gap
+    # frame, preamble and gap, in bit times
+    assert offered == pytest.approx(line * (512 + 64 + 96) / (512 + 64 + 88))
     honest, pushy = PortCapped(2, line), PortCapped(2, 2 * line)
     for switch, seen in ((honest, False), (pushy, True)):
         result = maximum_forwarding_rate(switch, ports=2, loads=(line,), settings=ONE_S,
