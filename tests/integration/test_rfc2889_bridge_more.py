@@ -186,5 +186,8 @@ def test_the_bridge_forwards_a_frame_above_a_declared_maximum(
     record = _record(session, "test_errored_declared[br2]",
                      "rfc2889_errored_frame_filtering")
     over = {o["kind"]: o for o in record["outcomes"]}["oversized"]
-    assert over["frame_size"] == 1001 and over["verdict"] == "forwarded"
-    assert over["tx"] == over["forwarded"] == 1000 and record["all_filtered"] is False
+    assert over["frame_size"] == 1001
+    assert over["tx"] >= 990  # 1,000 at 1,000 fps for 1 s; a valid trial may end a few short
+    with judged_unless_the_machine_was_busy(session["result"]):
+        assert over["verdict"] == "forwarded" and over["forwarded"] == over["tx"], over
+        assert record["all_filtered"] is False
