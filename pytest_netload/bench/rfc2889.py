@@ -5,6 +5,11 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
 
 - fully meshed (§5.1): a stream from every port to every other, each port's load split
   evenly over its destinations; a port's rx counts the frames of the streams to it;
+- partially meshed (§5.2): p0 to each other port (one-to-many) or each other port to
+  p0 (many-to-one), p0's load split evenly over the N - 1 streams;
+- maximum forwarding rate (§5.6): the fully meshed pattern at `load_steps` loads up to
+  the maximum; forward pressure (an 88-bit gap) is skipped with the reason: no port
+  of this engine sends below the 96-bit gap (a software port has no gap at all);
 - congestion control (§5.5): A = p0 sends half its load to C = p2 and half to D = p3,
   B = p1 all of it to C;
 - address caching capacity and learning rate (§5.7, §5.8): the learning port p0 sends
@@ -17,6 +22,11 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
   search found the throughput, each port's latency is measured there in a run of its own
   (one stream's latency cannot be told apart by port in one run), not after every
   passing trial of the search (N - 1 runs each, most of them at loads never reported).
+
+- errored frames (§5.9): p0 sends each kind it can to p1 at `test_rate`, and any other
+  port that receives one counts it forwarded; undersized frames (the engine pads to
+  64 bytes) and bad FCS (the MAC computes it) are skipped with the reason, oversized
+  ones (max_frame + 1 bytes) whenever both ports' MTU carries them.
 
 Counts per port come from the RX queue counters (frames with a signature of this
 run's streams), so a flooded frame is counted wherever it arrived.
@@ -34,19 +44,30 @@ from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2889 import (
+    MIN_GAP_BITS,
+    MIN_PORTS,
+    PRESSURE_GAP_BITS,
     AddressLoad,
     AddressTrial,
     BroadcastTrial,
     CongestionTrial,
+    ErroredCase,
+    ErroredTrial,
     MeshTrial,
+    PartialMeshTrial,
     StreamCounts,
     address_caching_capacity,
     address_learning_rate,
     broadcast_forwarding,
     check_port_count,
     congestion_control,
+    errored_frame_filtering,
     fully_meshed,
+    load_steps,
+    maximum_forwarding_rate,
+    partially_meshed,
 )
+from ..rfc2889.partial import check_direction
 from ..search.lower_bound import SearchMax
 from ..search.resolution import Resolution
 from ..search.settings import TrialSettings
@@ -54,7 +75,7 @@ from ..search.trial import FunctionMeasurer
 from ..traffic.packets import UDP, Eth, IPv4, field
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
-from ..units import Rate, frame_bits
+from ..units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES, Rate, frame_bits
 from . import progress
 from .harness import WiredPorts
 from .settings import Rfc2889Mark
@@ -93,7 +114,8 @@ class Rfc2889Runner:
 
     def _ports(self, procedure: str) -> tuple[Port, ...]:
         n = self.mark.ports if self.mark.ports is not None else (
-            4 if procedure == "congestion_control" else len(self.names))
+            4 if procedure == "congestion_control"
+            else max(len(self.names), MIN_PORTS[procedure]))  # too few: "needs n ports"
         check_port_count(n, list(self.names), procedure)
         return tuple(self.wired.ports[name] for name in self.names[:n])
 
@@ -178,29 +200,49 @@ class Rfc2889Runner:
                                                "frame_size": self.mark.frame_size})
         return result
 
-    # ---- §5.1 fully meshed -----------------------------------------------------------
+    # ---- §5.1 fully meshed, §5.6 maximum forwarding rate ------------------------------
+
+    def _mesh_streams(self, ports: Sequence[Port]) -> list[tuple[int, int, LoadedStream]]:
+        """A stream from every port to every other: (sender, receiver, stream)."""
+        n = len(ports)
+        loaded: list[tuple[int, int, LoadedStream]] = []
+        try:
+            for i, j in [(i, j) for i in range(n) for j in range(n) if i != j]:
+                loaded.append((i, j, self._load(ports[i], self._stream(
+                    ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))))
+        except BaseException:
+            for _i, _j, s in loaded:
+                s.free()
+            raise
+        return loaded
+
+    def _mesh_measurer(self, loaded: Sequence[tuple[int, int, LoadedStream]],
+                       ports: Sequence[Port],
+                       streams_per_sender: int) -> FunctionMeasurer[float, MeshTrial]:
+        """Each sender's `load` split evenly over its streams; per port tx and rx."""
+        n = len(ports)
+
+        def measure(load: float, duration_s: float) -> MeshTrial:
+            progress.trial_start(load)
+            run, why = self._run([(s, load / streams_per_sender) for _i, _j, s in loaded],
+                                 list(ports), duration_s)
+            tx, rx = [0] * n, [0] * n
+            for (i, j, _s), r in zip(loaded, run.streams):
+                tx[i] += r.tx_packets
+                rx[j] += r.rx_unique
+            return MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None, why,
+                             self.names[:n])
+
+        return FunctionMeasurer(measure)
 
     def fully_meshed(self) -> Any:
         ports = self._ports("fully_meshed")
         n = len(ports)
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        loaded = [(i, j, self._load(ports[i], self._stream(
-            ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))) for i, j in pairs]
+        loaded = self._mesh_streams(ports)
         try:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
-
-            def measure(load: float, duration_s: float) -> MeshTrial:
-                progress.trial_start(load)
-                run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
-                                     list(ports), duration_s)
-                tx, rx = [0] * n, [0] * n
-                for (i, j, _s), r in zip(loaded, run.streams):
-                    tx[i] += r.tx_packets
-                    rx[j] += r.rx_unique
-                return MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None, why,
-                                 self.names[:n])
-
-            result = fully_meshed(FunctionMeasurer(measure), ports=n, max_pps_per_port=top.pps,
+            result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1), ports=n,
+                                  max_pps_per_port=top.pps,
                                   settings=self._settings(timed=True, on_trial=self._progress(
                                       "fully meshed", total=self.mark.max_trials,
                                       trial_s=self.mark.trial_duration_s, max_pps=top.pps,
@@ -208,6 +250,89 @@ class Rfc2889Runner:
                                   resolution=self.mark.resolution,
                                   max_trials=self.mark.max_trials, max_source=top.source,
                                   generator_max_pps_per_port=top.generator_max_pps)
+        finally:
+            for _i, _j, s in loaded:
+                s.free()
+        return self._record(result)
+
+    def pressure_unsupported(self) -> str:
+        """Why this generator cannot offer forward pressure (an 88-bit gap): its ports
+        pace frames in time and leave the gap to the MAC, which keeps the 96-bit
+        minimum; a software port has no gap at all."""
+        if not self.wired.topology.line_rate_bps:
+            return ("the ports have no line rate (software ports such as veth): there is no "
+                    "inter-frame gap to shorten, so forward pressure cannot be offered")
+        return (f"the generator's ports leave the inter-frame gap to their MAC, which keeps "
+                f"IEEE 802.3's minimum of {MIN_GAP_BITS} bit times: no port here can send "
+                f"at {PRESSURE_GAP_BITS}")
+
+    def maximum_forwarding_rate(self) -> Any:
+        """§5.6 over the fully meshed pattern: the forwarding rate at `load_steps` loads
+        up to the maximum, its highest the MFR; forward pressure skipped with the
+        reason this generator cannot send a shortened gap."""
+        ports = self._ports("maximum_forwarding_rate")
+        n = len(ports)
+        loaded = self._mesh_streams(ports)
+        try:
+            top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
+            result = maximum_forwarding_rate(
+                self._mesh_measurer(loaded, ports, n - 1), ports=n,
+                loads=load_steps(top.pps, self.mark.load_steps),
+                settings=self._settings(timed=True, on_trial=self._progress(
+                    "maximum forwarding rate", total=self.mark.load_steps,
+                    trial_s=self.mark.trial_duration_s)),
+                pressure=self.pressure_unsupported(),
+                frame_size=self.mark.frame_size)
+        finally:
+            for _i, _j, s in loaded:
+                s.free()
+        return self._record(result)
+
+    # ---- §5.2 partially meshed ------------------------------------------------------
+
+    def partially_meshed(self, direction: str = "one_to_many") -> Any:
+        """§5.2: p0 sends to every other port (one_to_many) or every other port sends
+        to p0 (many_to_one); the load is p0's, split evenly over the N - 1 streams."""
+        way = check_direction(direction)
+        ports = self._ports("partially_meshed")
+        n = len(ports)
+        pairs = [(0, j) for j in range(1, n)] if way == "one_to_many" else \
+            [(j, 0) for j in range(1, n)]
+        loaded: list[tuple[int, int, LoadedStream]] = []
+        try:
+            for i, j in pairs:
+                loaded.append((i, j, self._load(ports[i], self._stream(
+                    ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))))
+            if way == "one_to_many":
+                top = self._search_max([(0, s) for _i, _j, s in loaded], 1, list(ports[1:]))
+            else:  # p0's load is the N - 1 senders' together
+                each = self._search_max([(k, s) for k, (_i, _j, s) in enumerate(loaded)],
+                                        n - 1, [ports[0]])
+                top = SearchMax(each.pps * (n - 1), each.source,
+                                None if each.generator_max_pps is None
+                                else each.generator_max_pps * (n - 1))
+
+            def measure(load: float, duration_s: float) -> PartialMeshTrial:
+                progress.trial_start(load)
+                run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
+                                     list(ports), duration_s)
+                tx, rx = [0] * n, [0] * n
+                for (i, j, _s), r in zip(loaded, run.streams):
+                    tx[i] += r.tx_packets
+                    rx[j] += r.rx_unique
+                return PartialMeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None,
+                                        why, self.names[:n])
+
+            result = partially_meshed(FunctionMeasurer(measure), direction=way, ports=n,
+                                      max_pps=top.pps, settings=self._settings(
+                                          timed=True, on_trial=self._progress(
+                                              f"partially meshed {way.replace('_', '-')}",
+                                              total=self.mark.max_trials,
+                                              trial_s=self.mark.trial_duration_s,
+                                              max_pps=top.pps, resolution=Resolution(
+                                                  ratio=self.mark.resolution))),
+                                      resolution=self.mark.resolution,
+                                      max_trials=self.mark.max_trials, **top.source_args)
         finally:
             for _i, _j, s in loaded:
                 s.free()
@@ -383,3 +508,63 @@ class Rfc2889Runner:
         run, _why = self._run([(stream, load)], [port], min(duration_s, LATENCY_RUN_S))
         s = run.streams[0]
         return s.latency_result() if s.latency_samples else None
+
+    # ---- §5.9 errored frames filtering ----------------------------------------------
+
+    def errored_cases(self, ports: Sequence[Port]) -> tuple[ErroredCase, ...]:
+        """What this generator can send of each kind of errored frame between the first
+        two of `ports`: the frame size, or why not."""
+        undersized = ErroredCase("undersized", skipped_reason=(
+            f"the engine sends frames of at least {MIN_FRAME_BYTES + FCS_BYTES} bytes (FCS "
+            "included): a port pads a shorter frame as an Ethernet MAC does, so an undersized "
+            "frame cannot be sent"))
+        bad_fcs = ErroredCase("bad_fcs", skipped_reason=(
+            "the engine cannot corrupt the frame check sequence: the sending port's MAC "
+            "computes it (a software port such as veth carries none)"))
+        size = self.mark.max_frame + 1
+        mtus = [int(p.info.get("mtu") or 0) for p in ports[:2]]
+        short = [(self.wired.name_of(p), m) for p, m in zip(ports[:2], mtus)
+                 if m and size - 18 > m]
+        if size > MAX_FRAME_BYTES + FCS_BYTES:
+            oversized = ErroredCase("oversized", skipped_reason=(
+                f"max_frame={self.mark.max_frame}: the engine sends frames of at most "
+                f"{MAX_FRAME_BYTES + FCS_BYTES} bytes, so none above the switch's maximum"))
+        elif short:
+            name, mtu = short[0]
+            oversized = ErroredCase("oversized", skipped_reason=(
+                f"port {name}'s MTU {mtu} carries frames of at most {mtu + 18} bytes (untagged, "
+                f"FCS included): it cannot carry a {size}-byte frame, one above max_frame="
+                f"{self.mark.max_frame}; give the generator's ports an MTU of at least "
+                f"{size - 18}"))
+        else:
+            oversized = ErroredCase("oversized", frame_size=size)
+        return undersized, oversized, bad_fcs
+
+    def errored_frame_filtering(self) -> Any:
+        """§5.9: p0 sends each kind of errored frame it can to p1 at `test_rate` for a
+        trial; a frame that arrives on any other port was forwarded (a flooded one too).
+        The kinds this generator cannot send are skipped with the reason."""
+        ports = self._ports("errored_frame_filtering")
+        sender, others = ports[0], list(ports[1:])
+
+        def measure(case: ErroredCase, duration_s: float) -> ErroredTrial:
+            assert case.frame_size is not None  # the procedure runs only sendable cases
+            spec = udp(size=case.frame_size, name=f"rfc2889-{case.kind}")
+            stream = self._load(sender, spec.for_flow(self.wired.flow(sender, others[0])))
+            progress.trial_start(self.mark.test_rate_fps)
+            try:
+                rate = self.mark.test_rate_fps
+                run, why = self._run([(stream, rate)], others, duration_s)
+                tx = int(run.streams[0].tx_packets)
+                forwarded = sum(self._per_port(run, others))
+            finally:
+                stream.free()
+            return ErroredTrial(case, tx, min(forwarded, tx), duration_s, why is None, why)
+
+        cases = self.errored_cases(ports)
+        on_trial = self._progress("errored frame filtering", exact=True,
+                                  total=sum(c.frame_size is not None for c in cases),
+                                  trial_s=self.mark.trial_duration_s)
+        result = errored_frame_filtering(FunctionMeasurer(measure), cases=cases,
+                                         settings=self._settings(timed=True, on_trial=on_trial))
+        return self._record(result)

@@ -21,6 +21,7 @@ from ..rfc2544 import RFC2544_FRAME_SIZES, FrameSize, check_frame_sizes
 from ..rfc2544.trial import STEADY_STATES
 from ..rfc2889 import (
     DEFAULT_HIGH_ADDRESSES,
+    DEFAULT_LOAD_STEPS,
     DEFAULT_LEARNING_RATE_FPS,
     DEFAULT_TEST_RATE_FPS,
     TRIAL_S,
@@ -355,6 +356,8 @@ RFC2889_FIELDS: Mapping[str, Field] = {
     "test_rate": Field("test_rate_fps", _fps),
     "learning_count": Field("learning_count", ADDRESSES),
     "age_time": Field("age_time_s", optional(duration())),
+    "load_steps": Field("load_steps", count(1, 100)),
+    "max_frame": Field("max_frame", count(64, 9604)),
 }
 
 
@@ -379,6 +382,11 @@ class Rfc2889Mark:
     learning_count: int = 1000
     age_time_s: float | None = None
     """An external DUT's address age time: waited out before each address trial."""
+    load_steps: int = DEFAULT_LOAD_STEPS
+    """The maximum forwarding rate's loads: max/steps, 2 max/steps, ..., max."""
+    max_frame: int = 1518
+    """The switch's largest valid frame (bytes, FCS included): errored-frame filtering
+    sends oversized frames one byte longer."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Rfc2889Mark:

@@ -21,13 +21,15 @@ __all__ = ["RFC2889_ARGS", "RFC2889_HELP", "parse_rfc2889", "rfc2889"]
 RFC2889_HELP = (
     "rfc2889(frame_size=64, trial_duration='30s', resolution=0.005, max_trials=20, "
     "retries=2, max_rate=None, drain='0.5s', ports=None, low=1, high=65536, "
-    "learning_rate='1000pps', test_rate='1000pps', learning_count=1000, age_time=None): "
-    "settings of the rfc2889 fixture's procedures (fully_meshed, congestion_control, "
-    "address_caching_capacity, address_learning_rate, broadcast_forwarding). "
+    "learning_rate='1000pps', test_rate='1000pps', learning_count=1000, age_time=None, "
+    "load_steps=10, max_frame=1518): "
+    "settings of the rfc2889 fixture's procedures (fully_meshed, partially_meshed, "
+    "congestion_control, maximum_forwarding_rate, address_caching_capacity, "
+    "address_learning_rate, errored_frame_filtering, broadcast_forwarding). "
     "Provided by pytest-netload.")
 RFC2889_ARGS = ("frame_size", "trial_duration", "resolution", "max_trials", "retries",
                 "max_rate", "drain", "ports", "low", "high", "learning_rate", "test_rate",
-                "learning_count", "age_time")
+                "learning_count", "age_time", "load_steps", "max_frame")
 
 
 def parse_rfc2889(mark: pytest.Mark) -> Rfc2889Mark:
@@ -41,7 +43,9 @@ def parse_rfc2889(mark: pytest.Mark) -> Rfc2889Mark:
 def rfc2889(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any,
             _netload_built: Any) -> Rfc2889Runner:
     """RFC 2889 procedures over the topology's ports: `rfc2889.fully_meshed()`,
-    `.congestion_control()`, `.address_caching_capacity()`, `.address_learning_rate()`,
+    `.partially_meshed(direction)`, `.congestion_control()`,
+    `.maximum_forwarding_rate()`, `.address_caching_capacity()`,
+    `.address_learning_rate()`, `.errored_frame_filtering()`,
     `.broadcast_forwarding()` (docs/rfc2889.md)."""
     from ..bench.rfc2889 import Rfc2889Runner
     from ..bench.settings import Rfc2889Mark

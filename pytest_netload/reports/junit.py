@@ -74,6 +74,7 @@ RFC2889_FIGURES = {
     "rfc2889_broadcast_forwarding": ("rfc2889_broadcast_throughput_pps", "throughput_pps"),
     "rfc2889_address_caching_capacity": ("rfc2889_address_capacity", "capacity"),
     "rfc2889_address_learning_rate": ("rfc2889_learning_rate_fps", "learning_rate_fps"),
+    "rfc2889_maximum_forwarding_rate": ("rfc2889_mfr_pps", "mfr_pps"),
 }
 """(property name, record field) of each RFC 2889 record's headline figure."""
 
@@ -118,6 +119,11 @@ def properties(measurements: Iterable[Mapping[str, Any]]) -> list[tuple[str, Any
             out += goal_properties(m)
         elif kind in ("y1564_sct", "y1564_spt"):
             out += y1564_properties(m)
+        elif kind == "rfc2889_partially_meshed" and m.get("throughput_pps") is not None:
+            figure = f"rfc2889_{m['direction']}_throughput_pps"
+            label = fmt.frame_size(m.get("frame_size"))
+            out.append((f"netload.{figure}.{label}", m["throughput_pps"]))
+            out += _bound_flag(figure, label, m)
         elif kind in RFC2889_FIGURES:
             figure, key = RFC2889_FIGURES[kind]
             if m.get(key) is not None:

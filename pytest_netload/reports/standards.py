@@ -43,7 +43,8 @@ Figures = list[tuple[str, int | str | None, Figure]]
 
 STANDARD_KINDS = ("y1564_spt", "rfc2889_fully_meshed", "rfc2889_congestion_control",
                   "rfc2889_broadcast_forwarding", "rfc2889_address_caching_capacity",
-                  "rfc2889_address_learning_rate")
+                  "rfc2889_address_learning_rate", "rfc2889_partially_meshed",
+                  "rfc2889_maximum_forwarding_rate")
 
 
 def standard_figures(at: At, m: Mapping[str, Any], confidence: float) -> Figures:
@@ -162,15 +163,25 @@ def _frmol(at: At, m: Mapping[str, Any], value: float, trials: list[Any], offere
     if not top:
         return unknown(value, HIGHER, "pps", "the trial at the maximum is not recorded", cond)
     trial = max(top, key=lambda t: t[offered_key])
+    return _forwarded(value, trial, m, confidence, cond)
+
+
+def _forwarded(value: float, trial: Mapping[str, Any], m: Mapping[str, Any],
+               confidence: float, cond: dict[str, Any]) -> Figure:
+    """A forwarding rate measured in `trial`: its band is the exact binomial interval of
+    the frames forwarded of those sent, times the frames sent per second."""
     duration = trial.get("duration_s") or m.get("duration_s")
+    tx, rx = trial.get("tx"), trial.get("rx") or []
     if "rx_total" in trial:
         sent, got = trial.get("tx_total"), trial.get("rx_total")
+    elif isinstance(tx, list):   # partially meshed: counts per port
+        ints = all(isinstance(x, int) for x in [*tx, *rx])
+        sent, got = (sum(tx), sum(rx)) if ints else (None, None)
     else:   # broadcast: every receiving port is to get every frame
-        rx = trial.get("rx") or []
-        sent = trial.get("tx", 0) * len(rx) if isinstance(trial.get("tx"), int) else None
+        sent = tx * len(rx) if isinstance(tx, int) else None
         got = sum(rx) if all(isinstance(r, int) for r in rx) else None
     if not isinstance(sent, int) or not isinstance(got, int) or sent <= 0 or not duration:
-        return unknown(value, HIGHER, "pps", "no frame counts at the maximum", cond)
+        return unknown(value, HIGHER, "pps", "no frame counts in the trial", cond)
     fig = binomial(min(got, sent), sent, HIGHER, cond, scale=sent / duration, unit="pps",
                    confidence=confidence)
     return Figure(value, min(fig.noise_low, value), max(fig.noise_high, value), HIGHER, "pps",
@@ -263,7 +274,38 @@ def _learning(at: At, m: Mapping[str, Any], confidence: float) -> list[tuple[str
     return [("rfc2889.address.learning_rate", bracket(rate, upper, cond))]
 
 
+def _partial(at: At, m: Mapping[str, Any], confidence: float) -> list[tuple[str, Figure]]:
+    way = str(m.get("direction") or "partial")
+    cond = {"duration_s": m.get("duration_s"), "ports": m.get("ports"), "direction": way}
+    out = []
+    tput = at.num(m, "throughput_pps", optional=True)
+    if tput is not None:
+        upper = _open_above(m, at.num(m, "upper_pps", optional=True))
+        out.append((f"rfc2889.partial[{way}].throughput", bracket(tput, upper, cond)))
+    frmol = at.num(m, "forwarding_rate_at_max_pps", optional=True)
+    if frmol is not None:
+        out.append((f"rfc2889.partial[{way}].frmol", _frmol(
+            at, m, frmol, m.get("trials") or [], "offered_pps", confidence, cond)))
+    return out
+
+
+def _mfr(at: At, m: Mapping[str, Any], confidence: float) -> list[tuple[str, Figure]]:
+    cond = {"duration_s": m.get("duration_s"), "ports": m.get("ports"),
+            "loads_pps_per_port": m.get("loads_pps_per_port")}
+    value = at.num(m, "mfr_pps", optional=True)
+    if value is None:
+        return []
+    load = m.get("mfr_load_pps_per_port")
+    trial = next((t for t in m.get("trials") or [] if isinstance(t, dict) and t.get("valid")
+                  and t.get("offered_pps_per_port") == load), None)
+    fig = unknown(value, HIGHER, "pps", "the trial of the MFR is not recorded", cond) \
+        if trial is None else _forwarded(value, trial, m, confidence, cond)
+    return [("rfc2889.mfr", fig)]
+
+
 _RFC2889 = {"rfc2889_fully_meshed": _mesh, "rfc2889_congestion_control": _congestion,
             "rfc2889_broadcast_forwarding": _broadcast,
             "rfc2889_address_caching_capacity": _capacity,
-            "rfc2889_address_learning_rate": _learning}
+            "rfc2889_address_learning_rate": _learning,
+            "rfc2889_partially_meshed": _partial,
+            "rfc2889_maximum_forwarding_rate": _mfr}

@@ -8,6 +8,14 @@ tests bind them to fake switches. Procedures and what they measure:
 
 * `fully_meshed` (§5.1, `ForwardingMeasurer`): forwarding rate at the maximum offered
   load and throughput of N ports all sending to all.
+* `partially_meshed` (§5.2, `PartialMeshMeasurer`): the same two figures for one port
+  sending to the N - 1 others (one-to-many) or receiving from them (many-to-one).
+* `maximum_forwarding_rate` (§5.6, `ForwardingMeasurer`): the highest forwarding rate
+  over a range of loads, and forward pressure at an 88-bit gap where the generator
+  can send it (else skipped with the reason).
+* `errored_frame_filtering` (§5.9, `ErroredMeasurer`): undersized, oversized and
+  bad-FCS frames counted as forwarded or filtered, each kind the generator cannot send
+  skipped with the reason.
 * `congestion_control` (§5.5, `CongestionMeasurer`): head-of-line blocking and back
   pressure over 4 ports with one port congested at 150 %.
 * `address_caching_capacity` (§5.7) and `address_learning_rate` (§5.8,
@@ -54,12 +62,62 @@ from .congestion import (
     StreamCounts,
     congestion_control,
 )
+from .errored import (
+    ERRORED_KINDS,
+    ErroredCase,
+    ErroredKind,
+    ErroredMeasurer,
+    ErroredOutcome,
+    ErroredResult,
+    ErroredTrial,
+    errored_frame_filtering,
+)
 from .mesh import ForwardingMeasurer, MeshResult, MeshTrial, fully_meshed
+from .partial import (
+    PARTIAL_DIRECTIONS,
+    PartialDirection,
+    PartialMeshMeasurer,
+    PartialMeshResult,
+    PartialMeshTrial,
+    partially_meshed,
+)
 from .ports import EXAMPLE_TOPOLOGY, MIN_PORTS, check_port_count
+from .pressure import (
+    DEFAULT_LOAD_STEPS,
+    MIN_GAP_BITS,
+    PRESSURE_GAP_BITS,
+    ForwardPressure,
+    MfrResult,
+    load_steps,
+    maximum_forwarding_rate,
+    pressure_load_pps,
+)
 
 __all__ = [
     "CONGESTED_OVERLOAD",
     "DEFAULT_HIGH_ADDRESSES",
+    "DEFAULT_LOAD_STEPS",
+    "ERRORED_KINDS",
+    "MIN_GAP_BITS",
+    "PARTIAL_DIRECTIONS",
+    "PRESSURE_GAP_BITS",
+    "ErroredCase",
+    "ErroredKind",
+    "ErroredMeasurer",
+    "ErroredOutcome",
+    "ErroredResult",
+    "ErroredTrial",
+    "ForwardPressure",
+    "MfrResult",
+    "PartialDirection",
+    "PartialMeshMeasurer",
+    "PartialMeshResult",
+    "PartialMeshTrial",
+    "errored_frame_filtering",
+    "load_steps",
+    "maximum_forwarding_rate",
+    "partially_meshed",
+    "pressure_load_pps",
     "DEFAULT_LEARNING_MAX_TRIALS",
     "DEFAULT_LEARNING_RATE_FPS",
     "DEFAULT_LEARNING_RESOLUTION",

@@ -1,7 +1,9 @@
 """How many ports each RFC 2889 procedure needs, and the usage error when a topology
 has too few.
 
-Fully meshed forwarding and broadcast forwarding run over any N >= 2 ports; congestion
+Fully meshed forwarding, the maximum forwarding rate (over the fully meshed pattern),
+errored-frame filtering and broadcast forwarding run over any N >= 2 ports; partially
+meshed one-to-many/many-to-one over N >= 3 (one port and at least two others); congestion
 control uses exactly 4 (two senders, a congested and an uncongested receiver); address
 caching and learning use 3 (the learning port, the test port and the monitor port that
 sees flooded frames).
@@ -21,6 +23,9 @@ MIN_PORTS: dict[str, int] = {
     "address_caching_capacity": 3,
     "address_learning_rate": 3,
     "broadcast_forwarding": 2,
+    "partially_meshed": 3,
+    "maximum_forwarding_rate": 2,
+    "errored_frame_filtering": 2,
 }
 """The fewest ports each procedure runs over (congestion control: exactly 4)."""
 EXACT_PORTS = frozenset({"congestion_control"})

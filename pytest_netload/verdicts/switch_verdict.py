@@ -6,6 +6,8 @@ depends on the result:
 | result of | `at_least` bounds | e.g. |
 |---|---|---|
 | `fully_meshed()` | the throughput per port | `"100kpps"`, `1e5` |
+| `partially_meshed()` | the one port's throughput | `"100kpps"` |
+| `maximum_forwarding_rate()` | the MFR (all ports) | `"400kpps"` |
 | `broadcast_forwarding()` | the broadcast throughput | `"50kpps"` |
 | `address_caching_capacity()` | the address count | `8192` |
 | `address_learning_rate()` | the learning rate | `"1000pps"` |
@@ -46,6 +48,7 @@ __all__ = ["assert_rfc2889"]
 _PASSED = {
     # procedure: what the DUT did at the highest load offered, when that was the generator's
     "rfc2889_fully_meshed": "lost nothing",
+    "rfc2889_partially_meshed": "lost nothing",
     "rfc2889_broadcast_forwarding": "delivered every frame",
     "rfc2889_address_learning_rate": "learned every address",
 }
@@ -55,6 +58,8 @@ _FIGURES = {
     "rfc2889_broadcast_forwarding": ("broadcast throughput", "throughput_pps", True),
     "rfc2889_address_caching_capacity": ("address caching capacity", "capacity", False),
     "rfc2889_address_learning_rate": ("address learning rate", "learning_rate_fps", True),
+    "rfc2889_partially_meshed": ("partially meshed throughput", "throughput_pps", True),
+    "rfc2889_maximum_forwarding_rate": ("maximum forwarding rate", "mfr_pps", True),
 }
 
 
@@ -142,8 +147,10 @@ def assert_rfc2889(result: Any, *, at_least: Any = None,
     if procedure not in _FIGURES:
         raise NetloadConfigError(
             f"assert_rfc2889 got {type(result).__name__}; give what an rfc2889 procedure "
-            "returns (fully_meshed(), congestion_control(), address_caching_capacity(), "
-            "address_learning_rate(), broadcast_forwarding())")
+            "returns (fully_meshed(), partially_meshed(), congestion_control(), "
+            "maximum_forwarding_rate(), address_caching_capacity(), "
+            "address_learning_rate(), broadcast_forwarding()); an errored frames result "
+            "is judged by its outcomes (result.outcome('oversized').verdict)")
     if head_of_line_blocking is not None or back_pressure is not None:
         raise NetloadConfigError("head_of_line_blocking= and back_pressure= apply to "
                                  "congestion control only; give at_least=")

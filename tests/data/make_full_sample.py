@@ -40,9 +40,12 @@ from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.rfc2544.recovery import (RecoveryLoad, RecoveryTrial, ResetResult,
                                              ResetTrial, system_recovery)
 from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, BroadcastTrial, CongestionTrial,
-                                    MeshTrial, StreamCounts, address_caching_capacity,
+                                    ErroredCase, ErroredTrial, MeshTrial, PartialMeshTrial,
+                                    StreamCounts, address_caching_capacity,
                                     address_learning_rate, broadcast_forwarding,
-                                    congestion_control, fully_meshed)
+                                    congestion_control, errored_frame_filtering,
+                                    fully_meshed, load_steps, maximum_forwarding_rate,
+                                    partially_meshed)
 from pytest_netload.search import FunctionMeasurer
 from pytest_netload.units import frame_bits
 from pytest_netload.verdicts.assertions import assert_sac
@@ -356,6 +359,16 @@ class FakeSwitch:
         rx = min(tx, round(min(self.port_pps, self.fabric_pps / 4) * d))
         return MeshTrial(load, (tx,) * 4, (rx,) * 4, d, port_names=self.names)
 
+    def one_to_many(self, load: float, d: float) -> PartialMeshTrial:
+        each = round(load * d / 3)
+        rx = min(each, round(self.port_pps * d))
+        return PartialMeshTrial(load, (3 * each, 0, 0, 0), (0, rx, rx, rx), d,
+                                port_names=self.names)
+
+    def errored(self, case: ErroredCase, d: float) -> ErroredTrial:
+        tx = round(1000 * d)
+        return ErroredTrial(case, tx, 0, d)
+
     def congestion(self, load: float, d: float) -> CongestionTrial:
         half, full = round(load * d / 2), round(load * d)
         share = min(1.0, self.port_pps * d / (half + full))  # C drops its overload
@@ -390,7 +403,17 @@ def _rfc2889() -> None:
             address_caching_capacity(addresses, low=1024, high=16384),
             address_learning_rate(addresses, count=4096, max_rate_fps=line),
             broadcast_forwarding(FunctionMeasurer(switch.broadcast), ports=4, max_pps=line,
-                                 settings=timed, max_source="line_rate")):
+                                 settings=timed, max_source="line_rate"),
+            partially_meshed(FunctionMeasurer(switch.one_to_many), direction="one_to_many",
+                             ports=4, max_pps=line, settings=timed, max_source="line_rate"),
+            maximum_forwarding_rate(FunctionMeasurer(switch.mesh), ports=4,
+                                    loads=load_steps(line, 4), settings=timed,
+                                    pressure="the ports leave the gap to their MAC (96 bits)"),
+            errored_frame_filtering(FunctionMeasurer(switch.errored), cases=(
+                ErroredCase("undersized", skipped_reason="the engine pads to 64 bytes"),
+                ErroredCase("oversized", frame_size=1519),
+                ErroredCase("bad_fcs", skipped_reason="the MAC computes the FCS")),
+                settings=timed)):
         data = result.as_dict()
         record_measurement(data["procedure"], {**data, "frame_size": 64,
                                                "port_names": list(switch.names)})

@@ -252,3 +252,41 @@ def test_y1564_bursts_follow_the_bucket_and_reach_every_report(
     assert bursts[0]["steps"][1]["expected"] == "drop" and bursts[0]["steps"][1]["lost"] >= 19
     html = (pytester.path / "netload-results" / "report.html").read_text()
     assert '<table class="y1564-bursts">' in html and "CBS 200%" in html
+
+
+def test_rfc2889_errored_frames_on_the_fake_engine(pytester: pytest.Pytester) -> None:
+    """The fake wire forwards what fits: an oversized frame for max_frame=1000 (1,001 B)
+    runs and is forwarded; undersized and bad-FCS frames are skipped with the reason."""
+    result = _run(pytester, """
+        import pytest
+
+        @pytest.mark.rfc2889(trial_duration="1s", test_rate="500pps", max_frame=1000)
+        def test_errored(rfc2889):
+            r = rfc2889.errored_frame_filtering()
+            assert r.outcome("oversized").verdict == "forwarded"
+            assert r.all_filtered is False
+
+        @pytest.mark.rfc2889(trial_duration="1s")
+        def test_oversized_beyond_the_mtu(rfc2889):
+            r = rfc2889.errored_frame_filtering()
+            assert [o.verdict for o in r.outcomes] == ["skipped"] * 3
+            assert r.all_filtered is None
+
+        @pytest.mark.rfc2889(trial_duration="1s")
+        def test_partial(rfc2889):
+            rfc2889.partially_meshed("many_to_one")
+    """)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*rfc2889 partially meshed needs 3 ports; the topology has 2 "
+                                 "(p0, p1)*"])
+    tests = {t["nodeid"].split("::")[-1]: t for t in _results(pytester)["tests"]}
+    (m,) = [m for m in tests["test_errored"]["measurements"]
+            if m["kind"] == "rfc2889_errored_frame_filtering"]
+    over = {o["kind"]: o for o in m["outcomes"]}
+    assert over["oversized"]["frame_size"] == 1001 and over["oversized"]["tx"] == 500
+    assert over["undersized"]["skipped_reason"].startswith("the engine sends frames of at "
+                                                           "least 64 bytes")
+    (big,) = [m for m in tests["test_oversized_beyond_the_mtu"]["measurements"]
+              if m["kind"] == "rfc2889_errored_frame_filtering"]
+    assert "MTU 1500 carries frames of at most 1518 bytes" in \
+        big["outcomes"][1]["skipped_reason"]

@@ -153,3 +153,30 @@ def test_a_history_finds_a_step_in_a_y1564_and_an_rfc2889_figure(full: dict[str,
         changes = by_metric[key].changes
         assert [(c.index, c.kind) for c in changes] == [(7, "regression")], key
     assert not by_metric[(SERVICE, "y1564[voice].flr")].changes
+
+
+def test_partially_meshed_and_mfr_figures(full: dict[str, Any]) -> None:
+    figs = _figures(full, SWITCH)
+    partial = _record(full, "rfc2889_partially_meshed")
+    tput = figs["rfc2889.partial[one_to_many].throughput"]
+    assert (tput.direction, tput.unit, tput.value) == (HIGHER, "pps", partial["throughput_pps"])
+    frmol = figs["rfc2889.partial[one_to_many].frmol"]
+    assert frmol.value == partial["forwarding_rate_at_max_pps"]
+    assert frmol.noise_low <= frmol.value <= frmol.noise_high and not frmol.band.startswith("unknown")
+    mfr = figs["rfc2889.mfr"]
+    assert (mfr.direction, mfr.unit) == (HIGHER, "pps")
+    assert mfr.value == _record(full, "rfc2889_maximum_forwarding_rate")["mfr_pps"]
+    assert mfr.noise_low <= mfr.value <= mfr.noise_high and not mfr.band.startswith("unknown")
+    # errored frames filtering is a set of verdicts, not a figure with a baseline
+    assert not any(m.startswith("rfc2889.errored") for m in figs)
+
+
+def test_junit_properties_of_the_new_rfc2889_records(full: dict[str, Any]) -> None:
+    from pytest_netload.reports.junit import properties
+
+    names = dict(properties([_record(full, "rfc2889_partially_meshed"),
+                             _record(full, "rfc2889_maximum_forwarding_rate")]))
+    assert names["netload.rfc2889_one_to_many_throughput_pps.64B"] == _record(
+        full, "rfc2889_partially_meshed")["throughput_pps"]
+    assert names["netload.rfc2889_mfr_pps.64B"] == _record(
+        full, "rfc2889_maximum_forwarding_rate")["mfr_pps"]

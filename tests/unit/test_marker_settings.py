@@ -172,11 +172,11 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("rfc2889", (64,), {},
      'positional arguments [64]: write them as keywords (frame_size, trial_duration,'
      ' resolution, max_trials, retries, max_rate, drain, ports, low, high, learning_rate,'
-     ' test_rate, learning_count, age_time)'),
+     ' test_rate, learning_count, age_time, load_steps, max_frame)'),
     ("rfc2889", (), {"frame_sizes": [64]},
      "unknown argument 'frame_sizes'; rfc2889 takes frame_size, trial_duration,"
      ' resolution, max_trials, retries, max_rate, drain, ports, low, high, learning_rate,'
-     ' test_rate, learning_count, age_time: rename or remove it'),
+     ' test_rate, learning_count, age_time, load_steps, max_frame: rename or remove it'),
     ("rfc2889", (), {"frame_size": "imix"},
      "frame_size='imix': give bytes with FCS, e.g. 64"),
     ("rfc2889", (), {"trial_duration": 0},
@@ -220,6 +220,14 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      'high=33554432: give a whole number from 1 to 16777216'),
     ("rfc2889", (), {"learning_count": 0},
      'learning_count=0: give a whole number from 1 to 16777216'),
+    ("rfc2889", (), {"load_steps": 0},
+     'load_steps=0: give a whole number from 1 to 100'),
+    ("rfc2889", (), {"load_steps": 2.5},
+     'load_steps=2.5: give a whole number from 1 to 100'),
+    ("rfc2889", (), {"max_frame": 63},
+     'max_frame=63: give a whole number from 64 to 9604'),
+    ("rfc2889", (), {"max_frame": "1518"},
+     "max_frame='1518': give a whole number from 64 to 9604"),
     ("rfc2889", (), {"low": 10, "high": 5},
      'high=5 is below low=10: give high >= low'),
     ("rfc2889", (), {"high": 5, "low": 10},

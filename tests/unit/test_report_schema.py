@@ -29,7 +29,8 @@ KINDS = {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recover
          "mlrsearch", "calibration", "traffic", "latency", "dut_health", "y1564_sct",
          "y1564_spt", "y1564_bursts", "rfc2889_fully_meshed", "rfc2889_congestion_control",
          "rfc2889_address_caching_capacity", "rfc2889_address_learning_rate",
-         "rfc2889_broadcast_forwarding"}
+         "rfc2889_broadcast_forwarding", "rfc2889_partially_meshed",
+         "rfc2889_maximum_forwarding_rate", "rfc2889_errored_frame_filtering"}
 
 
 def _sample() -> dict[str, Any]:

@@ -30,7 +30,8 @@ def test_enough_ports_pass() -> None:
 def test_each_procedures_minimum() -> None:
     assert MIN_PORTS == {"fully_meshed": 2, "congestion_control": 4,
                          "address_caching_capacity": 3, "address_learning_rate": 3,
-                         "broadcast_forwarding": 2}
+                         "broadcast_forwarding": 2, "partially_meshed": 3,
+                         "maximum_forwarding_rate": 2, "errored_frame_filtering": 2}
     for procedure, least in MIN_PORTS.items():
         with pytest.raises(NetloadConfigError, match=f"ports={least - 1}: rfc2889 "):
             check_port_count(least - 1, 64, procedure)

@@ -111,3 +111,34 @@ def test_congestion_needs_an_observation() -> None:
         assert_rfc2889(result)
     with pytest.raises(NetloadConfigError, match="at_least= does not apply"):
         assert_rfc2889(result, at_least=1)
+
+
+class OnePort:
+    """Three ports; p0 receives at most `limit_pps` from the two others (many-to-one)."""
+
+    def __init__(self, limit_pps: float) -> None:
+        self.limit = limit_pps
+
+    def measure(self, load: float, duration_s: float) -> Any:
+        from pytest_netload.rfc2889 import PartialMeshTrial
+
+        each = round(load * duration_s / 2)
+        rx = min(2 * each, round(self.limit * duration_s))
+        return PartialMeshTrial(load, (0, each, each), (rx, 0, 0), duration_s)
+
+
+def test_partially_meshed_and_mfr_at_least_a_rate() -> None:
+    from pytest_netload.rfc2889 import maximum_forwarding_rate, partially_meshed
+
+    one = TrialSettings(duration_s=1.0)
+    partial = partially_meshed(OnePort(800.0), direction="many_to_one", ports=3,
+                               max_pps=1000.0, settings=one, resolution=0.01)
+    verdicts = _verdicts(lambda: assert_rfc2889(partial, at_least="780pps"))
+    assert verdicts[0]["check"] == "rfc2889:partially_meshed" and verdicts[0]["passed"]
+    with pytest.raises(AssertionError, match="partially meshed throughput .* is not >= "):
+        assert_rfc2889(partial, at_least=900)
+    mfr = maximum_forwarding_rate(Fabric(900.0), ports=2, loads=(500.0, 1000.0),
+                                  settings=one, pressure="no gap to shorten")
+    assert_rfc2889(mfr, at_least="1800pps")
+    with pytest.raises(AssertionError, match=r"maximum forwarding rate 1\.800 kpps is not "):
+        assert_rfc2889(mfr, at_least="2kpps")

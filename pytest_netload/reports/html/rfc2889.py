@@ -1,6 +1,8 @@
 """The report's RFC 2889 section: one row per switch benchmark, its headline figures
 and what it observed (fully meshed, congestion control, address caching capacity and
-learning rate, broadcast forwarding)."""
+learning rate, broadcast forwarding, partially meshed, maximum forwarding rate and
+forward pressure, errored frames filtering). A sub-case the generator could not run
+(forward pressure, an errored-frame kind) says so with its reason."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ RFC2889_KINDS = {
     "rfc2889_address_caching_capacity": "§5.7 address caching capacity",
     "rfc2889_address_learning_rate": "§5.8 address learning rate",
     "rfc2889_broadcast_forwarding": "§5.10 broadcast forwarding",
+    "rfc2889_partially_meshed": "§5.2 partially meshed",
+    "rfc2889_maximum_forwarding_rate": "§5.6 maximum forwarding rate",
+    "rfc2889_errored_frame_filtering": "§5.9 errored frames filtering",
 }
 
 
@@ -46,7 +51,46 @@ def _figures(kind: str, m: Mapping[str, Any]) -> tuple[str, str]:
     return result, f"{details}; {note}"
 
 
+def _pressure(fp: Mapping[str, Any]) -> str:
+    if fp.get("skipped"):
+        return f"forward pressure ({fp.get('gap_bits', 88)}-bit gap) not run: " \
+            f"{fp.get('skipped_reason')}"
+    seen = "seen" if fp.get("detected") else "not seen"
+    return (f"forward pressure {seen}: busiest port received "
+            f"{_opt(fp.get('max_rx_pps_per_port'), fmt_pps)} against a line rate of "
+            f"{_opt(fp.get('line_pps_per_port'), fmt_pps)}")
+
+
+def _errored(m: Mapping[str, Any]) -> tuple[str, str]:
+    shown, notes = [], []
+    for o in m.get("outcomes") or ():
+        name = str(o["kind"]).replace("_", " ")
+        if o["verdict"] == "skipped":
+            shown.append(f"{name}: not sent")
+            notes.append(f"{name}: {o.get('skipped_reason')}")
+        else:
+            shown.append(f"{name}: {o['verdict']}")
+            notes.append(f"{name} ({o['frame_size']} B): {fmt_count(o['forwarded'])} of "
+                         f"{fmt_count(o['tx'])} forwarded")
+    return ", ".join(shown) or DASH, "; ".join(notes)
+
+
 def _plain_figures(kind: str, m: Mapping[str, Any]) -> tuple[str, str]:
+    if kind == "rfc2889_partially_meshed":
+        way = str(m.get("direction", "")).replace("_", "-")
+        return (f"throughput {_opt(m.get('throughput_pps'), fmt_pps)} ({way})",
+                f"{m['ports']} ports, p0 the one port; forwarding rate at the maximum "
+                f"offered load ({fmt_pps(m['max_pps'])}): "
+                f"{_opt(m.get('forwarding_rate_at_max_pps'), fmt_pps)}, loss "
+                f"{_opt(m.get('loss_ratio_at_max'), fmt_loss)}")
+    if kind == "rfc2889_maximum_forwarding_rate":
+        return (f"MFR {fmt_pps(m['mfr_pps'])}",
+                f"{m['ports']} ports, fully meshed; reached at "
+                f"{fmt_pps(m['mfr_load_pps_per_port'])} per port over "
+                f"{len(m.get('loads_pps_per_port') or ())} loads; "
+                + _pressure(m.get("forward_pressure") or {}))
+    if kind == "rfc2889_errored_frame_filtering":
+        return _errored(m)
     if kind == "rfc2889_fully_meshed":
         return (f"throughput {_opt(m.get('throughput_pps_per_port'), fmt_pps)} per port",
                 f"{m['ports']} ports; forwarding rate at the maximum offered load "
@@ -81,6 +125,7 @@ def rfc2889_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     for nodeid, m in measurements_of(doc, *RFC2889_KINDS):
         result, details = _figures(m["kind"], m)
         rows.append({"test": short_name(nodeid), "procedure": RFC2889_KINDS[m["kind"]],
-                     "size": f"{m.get('frame_size', DASH)} B", "result": result,
+                     "size": DASH if m["kind"] == "rfc2889_errored_frame_filtering"
+                     else f"{m.get('frame_size', DASH)} B", "result": result,
                      "details": details})
     return rows
