@@ -406,3 +406,19 @@ def test_y1564_tables_show_each_step_with_its_verdict(full_page: str) -> None:
     spt = full_page[full_page.index("Service performance test"):]
     assert '<table class="y1564-spt">' in spt and "100.0%" in spt  # availability
     assert 'aria-label="Y.1564 service performance test per interval"' in spt
+
+
+@pytest.mark.parametrize(("kinds", "title"), [
+    ((), "Acceptance report"),
+    (("throughput",), "RFC 2544 acceptance report"),
+    (("y1564_spt", "calibration"), "Y.1564 acceptance report"),
+    (("rfc2889_fully_meshed", "throughput"), "RFC 2544 and RFC 2889 acceptance report"),
+    (("y1564_bursts", "rfc2889_errored_frame_filtering", "mlrsearch"),
+     "RFC 2544, Y.1564 and RFC 2889 acceptance report"),
+])
+def test_the_title_names_the_standards_the_results_hold(kinds: tuple[str, ...],
+                                                        title: str) -> None:
+    from pytest_netload.reports.html.sections import report_title
+
+    doc = {"tests": [{"measurements": [{"kind": k} for k in kinds]}]}
+    assert report_title(doc) == title

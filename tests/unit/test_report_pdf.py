@@ -205,7 +205,8 @@ def test_the_pdf_names_its_author_and_subject(report: Path) -> None:
     info = _run("pdfinfo", str(report))
     assert re.search(r"^Author:\s+J\. Doe$", info, re.MULTILINE), info
     assert re.search(r"^Subject:\s+Acceptance report of edge-1: FAIL$", info, re.MULTILINE)
-    assert re.search(r"^Title:\s+RFC 2544 acceptance report: edge-1 \(FAIL\)$", info,
+    assert re.search(r"^Title:\s+RFC 2544, Y\.1564 and RFC 2889 acceptance report: edge-1 "
+                     r"\(FAIL\)$", info,
                      re.MULTILINE)
 
 

@@ -82,11 +82,30 @@ def line_rate_of(doc: Mapping[str, Any]) -> float | None:
     return float(rate) if _real(rate) and rate > 0 else None
 
 
+RFC2544_KINDS = frozenset({"throughput", "latency_rfc2544", "frame_loss", "back_to_back",
+                           "recovery", "reset", "mlrsearch"})
+
+
+def report_title(doc: Mapping[str, Any]) -> str:
+    """"RFC 2544, Y.1564 and RFC 2889 acceptance report": the standards whose procedures
+    the document holds, in that order; "Acceptance report" when it holds none."""
+    kinds = {m.get("kind", "") for t in doc.get("tests", ()) for m in t.get("measurements", ())}
+    names = [name for name, held in (
+        ("RFC 2544", bool(kinds & RFC2544_KINDS)),
+        ("Y.1564", any(k.startswith("y1564_") for k in kinds)),
+        ("RFC 2889", any(k.startswith("rfc2889_") for k in kinds))) if held]
+    if not names:
+        return "Acceptance report"
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"{listed} acceptance report"
+
+
 def _cover(doc: Mapping[str, Any]) -> dict[str, Any]:
     topo = doc.get("topology") or {}
     dut = dict(topo.get("dut") or {})
     outcomes = [t.get("outcome") for t in doc.get("tests", ())]
     return {
+        "title": report_title(doc),
         "verdict": overall_verdict(doc),
         "dut_name": dut.pop("name", None) or topo.get("name") or "unnamed DUT",
         "dut_model": dut.pop("model", None) or DASH,
