@@ -26,6 +26,8 @@ JSON format history:
   throughput, mlrsearch and its goals, frame_loss and the RFC 2889
   searches; `throughput_lower_bound_by_generator` on latency_rfc2544 and
   recovery; a verdict's `lower_bound_by_generator` and `outcome` "error").
+- 1.1: a throughput record's optional `latency_at` (latency at fractions
+  of its throughput or PDR: `throughput(latency_at=...)`).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def package_version() -> str:

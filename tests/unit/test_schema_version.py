@@ -25,6 +25,7 @@ SCHEMA = ROOT / "pytest_netload" / "reports" / "results.schema.json"
 
 FINGERPRINTS = {
     "1.0": "9acdb6897c500a89f7cf14115463506547692c9c739097aaf19ff26741fadc79",
+    "1.1": "6a4b182b217bcf34a6bdd8586216d798936a9a3568ec4cc8b3d56d48d7dfdb97",
 }
 ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 # keywords whose members are names (a field may be called "title"), not schema keywords
