@@ -268,11 +268,14 @@ class Rfc2544Runner:
     def _with_latency_at(self, tp: FrameSizeThroughput, at: LatencyAt,
                          m: EngineMeasurer) -> FrameSizeThroughput:
         """`tp` with the latency at `at`'s fractions of its throughput (or PDR), one trial
-        each of the search's final trial duration."""
+        each of the search's final trial duration. When the throughput is the generator's
+        own ceiling, a load it cannot offer again steps down 5 % at a time (at most
+        LATENCY_STEP_DOWNS times), as latency() does, and the record says so."""
         of, base = latency_base(at, tp.throughput_pps, tp.goals)
         loads = latency_at_loads(
             m, base, at.fractions, of=of, preset=at.preset,
-            settings=self._settings(tp.frame_size, m, "latency at loads", tp.duration_s))
+            settings=self._settings(tp.frame_size, m, "latency at loads", tp.duration_s),
+            step_down=(0.95,) * LATENCY_STEP_DOWNS if tp.lower_bound_by_generator else ())
         return replace(tp, latency_at=loads)
 
     def _goals(self, goals: Any) -> tuple[LossGoal, ...]:

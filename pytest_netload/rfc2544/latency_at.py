@@ -131,7 +131,16 @@ class LoadLatency:
 
     fraction: float
     load_pps: float
+    """The load the latency was measured at: `asked_pps`, or below it where the generator
+    could not offer that and the procedure stepped down."""
     trials: tuple[TrialResult, ...]
+    asked_pps: float | None = None
+    """The fraction of the base rate (`load_at`); None: `load_pps`."""
+
+    @property
+    def stepped_down(self) -> bool:
+        """The load is below the one asked: the generator could not offer that."""
+        return self.asked_pps is not None and self.load_pps < self.asked_pps
 
     @property
     def valid_trials(self) -> tuple[TrialResult, ...]:
@@ -163,6 +172,7 @@ class LoadLatency:
         lat = self.latency
         return {
             "fraction": self.fraction, "load_pps": self.load_pps,
+            "asked_pps": self.load_pps if self.asked_pps is None else self.asked_pps,
             "latency": None if lat is None else lat.as_dict(DEFAULT_PERCENTILES),
             "lost": self.lost, "tx_packets": self.tx_packets,
             "invalid_reason": self.invalid_reason,
@@ -212,10 +222,17 @@ def latency_at_loads(
     of: str = "throughput",
     preset: str | None = None,
     trials: int = 1,
+    step_down: Sequence[float] = (),
 ) -> LatencyAtLoads:
     """`trials` latency trials at each of `fractions` of `base_pps` (lowest first; 0: no
     load, `load_at`). A base of 0 pps (nothing passed the search) measures nothing: the
-    result has no loads."""
+    result has no loads.
+
+    `step_down`: factors in (0, 1) applied in turn to a load at which every try was
+    invalid, e.g. (0.95, 0.95, 0.95) after a throughput the generator set (its own
+    ceiling, which it may not hold again): the load is then measured where the generator
+    can offer it, below the one asked, and the result says so (`LoadLatency.asked_pps`).
+    Empty: such a load is kept without latency, with its reasons."""
     settings.sized("latency_at_loads")
     duration_s = settings.timed("latency_at_loads")
     if isinstance(base_pps, bool) or not isinstance(base_pps, (int, float)) or \
@@ -223,12 +240,21 @@ def latency_at_loads(
         raise NetloadConfigError(f"base_pps={base_pps!r} (the {of}): give a rate >= 0")
     chosen = _fractions("fractions", fractions)
     check_trials(trials)
+    if any(isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f < 1
+           for f in step_down):
+        raise NetloadConfigError(f"step_down={list(step_down)!r}: give factors in (0, 1), "
+                                 "e.g. [0.95, 0.95, 0.95]")
     out: list[LoadLatency] = []
     for fraction in chosen if base_pps > 0 else ():
-        load = load_at(fraction, base_pps)
+        asked = load = load_at(fraction, base_pps)
         log: list[TrialResult] = []
-        for _ in range(trials):
-            valid_trial(lambda x: measurer.measure(x, duration_s), load, settings.retries,
-                        log, settings.on_trial)
-        out.append(LoadLatency(fraction, load, tuple(log)))
+        for factor in (1.0, *step_down):
+            load *= factor
+            start = len(log)
+            for _ in range(trials):
+                valid_trial(lambda x: measurer.measure(x, duration_s), load, settings.retries,
+                            log, settings.on_trial)
+            if any(t.valid for t in log[start:]):
+                break
+        out.append(LoadLatency(fraction, load, tuple(log), asked_pps=asked))
     return LatencyAtLoads(settings, of, float(base_pps), tuple(out), preset)

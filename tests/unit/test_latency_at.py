@@ -127,6 +127,28 @@ def test_a_load_the_generator_cannot_offer_is_kept_with_its_reasons() -> None:
     assert result.as_dict()["loads"][1]["latency"] is None
 
 
+def test_a_load_the_generator_cannot_hold_steps_down_when_asked() -> None:
+    """After a throughput the generator set: 5 % steps until a try is valid; the record
+    keeps the load asked and the one measured, and every try."""
+    dut = QueueingDut(capacity=1e6, generator_max=88_000)
+    result = latency_at_loads(dut, 100_000, [0.5, 1.0], settings=replace(ONE_S_64B, retries=0),
+                              step_down=(0.95, 0.95, 0.95))
+    assert dut.loads == pytest.approx([50_000, 100_000, 95_000, 90_250, 85_737.5])
+    top = result[1.0]
+    assert top.stepped_down and top.load_pps == pytest.approx(85_737.5)
+    assert top.asked_pps == 100_000 and top.latency is not None and len(top.trials) == 4
+    assert not result[0.5].stepped_down
+    record = result.as_dict()["loads"][1]
+    assert (record["asked_pps"], record["invalid_reason"]) == (100_000, None)
+    # not enough steps: the load is kept without latency, at the last load tried
+    short = latency_at_loads(QueueingDut(1e6, generator_max=88_000), 100_000, [1.0],
+                             settings=replace(ONE_S_64B, retries=0), step_down=(0.95,))
+    assert short[1.0].latency is None and short[1.0].load_pps == pytest.approx(95_000)
+    with pytest.raises(NetloadConfigError, match=r"step_down=\[1.05\]: give factors in "
+                                                 r"\(0, 1\)"):
+        latency_at_loads(dut, 100_000, [1.0], settings=ONE_S_64B, step_down=(1.05,))
+
+
 def test_a_throughput_of_zero_measures_nothing() -> None:
     dut = QueueingDut(capacity=1_000)
     result = latency_at_loads(dut, 0.0, [0.5], settings=ONE_S_64B)

@@ -25,7 +25,7 @@ SCHEMA = ROOT / "pytest_netload" / "reports" / "results.schema.json"
 
 FINGERPRINTS = {
     "1.0": "9acdb6897c500a89f7cf14115463506547692c9c739097aaf19ff26741fadc79",
-    "1.1": "6a4b182b217bcf34a6bdd8586216d798936a9a3568ec4cc8b3d56d48d7dfdb97",
+    "1.1": "ca67df22b91bafcf1ff5dac275bd354372e2dcceb49f86a49de18311667a05cf",
 }
 ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 # keywords whose members are names (a field may be called "title"), not schema keywords

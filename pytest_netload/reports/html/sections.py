@@ -227,8 +227,12 @@ def _latency_at(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "min": fmt_ns(lat.get("min_ns")), "mean": fmt_ns(lat.get("mean_ns")),
                 "max": fmt_ns(lat.get("max_ns")), "samples": fmt_count(lat.get("count")),
                 "loss": f"{fmt_count(x['lost'])} / {fmt_count(x['tx_packets'])}",
-                "notes": "" if x.get("invalid_reason") is None else
-                f"every try invalid: {x['invalid_reason']}",
+                "notes": "; ".join(n for n in (
+                    f"the generator could not offer {fmt_pps(x['asked_pps'])} (its own "
+                    "ceiling): stepped down 5 % at a time to the load shown"
+                    if x["load_pps"] < x.get("asked_pps", x["load_pps"]) else "",
+                    "" if x.get("invalid_reason") is None else
+                    f"every try invalid: {x['invalid_reason']}") if n),
             })
     return rows
 
