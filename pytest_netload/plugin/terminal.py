@@ -58,9 +58,9 @@ def latency_at_note(at: dict[str, Any] | None) -> str | None:
     parts = []
     for x in at["loads"]:
         where = "no load" if x["fraction"] == 0 else fmt.percent(x["fraction"])
-        if x["load_pps"] < x.get("asked_pps", x["load_pps"]):  # the generator's ceiling
-            where += f" (held {fmt.rate_pps(x['load_pps'])})"
         lat = x.get("latency")
+        if lat is not None and x["load_pps"] < x.get("asked_pps", x["load_pps"]):
+            where += f" (held {fmt.rate_pps(x['load_pps'])})"  # below the generator's ceiling
         parts.append(f"{where} invalid" if lat is None else
                      f"{where} {_percentile(lat, 'p50')}/{_percentile(lat, 'p99')}")
     return f"latency p50/p99 at % of {of}: " + ", ".join(parts)
