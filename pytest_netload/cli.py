@@ -229,21 +229,10 @@ def _baseline_label(given: str) -> str:
 
 
 def _documents(paths: Sequence[str], what: str) -> list[dict[str, Any]]:
-    """The results documents of `paths`: files, or directories whose *.json files are
-    read (a history directory); oldest first by their `created` time."""
-    from .reports.load import load
+    """The results documents of `paths` (reports.load.load_history)."""
+    from .reports.load import load_history
 
-    files: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            found = sorted(str(p) for p in Path(path).glob("*.json"))
-            if not found:
-                raise NetloadError(f"{what} {path}: the directory holds no *.json results "
-                                   "files; give results.json files or a directory of them")
-            files += found
-        else:
-            files.append(path)
-    return sorted((load(f) for f in files), key=lambda d: d["created"])
+    return load_history(tuple(paths), what)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

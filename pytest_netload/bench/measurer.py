@@ -23,6 +23,7 @@ from ..rfc2544 import FrameSize, TrialResult
 from ..rfc2544.recovery import RecoveryLoad, RecoveryTrial, ResetTrial
 from ..traffic.patterns import CBR, MaxRate, Phase
 from ..units import Rate
+from . import progress
 from .dut_trial import NoDutHooks, TrialContext, TrialHooks
 from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
@@ -185,11 +186,12 @@ class EngineMeasurer:
         return trial if reason is None else replace(trial, valid=False, invalid_reason=reason)
 
     def measure(self, load_pps: float, duration_s: float) -> TrialResult:
+        progress.trial_start(load_pps)
         self.warm_up(load_pps, self.warmup_s)
 
         def run_trial() -> tuple[Any, TrialResult]:
             run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
-                                  drain_s=self.drain_s)
+                                  drain_s=self.drain_s, progress=progress.poller(duration_s))
             return run, self._trial(run, load_pps, duration_s, load_pps * duration_s)
 
         return self._around(self._context(load_pps, duration_s), run_trial)
@@ -198,6 +200,7 @@ class EngineMeasurer:
         """`frames` back to back at the port's maximum rate (§26.4), on each direction
         (split among its lanes by their shares)."""
         counts = [max(1, round(frames * lane.share)) for lane in self.lanes]
+        progress.trial_start(rate_pps)
 
         def run_trial() -> tuple[Any, TrialResult]:
             run = self.engine.run([Tx(lane.stream, n) for lane, n in zip(self.lanes, counts)],
@@ -233,6 +236,7 @@ class EngineMeasurer:
             return (Phase(self._cbr(overload_pps * share)[0].gaps_ps, int(overload_s * 1e9)),
                     Phase(self._cbr(relief_pps * share)[0].gaps_ps, int(relief_s * 1e9)))
 
+        progress.trial_start(overload_pps)
         ctx = self._context(overload_pps, overload_s + relief_s)
         (self.hooks or NoDutHooks()).before(ctx)
         run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
@@ -260,6 +264,7 @@ class EngineMeasurer:
                       at_s: float) -> ResetTrial:
         """Steady traffic; `hook` resets the DUT `at_s` into it (§26.6)."""
         called: list[float] = []
+        progress.trial_start(load_pps)
         t0 = time.monotonic()
 
         def poll(status: dict[str, Any]) -> None:

@@ -26,6 +26,7 @@ from ..errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
 from ..measure.results import RunResult, StreamResult, shortfall_cause
 from ..traffic.patterns import MaxRate, Pattern, parse_pattern
 from ..units import Duration, Rate, as_rate, frame_bits, run_seconds
+from . import progress
 
 DEFAULT_TOLERANCE = 0.005  # achieved TX may fall 0.5 % short of offered before a warning
 
@@ -213,8 +214,10 @@ class RateController:
             entries.append(Tx(stream, count, phases))
             offered.append(to_pps(rate) if rate is not None else None)
         try:
+            # a soak's or long run's frames so far, every poll, to the progress line
             result = self.engine.run(entries, self.rx if rx is None else rx, duration_s=run_s,
-                                     timing_samples=timing_samples, drain_s=drain_s)
+                                     timing_samples=timing_samples, drain_s=drain_s,
+                                     progress=progress.poller(run_s or None))
         finally:
             if pacing == "hardware":
                 self.port.set_queue_rate(0)

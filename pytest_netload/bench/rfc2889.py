@@ -48,12 +48,14 @@ from ..rfc2889 import (
     fully_meshed,
 )
 from ..search.lower_bound import SearchMax
+from ..search.resolution import Resolution
 from ..search.settings import TrialSettings
 from ..search.trial import FunctionMeasurer
 from ..traffic.packets import UDP, Eth, IPv4, field
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
 from ..units import Rate, frame_bits
+from . import progress
 from .harness import WiredPorts
 from .settings import Rfc2889Mark
 from .validity import generator_failure
@@ -148,11 +150,27 @@ class Rfc2889Runner:
             i += n
         return out
 
-    def _settings(self, timed: bool = False) -> TrialSettings:
+    def _settings(self, timed: bool = False,
+                  on_trial: Callable[[Any], None] | None = None) -> TrialSettings:
         """The trials' common settings: the marker's retries, and its trial duration for
-        the timed procedures (an address trial's count and rates set its own)."""
+        the timed procedures (an address trial's count and rates set its own); `on_trial`
+        reports each trial to the progress line (`_progress`)."""
         return TrialSettings(duration_s=self.mark.trial_duration_s if timed else None,
-                             retries=self.mark.retries)
+                             retries=self.mark.retries, on_trial=on_trial)
+
+    def _progress(self, procedure: str, **plan: Any) -> Callable[[Any], None]:
+        """Progress of an RFC 2889 procedure: its plan now (progress.start), and the
+        ``on_trial`` that reports each trial as it ends."""
+        progress.start(f"RFC 2889 {procedure}", test=self.test,
+                       frame_size=self.mark.frame_size, **plan)
+        count = 0
+
+        def on_trial(t: Any) -> None:
+            nonlocal count
+            count += 1
+            progress.report(event="trial", trial=count, **progress.trial_fields(t, 0.0))
+
+        return on_trial
 
     def _record(self, result: Any) -> Any:
         data = result.as_dict()  # its own port_names (broadcast: the receivers) come first
@@ -172,6 +190,7 @@ class Rfc2889Runner:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
 
             def measure(load: float, duration_s: float) -> MeshTrial:
+                progress.trial_start(load)
                 run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
                                      list(ports), duration_s)
                 tx, rx = [0] * n, [0] * n
@@ -182,7 +201,10 @@ class Rfc2889Runner:
                                  self.names[:n])
 
             result = fully_meshed(FunctionMeasurer(measure), ports=n, max_pps_per_port=top.pps,
-                                  settings=self._settings(timed=True),
+                                  settings=self._settings(timed=True, on_trial=self._progress(
+                                      "fully meshed", total=self.mark.max_trials,
+                                      trial_s=self.mark.trial_duration_s, max_pps=top.pps,
+                                      resolution=Resolution(ratio=self.mark.resolution))),
                                   resolution=self.mark.resolution,
                                   max_trials=self.mark.max_trials, max_source=top.source,
                                   generator_max_pps_per_port=top.generator_max_pps)
@@ -205,6 +227,7 @@ class Rfc2889Runner:
                                         (1, loaded[2][0])], 2, [c, d]).pps
 
             def measure(load: float, duration_s: float) -> CongestionTrial:
+                progress.trial_start(load)
                 run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
                                      duration_s)
                 counts = [StreamCounts(s.name, int(r.tx_packets), int(r.rx_unique))
@@ -213,7 +236,10 @@ class Rfc2889Runner:
                                        invalid_reason=why, port_names=names)
 
             result = congestion_control(FunctionMeasurer(measure), load_pps_per_port=max_pps,
-                                        settings=self._settings(timed=True))
+                                        settings=self._settings(
+                                            timed=True, on_trial=self._progress(
+                                                "congestion control",
+                                                trial_s=self.mark.trial_duration_s)))
         finally:
             for s, _share in loaded:
                 s.free()
@@ -257,6 +283,7 @@ class Rfc2889Runner:
         ports = self._ports("address_caching_capacity")
         learn, test, monitors = ports[0], ports[1], list(ports[2:])
         learning, probe = self._address_streams(count, learn, test)
+        progress.trial_start(learning_rate_fps)
         self._empty_table()
         ls, ps = self._load(learn, learning), self._load(test, probe)
         try:
@@ -284,7 +311,8 @@ class Rfc2889Runner:
         result = address_caching_capacity(
             FunctionMeasurer(self._measure_addresses), low=m.low, high=m.high,
             learning_rate_fps=m.learning_rate_fps, test_rate_fps=m.test_rate_fps,
-            settings=self._settings(), age_time_s=self._age_time())
+            settings=self._settings(on_trial=self._progress("address caching capacity")),
+            age_time_s=self._age_time())
         return self._record(result)
 
     def address_learning_rate(self, max_rate_fps: float | None = None) -> Any:
@@ -298,7 +326,8 @@ class Rfc2889Runner:
                                if m.max_rate else 100_000.0)
         result = address_learning_rate(
             FunctionMeasurer(self._measure_addresses), count=m.learning_count,
-            max_rate_fps=top, test_rate_fps=m.test_rate_fps, settings=self._settings())
+            max_rate_fps=top, test_rate_fps=m.test_rate_fps,
+            settings=self._settings(on_trial=self._progress("address learning rate")))
         return self._record(result)
 
     def _age_time(self) -> float | None:
@@ -321,6 +350,7 @@ class Rfc2889Runner:
             top = self._search_max([(0, stream)], 1, receivers)
 
             def measure(load: float, duration_s: float) -> BroadcastTrial:
+                progress.trial_start(load)
                 run, why = self._run([(stream, load)], receivers, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 rx = self._per_port(run, receivers)
@@ -329,7 +359,14 @@ class Rfc2889Runner:
 
             result = broadcast_forwarding(FunctionMeasurer(measure), ports=len(ports),
                                           max_pps=top.pps,
-                                          settings=self._settings(timed=True),
+                                          settings=self._settings(
+                                              timed=True, on_trial=self._progress(
+                                                  "broadcast forwarding",
+                                                  total=self.mark.max_trials,
+                                                  trial_s=self.mark.trial_duration_s,
+                                                  max_pps=top.pps,
+                                                  resolution=Resolution(
+                                                      ratio=self.mark.resolution))),
                                           resolution=self.mark.resolution,
                                           max_trials=self.mark.max_trials, **top.source_args)
             at = result.throughput_trial

@@ -8,6 +8,7 @@ bench/lanes.py) and runs the pure procedure of rfc2544/ over an `EngineMeasurer`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -41,6 +42,7 @@ from ..rfc2544.recovery import (
 )
 from ..rfc2544.summary import check_trials
 from ..rfc2544.throughput import require_valid, valid_trial
+from ..search.resolution import DEFAULT_RESOLUTION, Resolution
 from ..search.trial import FunctionMeasurer
 from ..traffic.mix import Mix
 from ..traffic.streams import UdpSpec
@@ -88,6 +90,13 @@ def send_learning_frames(engine: Engine, ports: WiredPorts, wire: int, frames: i
             engine.run([Tx(stream, frames)], [b], drain_s=0.2)
         finally:
             stream.free()
+
+
+def _whole(count: Any, per: int = 1) -> int | None:
+    """`count` (a procedure's repetitions) times `per`, for the progress line; None when
+    it is no whole number >= 1 (the procedure names that error itself)."""
+    ok = isinstance(count, int) and not isinstance(count, bool) and count >= 1
+    return count * per if ok else None
 
 
 class Rfc2544Runner:
@@ -213,21 +222,23 @@ class Rfc2544Runner:
                              line_rate_bps=line, on_trial=self._progress(procedure, size))
 
     def _progress(self, procedure: str, size: FrameSize) -> Callable[[Any], None]:
+        """The procedure's ``on_trial``: each trial, as it ends, to the progress line."""
         count = 0
+        tolerance = self.mark.loss_tolerance
 
         def on_trial(t: Any) -> None:
             nonlocal count
             count += 1
-            loss = getattr(t, "loss_ratio", None)
-            if loss is None and getattr(t, "tx_packets", 0):
-                loss = t.lost / t.tx_packets
-            progress.report(test=self.test, frame_size=size, procedure=procedure, trial=count,
-                            offered_pps=getattr(t, "offered_pps", None) or
-                            getattr(t, "overload_pps", None) or getattr(t, "load_pps", None),
-                            loss_ratio=loss,
-                            note=None if t.valid else f"invalid: {t.invalid_reason}")
+            progress.report(event="trial", test=self.test, frame_size=size,
+                            procedure=procedure, trial=count,
+                            **progress.trial_fields(t, tolerance))
 
         return on_trial
+
+    def _plan(self, procedure: str, size: FrameSize, **plan: Any) -> None:
+        """What the procedure about to run will do (progress.start): its trials and
+        their duration, for the progress line's n of N and ETA."""
+        progress.start(procedure, test=self.test, frame_size=size, **plan)
 
     def throughput(self, frame_sizes: Any = None, *, stream: Any = None,
                    latency_at: Any = None) -> ThroughputResult:
@@ -250,6 +261,12 @@ class Rfc2544Runner:
                 continue
             with self._measurer(size, stream, "throughput") as measurer:
                 top = self._search_max(measurer, measurer.mean_frame_size)
+                ratio, pps = self.mark.resolution_ratio, self.mark.resolution_pps(
+                    measurer.mean_frame_size, self.ports.topology.line_rate_bps)
+                self._plan("throughput", size, total=self.mark.max_trials,
+                           trial_s=self.trial_duration_s, max_pps=top.pps,
+                           resolution=DEFAULT_RESOLUTION if ratio is None and pps is None
+                           else Resolution(ratio, pps))
                 result = binary_search(
                     measurer, top.pps,
                     settings=self._settings(size, measurer, "throughput",
@@ -272,6 +289,8 @@ class Rfc2544Runner:
         own ceiling, a load it cannot offer again steps down 5 % at a time (at most
         LATENCY_STEP_DOWNS times), as latency() does, and the record says so."""
         of, base = latency_base(at, tp.throughput_pps, tp.goals)
+        self._plan("latency at loads", tp.frame_size, total=len(at.fractions),
+                   trial_s=tp.duration_s)
         loads = latency_at_loads(
             m, base, at.fractions, of=of, preset=at.preset,
             settings=self._settings(tp.frame_size, m, "latency at loads", tp.duration_s),
@@ -303,6 +322,7 @@ class Rfc2544Runner:
         for size in self._sizes(frame_sizes):
             with self._measurer(size, stream, "mlrsearch") as m:
                 top = self._search_max(m, m.mean_frame_size)
+                self._plan("mlrsearch", size, budget_s=budget)
                 result = mlr_search(
                     m, min_pps=top.pps / 1000, max_pps=top.pps, goals=chosen,
                     settings=self._settings(size, m, "mlrsearch"), time_budget_s=budget,
@@ -374,6 +394,7 @@ class Rfc2544Runner:
         result says so."""
         steps = [0.95] * LATENCY_STEP_DOWNS + [0.5] * LATENCY_HALVINGS
         for attempt in range(len(steps) + 1):
+            self._plan("latency", size, total=_whole(trials), exact=True, trial_s=seconds)
             try:
                 return latency_trials(m, load, settings=self._settings(size, m, "latency",
                                                                        seconds),
@@ -396,6 +417,9 @@ class Rfc2544Runner:
             with self._measurer(size, stream, "frame_loss") as m:
                 top = self._search_max(m, m.mean_frame_size)
                 seconds = self._duration(duration, self.mark.trial_duration_s)
+                self._plan("frame loss", size, total=math.ceil(1 / step - 1e-9)
+                           if isinstance(step, float) and 0 < step <= 0.5 else None,
+                           trial_s=seconds)
                 result = frame_loss_sweep(m, top.pps,
                                           settings=self._settings(size, m, "frame loss",
                                                                   seconds),
@@ -418,6 +442,8 @@ class Rfc2544Runner:
                 top = self._search_max(m, m.mean_frame_size)
                 rate = top.generator_max_pps or top.pps
                 max_frames = max(1, int(rate * burst_s))
+                self._plan("back-to-back", size,
+                           total=_whole(repetitions, 2 + math.ceil(math.log2(max(max_frames, 2)))))
                 result = back_to_back(m.bursts(rate), rate_pps=rate, max_frames=max_frames,
                                       settings=self._settings(size, m, "back-to-back"),
                                       repetitions=repetitions)
@@ -437,6 +463,8 @@ class Rfc2544Runner:
             with self._measurer(size, stream, "recovery") as m:
                 tput, bounded = self._throughput(size, m, throughput, stream)
                 max_pps = self._max_pps(m, m.mean_frame_size)
+                self._plan("recovery", size, total=_whole(repetitions), exact=True,
+                           trial_s=overload_s + relief_s)
                 result = system_recovery(
                     FunctionMeasurer(m.recovery), throughput_pps=tput,
                     max_pps=max(max_pps, tput), overload_s=overload_s, relief_s=relief_s,
@@ -468,6 +496,8 @@ class Rfc2544Runner:
                 pps = 0.5 * self._max_pps(m, m.mean_frame_size) if load is None else \
                     self._throughput_pps(size, m, load, stream)
                 trials: list[ResetTrial] = []
+                self._plan("reset", size, total=_whole(repetitions), exact=True,
+                           trial_s=seconds)
                 note = self._progress("reset", size)
                 for _ in range(check_trials(repetitions, "repetitions")):
                     valid_trial(lambda load, m=m: m.measure_reset(load, seconds, hook, at_s),

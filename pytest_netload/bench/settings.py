@@ -30,6 +30,8 @@ from ..units import MAX_RUN_S, Rate, as_duration, as_rate
 from ..y1564 import (
     AVAILABILITY_N,
     AVAILABILITY_THRESHOLD,
+    BURST_SHARES,
+    BURST_TOLERANCE_FRAMES,
     CHECKPOINT_EVERY_S,
     FDV_QUANTILE,
     INTERVAL_S,
@@ -417,6 +419,12 @@ def _steps(name: str, value: Any) -> tuple[Any, ...]:
     return tuple(value)  # the procedure checks them (names `steps`), after the others
 
 
+def _burst_sizes(name: str, value: Any) -> tuple[float, ...]:
+    from ..y1564.bursts import check_shares
+
+    return check_shares(value)
+
+
 Y1564_FIELDS: Mapping[str, Field] = {
     "services": Field("services", _services),
     "steps": Field("steps", _steps),
@@ -438,6 +446,10 @@ Y1564_FIELDS: Mapping[str, Field] = {
     "learning_frames": Field("learning_frames", LEARNING_FRAMES),
     "checkpoint": Field("checkpoint", flag),
     "checkpoint_every": Field("checkpoint_every_s", duration()),
+    "bursts": Field("bursts", flag),
+    "burst_sizes": Field("burst_sizes", _burst_sizes),
+    "burst_idle": Field("burst_idle_s", optional(duration(zero_ok=True))),
+    "burst_tolerance": Field("burst_tolerance", count(0, 1_000_000)),
 }
 
 
@@ -467,6 +479,14 @@ class Y1564Mark:
     checkpoint_every_s: float = CHECKPOINT_EVERY_S
     """At most this much of the run (in intervals) is lost by a crash: the file is
     flushed and fsync'ed that often."""
+    bursts: bool = False
+    """`run()` includes the CBS/EBS burst tests (Y.1564 2016) of each service with a CBS."""
+    burst_sizes: tuple[float, ...] = BURST_SHARES
+    """Each burst as a share of its bucket (CBS, or CBS+EBS)."""
+    burst_idle_s: float | None = None
+    """Silence before each burst; None: twice the bucket's fill time."""
+    burst_tolerance: int = BURST_TOLERANCE_FRAMES
+    """Frames a burst's delivery may differ from what the bucket predicts."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Y1564Mark:

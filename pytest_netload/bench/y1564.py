@@ -8,13 +8,16 @@ the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
 y1564/ (service configuration test, service performance test) call it: a step of
 the configuration test is one run, an interval of the performance test is one run,
 so between two intervals the traffic pauses for the drain (`drain`, default 0.1 s).
+`EngineBurstMeasurer` sends the burst tests' bursts: after the idle time, one
+count-bounded run of the service's stream at the port's maximum rate.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,20 +32,27 @@ from ..traffic.patterns import CBR
 from ..traffic.streams import udp
 from ..units import Rate, frame_bits
 from ..y1564 import (
+    AvailabilityTracker,
+    Burst,
+    BurstResult,
+    BurstSample,
     SctResult,
     Service,
     ServiceSample,
     SptResult,
+    burst_test,
     check_services,
     service_configuration_test,
     service_performance_test,
 )
+from . import progress
 from .harness import WiredPorts
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
 from .validity import generator_failure, late_burst_reason
 
-__all__ = ["Y1564_DRAIN_S", "EngineServiceMeasurer", "Y1564Mark", "Y1564Result",
+__all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",
+           "Y1564Result",
            "Y1564Runner", "checkpoint_path"]
 
 
@@ -74,6 +84,7 @@ class EngineServiceMeasurer:
             entries.append((name, bps, pps, Tx(stream, 0, phases)))
         if not entries:
             return {}
+        progress.trial_start(offered_bps=sum(e[1] for e in entries))
         run = self.engine.run([e[3] for e in entries], self.rx, duration_s=duration_s,
                               drain_s=self.drain_s)
         self.runs += 1
@@ -91,23 +102,65 @@ class EngineServiceMeasurer:
         return out
 
 
+@dataclass
+class EngineBurstMeasurer:
+    """`BurstMeasurer` on loaded streams, one per service (by name): the idle time, then
+    the burst as one count-bounded run at the port's maximum rate."""
+
+    engine: Engine
+    streams: Mapping[str, LoadedStream]
+    rx: list[Port]
+    drain_s: float = Y1564_DRAIN_S
+    sleep: Any = time.sleep
+    runs: int = 0
+    last_run: Any = field(default=None, repr=False)
+
+    def measure(self, load: Burst, duration_s: float) -> BurstSample:
+        stream = self.streams.get(load.service)
+        if stream is None:
+            raise NetloadConfigError(f"service {load.service!r} has no stream here; the "
+                                     f"services are {sorted(self.streams)}")
+        self.sleep(load.idle_s)  # the bucket refills
+        run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
+        self.runs += 1
+        self.last_run = run
+        s = run.streams[0]
+        size = int(round(stream.mean_frame_size))
+        span_s = s.tx_span_ns / 1e9
+        rate = size * 8 * (s.tx_packets - 1) / span_s if s.tx_packets > 1 and span_s > 0 \
+            else None
+        pps = rate / (size * 8) if rate else 1e6
+        why = generator_failure(run, s, load.frames, pps, load.frames / pps, tx_tolerance=0.0)
+        if why is None and s.tx_packets < load.frames:
+            why = (f"the generator sent {fmt.count(s.tx_packets)} of the burst's "
+                   f"{fmt.count(load.frames)} frames")
+        return BurstSample(service=load.service, frame_size=size,
+                           tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
+                           rate_bps=rate, valid=why is None, invalid_reason=why)
+
+
 @dataclass(frozen=True)
 class Y1564Result:
-    """A whole Y.1564 run: each service's configuration test, then the performance test."""
+    """A whole Y.1564 run: each service's configuration test (and burst tests), then the
+    performance test."""
 
     sct: tuple[SctResult, ...]
     spt: SptResult | None
+    bursts: tuple[BurstResult, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return all(r.passed for r in self.sct) and (self.spt is None or self.spt.passed)
+        return all(r.passed for r in self.sct) and all(r.passed for r in self.bursts) and \
+            (self.spt is None or self.spt.passed)
 
     def failures(self) -> list[str]:
         out = [line for r in self.sct for line in r.failures()]
+        out += [line for r in self.bursts for line in r.failures()]
         return out + (self.spt.failures() if self.spt is not None else [])
 
     def as_dict(self) -> dict[str, Any]:
         return {"sct": [r.as_dict() for r in self.sct],
+                "bursts": [r.as_dict() for r in self.bursts],
                 "spt": None if self.spt is None else self.spt.as_dict(),
                 "passed": self.passed}
 
@@ -122,8 +175,10 @@ class Y1564Runner:
     """Y.1564 procedures on the test's wire with its marker's services and settings.
 
     `sct()` runs the service configuration test of one service (or of each),
-    `spt()` the service performance test of all services at once, `run()` both.
-    Each records its result for the reports (kinds "y1564_sct", "y1564_spt").
+    `bursts()` the CBS/EBS burst tests of one service (or of each with a CBS),
+    `spt()` the service performance test of all services at once, `run()` them all.
+    Each records its result for the reports (kinds "y1564_sct", "y1564_bursts",
+    "y1564_spt").
     """
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
@@ -150,7 +205,8 @@ class Y1564Runner:
                                  f"{[s.name for s in self.services]}")
 
     @contextmanager
-    def _measurer(self, services: tuple[Service, ...]) -> Iterator[EngineServiceMeasurer]:
+    def _streams(self, services: tuple[Service, ...]) -> Iterator[tuple[dict[str, LoadedStream],
+                                                                        Port]]:
         tx, rx = self.ports.wire(self.mark.wire)
         if not self._learned and self.mark.learning_frames:
             send_learning_frames(self.engine, self.ports, self.mark.wire,
@@ -164,11 +220,16 @@ class Y1564Runner:
                            vlan=s.vlan, dport=9 if s.dport is None else s.dport,
                            sport=1024 + i)
                 loaded[s.name] = self.engine.load(tx, spec.for_flow(flow))
-            bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
-            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts)
+            yield loaded, rx
         finally:
             for stream in loaded.values():
                 stream.free()
+
+    @contextmanager
+    def _measurer(self, services: tuple[Service, ...]) -> Iterator[EngineServiceMeasurer]:
+        with self._streams(services) as (loaded, rx):
+            bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
+            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts)
 
     def _traffic(self) -> dict[str, Any]:
         tx, rx = self.ports.wire(self.mark.wire)
@@ -185,14 +246,52 @@ class Y1564Runner:
 
     def _sct(self, service: Service) -> SctResult:
         m = self.mark
+        steps = len(m.steps) + int(m.eir_step and service.eir_bps > 0) + int(m.policing) \
+            if isinstance(m.steps, (list, tuple)) else None
+        progress.start(f"Y.1564 SCT {service.name}", test=self.test,
+                       frame_size=service.frame_size, what="step", total=steps, exact=True,
+                       trial_s=self.step_override_s or m.step_duration_s)
+        count = 0
+
+        def on_step(step: Any) -> None:
+            nonlocal count
+            count += 1
+            sample = step.sample
+            progress.report(event="trial", trial=count, name=step.name,
+                            offered_bps=step.offered_bps,
+                            loss_ratio=None if sample is None else sample.flr,
+                            valid=sample is not None, passed=step.passed,
+                            note=None if sample is not None else step.reason)
+
         with self._measurer((service,)) as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
                 settings=TrialSettings(duration_s=self.step_override_s or m.step_duration_s,
                                        retries=m.retries),
                 eir_step=m.eir_step, policing=m.policing,
-                policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance)
+                policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance,
+                on_step=on_step)
         record_measurement("y1564_sct", {**result.as_dict(), "traffic": self._traffic()})
+        return result
+
+    def bursts(self, service: str | Service | None = None
+               ) -> BurstResult | tuple[BurstResult, ...]:
+        """The CBS (and EBS) burst tests of `service` (a name), or of each service with a
+        CBS in turn when None (then a tuple)."""
+        if service is None:
+            return tuple(self._bursts(s) for s in self.services if s.cbs_bytes > 0)
+        return self._bursts(service if isinstance(service, Service) else self.service(service))
+
+    def _bursts(self, service: Service) -> BurstResult:
+        m = self.mark
+        with self._streams((service,)) as (loaded, rx):
+            measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s)
+            result = burst_test(measurer, service,
+                                line_rate_bps=self.ports.topology.line_rate_bps,
+                                shares=m.burst_sizes, idle_s=m.burst_idle_s,
+                                tolerance_frames=m.burst_tolerance,
+                                settings=TrialSettings(retries=m.retries))
+        record_measurement("y1564_bursts", {**result.as_dict(), "traffic": self._traffic()})
         return result
 
     def spt(self, duration: Any = None, *, checkpoint: Path | str | None = None,
@@ -213,12 +312,14 @@ class Y1564Runner:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         again = bool(path is not None and path.exists()) if resume is None else resume
+        on_interval = self._spt_progress(seconds)
         with self._measurer(self.services) as measurer:
             result = service_performance_test(
                 measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
                 availability_threshold=m.availability_threshold,
                 availability_n=m.availability_n, checkpoint=path, resume=again,
-                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s)
+                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
+                on_interval=on_interval)
         record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})
@@ -228,12 +329,35 @@ class Y1564Runner:
                 path.parent.rmdir()  # when no other test's checkpoint is there
         return result
 
+    def _spt_progress(self, seconds: float) -> Callable[[int, Mapping[str, Any]], None]:
+        """The performance test's ``on_interval``: interval k of n and each service's
+        availability so far (of the intervals this run measured) to the progress line."""
+        m = self.mark
+        total = max(1, round(seconds / m.interval_s))
+        progress.start("Y.1564 SPT", test=self.test, what="interval", total=total, exact=True,
+                       trial_s=m.interval_s)
+        trackers = {s.name: AvailabilityTracker(m.availability_threshold, m.availability_n)
+                    for s in self.services}
+
+        def on_interval(index: int, samples: Mapping[str, Any]) -> None:
+            for name, tracker in trackers.items():
+                sample = samples.get(name)
+                tracker.add(None if sample is None or not sample.valid else sample.flr)
+            if progress.active():
+                progress.report(event="interval", interval=index + 1, total=total,
+                                availability={n: t.ratio_so_far for n, t in trackers.items()})
+
+        return on_interval
+
     def run(self, spt_duration: Any = None) -> Y1564Result:
-        """Each service's configuration test, then the performance test of all of them
-        (run also when a configuration test failed, so the report has both)."""
+        """Each service's configuration test (and, with the marker's `bursts=True`, the
+        burst tests of each service with a CBS), then the performance test of all of them
+        (run also when a configuration test failed, so the report has all)."""
         sct = self.sct()
         assert isinstance(sct, tuple)
-        return Y1564Result(sct, self.spt(spt_duration))
+        bursts = self.bursts() if self.mark.bursts else ()
+        assert isinstance(bursts, tuple)
+        return Y1564Result(sct, self.spt(spt_duration), bursts)
 
     def describe(self) -> str:
         return "; ".join(f"{s.name}: CIR {fmt.bitrate(s.cir_bps)}" for s in self.services)

@@ -287,16 +287,18 @@ def _write_capture(item: pytest.Item, record: Any) -> None:
     item.user_properties.append(("netload.capture", str(path)))
 
 
-def _allure(item: pytest.Item, data: dict[str, Any]) -> None:
+def _allure(item: pytest.Item, data: dict[str, Any], live_steps: bool = False) -> None:
     from ..reports import allure
 
     if allure.active(item.config):
-        from .keys import SETTINGS_KEY, TOPOLOGY_KEY
+        from .keys import DUT_FACTS_KEY, SETTINGS_KEY, TOPOLOGY_KEY
 
         topo = item.config.stash.get(TOPOLOGY_KEY, None)
+        dut = {**(dict(topo.dut) if topo is not None else {}),
+               **item.config.stash.get(DUT_FACTS_KEY, {})}
         try:
-            allure.attach(data, dict(topo.dut) if topo is not None else {},
-                          item.config.stash[SETTINGS_KEY].topology)
+            allure.attach(data, dut, item.config.stash[SETTINGS_KEY].topology,
+                          live_steps=live_steps)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # a report add-on must never turn a DUT verdict into an error
             item.warn(pytest.PytestWarning(f"netload: allure attachments failed: {exc!r}"))
@@ -347,24 +349,19 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
     if not is_netload_test(item):
         return (yield)
-    from ..bench import progress
     from ..measure.recording import recording
-    from .terminal import TerminalProgress
+    from .live import live
 
-    reporter = item.config.pluginmanager.get_plugin("terminalreporter")
-    show = TerminalProgress(reporter, item.config.get_verbosity()) \
-        if reporter is not None and not hasattr(item.config, "workerinput") else None
+    shown = None
     with recording(item.nodeid) as record:
         try:
-            if show is not None:
-                with progress.sink(show):
-                    result = yield
-            else:
+            with live(item) as shown:
                 result = yield
         finally:
             _attach(item, record)
             if RECORD_STASH in item.stash:
-                _allure(item, item.stash[RECORD_STASH])
+                _allure(item, item.stash[RECORD_STASH],
+                        live_steps=bool(shown is not None and shown.allure_steps))
     _check_baseline(item)
     return result
 

@@ -54,6 +54,9 @@ REGRESSION_DESC = ("Regression threshold for --netload-baseline, a percentage su
                    "a figure regresses only when it lies outside its noise band AND is "
                    "worse than the baseline by more than this (docs/baselines.md). "
                    "Default: none (the noise band alone)")
+HISTORY_DESC = ("A directory of earlier sessions' results files: the report shows each "
+                "figure's trend over them and this session, with its change points, and this "
+                "session's results.json is added to it (docs/baselines.md)")
 LINK_TIMEOUT_DESC = ("How long each port's link may take to come up when the session opens "
                      "the ports, and to come back after a trial that lost it (0: look once); "
                      "a link still down then is an error naming the port. Default: 10s")
@@ -358,6 +361,7 @@ SETTINGS = (
     Setting("netload_save_baseline", SAVE_BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_baseline", BASELINE_DESC, "", lambda v: _baseline_name(v)),
     Setting("netload_regression", REGRESSION_DESC, "", lambda v: _regression(v)),
+    Setting("netload_history", HISTORY_DESC, "", lambda v: _history(v)),
     Setting("netload_link_timeout", LINK_TIMEOUT_DESC, "10s", _link_timeout),
     Setting("netload_link_strict", LINK_STRICT_DESC, "false", _flag),
     Setting("netload_resolve_timeout", RESOLVE_TIMEOUT_DESC, "5s", _resolve_timeout),
@@ -376,6 +380,7 @@ FLAGS = frozenset({"netload_link_strict", "netload_dut_health", "netload_skip_un
 DEFAULT_VALUES: dict[str, Any] = {
     "netload_engine_memory": 1024, "netload_trial_duration": None,
     "netload_save_baseline": None, "netload_baseline": None, "netload_regression": None,
+    "netload_history": None,
     "netload_engines": (),
     "netload_link_timeout": 10.0, "netload_resolve_timeout": 5.0, "netload_port_wait": 0.0,
     "netload_hook_timeout": 60.0, "netload_report": ("html",), "netload_customer": None,
@@ -387,6 +392,18 @@ def _regression(value: str) -> float | None:
     from ..reports.threshold import parse_threshold
 
     return parse_threshold(value)
+
+
+def _history(value: str) -> str | None:
+    """A history directory: None for none; an existing path that is not a directory is
+    refused (a missing one is made when the session writes to it)."""
+    if not value:
+        return None
+    if os.path.exists(value) and not os.path.isdir(value):
+        raise NetloadConfigError(
+            f"--netload-history {value}: not a directory; give a directory of earlier "
+            "sessions' results files (it is made if missing)")
+    return value
 
 
 def _baseline_name(value: str) -> str | None:
@@ -427,6 +444,8 @@ class Settings:
     """The acceptance reports to write beside results.json: "html", "pdf" (--netload-report)."""
     sign_off: tuple[tuple[str, str], ...] = ()
     """Customer, operator, site, test plan as given (--netload-customer ...): (key, text)."""
+    history: str | None = None
+    """A directory of earlier results files for the report's trends (--netload-history)."""
     builtin_in_ci: bool = False
     """A CI job (`CI` set) left at the default topology, a built-in DUT: the header and
     the report say it is not the user's device."""
@@ -537,6 +556,7 @@ def resolve(config: pytest.Config) -> Settings:
                     values["netload_report"],
                     tuple((key, values[f"netload_{key}"]) for key in SIGN_OFF_KEYS
                           if values[f"netload_{key}"]),
+                    values["netload_history"],
                     _builtin_in_ci(config, values["netload_topology"]))
 
 

@@ -1,4 +1,4 @@
-"""Terminal output: the live progress line and the end-of-session summary table.
+"""Terminal output: the end-of-session summary table (the live progress line: live.py).
 
 Rows come from the records tests attach to their reports (`report.netload`),
 so the table is the same with or without xdist.
@@ -7,6 +7,7 @@ so the table is the same with or without xdist.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,7 @@ import pytest
 
 from .selection import is_netload_test
 
-# The formatter, the rows' notes (rfc2544/, measure/) and the progress line (bench/) are
-# imported where used: a session that measured nothing never loads them.
+# The formatter and the rows' notes (rfc2544/, measure/) are imported where used: a session that measured nothing never loads them.
 
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
@@ -95,6 +95,13 @@ def _note(m: dict[str, Any]) -> str | None:
         return (f"Y.1564 SCT {m['service']['name']!r}: "
                 + (f"{len(steps) - len(bad)}/{len(steps)} steps passed, not {', '.join(bad)}"
                    if bad else f"all {len(steps)} steps passed"))
+    if kind == "y1564_bursts":
+        parts = [f"{s['name']} {s['rx_frames']}/{s['tx_frames']}"
+                 + ("" if s.get("passed") is True else
+                    " FAIL" if s.get("passed") is False else " not measured")
+                 if s.get("measured") else f"{s['name']} not measured"
+                 for s in m.get("steps") or []]
+        return f"Y.1564 bursts {m['service']['name']!r}: " + ", ".join(parts)
     if kind == "rfc2889_address_caching_capacity":
         return f"RFC 2889 address capacity {fmt.count(m['capacity'])}"
     bounded = bool(m.get("lower_bound_by_generator"))
@@ -235,28 +242,6 @@ def format_table(rows: Iterable[tuple[str, ...]]) -> list[str]:
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return out
-
-
-class TerminalProgress:
-    """The live line: rewritten in place on a terminal, one line per event with -v
-    elsewhere, nothing with -q (or on xdist workers, which have no terminal)."""
-
-    def __init__(self, reporter: Any, verbosity: int) -> None:
-        self.reporter = reporter
-        self.verbosity = verbosity
-        self.live = bool(getattr(reporter, "isatty", False)) and verbosity >= 0
-        self.lines = verbosity >= 1 and not self.live
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        from ..bench.progress import progress_line
-
-        text = progress_line(event)
-        if self.live:
-            self.reporter.ensure_newline()
-            self.reporter.rewrite(text[: self.reporter._tw.fullwidth - 1])
-        elif self.lines:
-            self.reporter.ensure_newline()
-            self.reporter.write_line(text)
 
 
 def _error_text(report: pytest.TestReport) -> str:
@@ -464,8 +449,9 @@ class Summary:
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
         self._compare(doc, base)
-        self._reports(doc, base)
+        self._reports(doc, base, self._history(doc))
         self._save_baseline(doc, base)
+        self._add_to_history(doc)
 
     def _sections(self, doc: dict[str, Any]) -> None:
         """The pytest_netload_report_sections hooks' sections, into the document; a hook
@@ -483,22 +469,63 @@ class Summary:
         if sections:
             doc["report_sections"] = sections
 
-    def _reports(self, doc: dict[str, Any], base: Any) -> None:
-        """The acceptance reports --netload-report asks for (report.html, report.pdf),
-        from a document the schema accepts (else: why not), with the baseline comparison
-        when the session has one."""
+    def _history(self, doc: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """With --netload-history: the earlier sessions' documents there, then this one
+        (the report's trends); None without it, or while it holds none. A file there that
+        does not load is named among the write errors, and the report has no trends."""
         from ..errors import NetloadConfigError
         from .keys import SETTINGS_KEY
 
-        for kind in self.config.stash[SETTINGS_KEY].reports:
+        where = self.config.stash[SETTINGS_KEY].history
+        if where is None or not any(Path(where).glob("*.json")):
+            return None
+        from ..reports.load import load_history
+
+        try:
+            return [*load_history((where,), "--netload-history"), doc]
+        except NetloadConfigError as exc:
+            self.write_errors.append(f"trends left out of the report: {exc}")
+            return None
+
+    def _add_to_history(self, doc: dict[str, Any]) -> None:
+        """This session's results into the --netload-history directory, named by the
+        time it was created, for the next session's trends."""
+        from ..reports import json as json_report
+        from .keys import SETTINGS_KEY
+
+        where = self.config.stash[SETTINGS_KEY].history
+        if where is None:
+            return
+        stamp = "".join(c if c.isalnum() else "-" for c in str(doc.get("created", "")))
+        try:
+            Path(where).mkdir(parents=True, exist_ok=True)
+            # `created` has whole seconds: the write time orders (and keeps apart) the
+            # sessions of one second, as load_history reads a directory in name order
+            json_report.write(doc, Path(where) / f"results-{stamp}-{time.time_ns()}.json")
+        except OSError as exc:
+            self.write_errors.append(
+                f"could not add the results to --netload-history {where}: "
+                f"{exc.strerror or exc}; give a writable directory")
+
+    def _reports(self, doc: dict[str, Any], base: Any,
+                 history: list[dict[str, Any]] | None = None) -> None:
+        """The acceptance reports --netload-report asks for (report.html, report.pdf),
+        from a document the schema accepts (else: why not), with the baseline comparison
+        when the session has one and the trends over --netload-history's sessions."""
+        from ..errors import NetloadConfigError
+        from .keys import SETTINGS_KEY
+
+        settings = self.config.stash[SETTINGS_KEY]
+        for kind in settings.reports:
             name = f"report.{kind}"
             try:
                 from ..reports import html, pdf, schema  # MissingExtra: an OSError, below
 
                 schema.validate(doc, "results.json")
                 write = pdf.write if kind == "pdf" else html.write
-                self.reports.append(str(write(doc, base / name,
-                                               comparison=self.comparison)))
+                self.reports.append(str(write(doc, base / name, comparison=self.comparison,
+                                              history=history,
+                                              threshold=settings.regression)))
             except NetloadConfigError as exc:
                 self.write_errors.append(f"{name} not written: {exc}")
             except OSError as exc:

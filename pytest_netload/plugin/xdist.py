@@ -89,6 +89,7 @@ class Controller:
         self.problem: str | None = None
         self.slots: dict[str, int] = {}  # worker id -> its slice, while it is up
         self.outputs: list[dict[str, Any]] = []
+        self._progress: Any = None
         topology = None
         if _local(settings) and not settings.builtin_topology:
             from .keys import TOPOLOGY_KEY
@@ -107,6 +108,7 @@ class Controller:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["netload_grouping"] = self.grouping
+        node.workerinput["netload_progress"] = self.progress().mode
         if self.problem:
             node.workerinput["netload_cpu_problem"] = self.problem
         elif self.slices and "popen" in str(node.gateway.spec):
@@ -123,6 +125,32 @@ class Controller:
         if out:
             self.outputs.append(out)
             self._merge()
+
+    def progress(self) -> Any:
+        """The controller's progress display (terminal.TerminalProgress), made once."""
+        if self._progress is None:
+            from .live import TerminalProgress
+
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            self._progress = TerminalProgress(reporter, self.config.get_verbosity(),
+                                              mode=None if reporter is not None else "off")
+        return self._progress
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        from .live import PROGRESS_ATTR
+
+        status = getattr(report, PROGRESS_ATTR, None)
+        if status is None:
+            return
+        from ..bench.progress_model import Status, status_line
+
+        worker = getattr(report, "worker_id", None)
+        self.progress().show((f"[{worker}] " if worker else "") + status_line(Status.of(status)))
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(reporter, "stats", {}).get("", [])
+        if stats and stats[-1] is report:  # not a test's outcome: keep the stats lean
+            stats.pop()
 
     def _merge(self) -> None:
         from .environment import environment_of

@@ -26,7 +26,8 @@ Y1564_HELP = (
     "policing=True, policing_overshoot=1.25, ir_tolerance=0.02, spt_duration='15m', "
     "interval='1s', availability_threshold=0.5, availability_n=10, fdv_quantile=99.9, "
     "drain='0.1s', retries=2, wire=0, learning_frames=10, checkpoint=True, "
-    "checkpoint_every='10s'): ITU-T Y.1564 "
+    "checkpoint_every='10s', bursts=False, burst_sizes=[1.0], burst_idle=None, "
+    "burst_tolerance=1): ITU-T Y.1564 "
     "service activation with the y1564 fixture. Each service: {'name', 'cir' (e.g. "
     "'10Mbit/s', L2 with FCS), 'eir', 'cbs', 'ebs', 'frame_size', 'dscp', 'pcp', 'vlan', "
     "'dport', 'sac': {'flr': '0.1%', 'ftd': '10ms', 'fdv': '1ms', 'availability': "
@@ -34,7 +35,8 @@ Y1564_HELP = (
 Y1564_ARGS = ("services", "steps", "step_duration", "eir_step", "policing",
               "policing_overshoot", "ir_tolerance", "spt_duration", "interval",
               "availability_threshold", "availability_n", "fdv_quantile", "drain", "retries",
-              "wire", "learning_frames", "checkpoint", "checkpoint_every")
+              "wire", "learning_frames", "checkpoint", "checkpoint_every", "bursts",
+              "burst_sizes", "burst_idle", "burst_tolerance")
 
 
 def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
@@ -48,7 +50,7 @@ def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
 @pytest.fixture
 def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any) -> Y1564Runner:
     """Y.1564 procedures on the marker's services and wire: `y1564.sct()`,
-    `y1564.spt()`, `y1564.run()` (docs/y1564.md)."""
+    `y1564.bursts()`, `y1564.spt()`, `y1564.run()` (docs/y1564.md)."""
     from ..bench.settings import Y1564Mark
     from ..bench.y1564 import Y1564Runner
     from .fixtures import _engine_of_wire, _settings, report_dir

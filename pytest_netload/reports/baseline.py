@@ -1,6 +1,6 @@
 """Baselines: a session's key figures with their own noise bands, saved, loaded, compared.
 
-A results document (:mod:`pytest_netload.reports.json`, schema "1.0") holds each test's
+A results document (:mod:`pytest_netload.reports.json`, schema "1.1") holds each test's
 measurements. :func:`extract_figures` turns them into :class:`Figure` s, each a value with
 a band that comes from the measurement's own uncertainty, never from a fixed percentage:
 

@@ -18,7 +18,7 @@ from ..errors import NetloadConfigError
 from ..files import MIB, read_input_file
 from .schema import MAX_DEPTH, ResultsFileError, validate
 
-__all__ = ["ResultsFileError", "load", "parse"]
+__all__ = ["ResultsFileError", "load", "load_history", "parse"]
 
 MAX_FILE_BYTES = 256 * MIB
 """The largest results file read (a session's document is kilobytes to a few megabytes)."""
@@ -85,3 +85,23 @@ def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     validate(document, source)
     assert isinstance(document, dict)
     return document
+
+
+def load_history(paths: list[str] | tuple[str, ...], what: str) -> list[dict[str, Any]]:
+    """The results documents of `paths` (results files, or directories whose *.json files
+    are read: a history directory), oldest first by their `created` time. An empty
+    directory is an error naming `what` (the option that gave it)."""
+    from pathlib import Path
+
+    files: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(str(p) for p in Path(path).glob("*.json"))
+            if not found:
+                raise NetloadConfigError(
+                    f"{what} {path}: the directory holds no *.json results files; give "
+                    "results.json files or a directory of them")
+            files += found
+        else:
+            files.append(path)
+    return sorted((load(f) for f in files), key=lambda d: d["created"])

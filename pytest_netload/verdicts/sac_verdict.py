@@ -24,10 +24,11 @@ __all__ = ["assert_sac"]
 
 
 def _parts(result: Any) -> list[Any]:
-    """The SCT/SPT results inside `result`: one, a sequence of them, or a whole run
+    """The SCT/burst/SPT results inside `result`: one, a sequence of them, or a whole run
     (anything with `sct` and `spt`)."""
     if hasattr(result, "sct") and hasattr(result, "spt"):
-        return [*result.sct, *([result.spt] if result.spt is not None else [])]
+        return [*result.sct, *getattr(result, "bursts", ()),
+                *([result.spt] if result.spt is not None else [])]
     if hasattr(result, "failures") and hasattr(result, "passed"):
         return [result]
     if isinstance(result, Iterable) and not isinstance(result, (str, bytes)):
@@ -36,10 +37,12 @@ def _parts(result: Any) -> list[Any]:
             return parts
     raise NetloadConfigError(
         f"assert_sac got {type(result).__name__}; give what the y1564 fixture returns: "
-        "y1564.sct(...), y1564.spt(...) or y1564.run()")
+        "y1564.sct(...), y1564.bursts(...), y1564.spt(...) or y1564.run()")
 
 
 def _what(part: Any) -> tuple[str, str]:
+    if hasattr(part, "tolerance_frames"):
+        return "burst test", f"service {part.service.name!r}"
     if hasattr(part, "steps"):
         return "service configuration test", f"service {part.service.name!r}" \
             if hasattr(part.service, "name") else f"service {part.service!r}"

@@ -3,12 +3,15 @@
 services.py declares the services (bandwidth profile, classifier, SAC) and checks them
 together; sct.py is the service configuration test (one service, step by step), spt.py the
 service performance test (all services at CIR for 15 min .. 24 h, with availability from
-availability.py and a resumable checkpoint from checkpoint.py). Nothing here imports the
+availability.py and a resumable checkpoint from checkpoint.py), bursts.py the CBS and EBS
+burst tests of the 2016 edition. Nothing here imports the
 engine: the bench binds the measurer to real runs, unit tests to fake DUT models.
 """
 
 from .availability import (AVAILABILITY_N, AVAILABILITY_THRESHOLD, AvailabilityResult,
                            AvailabilityTracker, availability)
+from .bursts import (BURST_SHARES, BURST_TOLERANCE_FRAMES, Burst, BurstMeasurer, BurstResult,
+                     BurstSample, BurstStep, bucket_passes, burst_test, full_burst_frames)
 from .checks import Check
 from .measurer import FDV_QUANTILE, ServiceMeasurer, ServiceSample
 from .sct import (IR_TOLERANCE, POLICING_OVERSHOOT, SCT_STEP_S, SCT_STEPS, SctResult, SctStep,
@@ -20,6 +23,8 @@ from .spt import (CHECKPOINT_EVERY_S, INTERVAL_S, MAX_INVALID_RATIO, SPT_DURATIO
 __all__ = [
     "AVAILABILITY_N",
     "AVAILABILITY_THRESHOLD",
+    "BURST_SHARES",
+    "BURST_TOLERANCE_FRAMES",
     "CHECKPOINT_EVERY_S",
     "FDV_QUANTILE",
     "INTERVAL_S",
@@ -31,6 +36,11 @@ __all__ = [
     "SPT_DURATION_S",
     "AvailabilityResult",
     "AvailabilityTracker",
+    "Burst",
+    "BurstMeasurer",
+    "BurstResult",
+    "BurstSample",
+    "BurstStep",
     "Check",
     "Classifier",
     "Sac",
@@ -42,7 +52,10 @@ __all__ = [
     "SptResult",
     "SptService",
     "availability",
+    "bucket_passes",
+    "burst_test",
     "check_services",
+    "full_burst_frames",
     "service_configuration_test",
     "service_performance_test",
 ]

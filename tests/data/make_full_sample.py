@@ -48,7 +48,8 @@ from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, BroadcastTrial, C
 from pytest_netload.search import FunctionMeasurer
 from pytest_netload.units import frame_bits
 from pytest_netload.verdicts.assertions import assert_sac
-from pytest_netload.y1564 import (ServiceSample, check_services, service_configuration_test,
+from pytest_netload.y1564 import (Burst, BurstSample, ServiceSample, bucket_passes, burst_test,
+                                  check_services, service_configuration_test,
                                   service_performance_test)
 
 LINE_RATE_BPS = 10_000_000_000
@@ -300,6 +301,19 @@ class FakePolicer:
         return out
 
 
+class FakeBucket:
+    """A Y.1564 DUT for bursts: a token bucket of `depth` bytes filled at `fill_bps`,
+    full at each burst; bursts leave at the line rate."""
+
+    def __init__(self, depth: int, fill_bps: float) -> None:
+        self.depth, self.fill_bps = depth, fill_bps
+
+    def measure(self, load: Burst, duration_s: float) -> BurstSample:
+        rate = LINE_RATE_BPS * 512 / (512 + 20)
+        rx = bucket_passes(load.frames, 512, self.depth, self.fill_bps, rate)
+        return BurstSample(load.service, 512, load.frames, rx, rate)
+
+
 Y1564_SERVICES = [
     {"name": "voice", "cir": "2Mbit/s", "frame_size": 128, "dscp": 46,
      "sac": {"flr": "0.1%", "ftd": "10ms", "fdv": "5ms", "availability": "99.9%"}},
@@ -319,10 +333,13 @@ def _y1564() -> None:
         sct = service_configuration_test(dut, service, settings=TrialSettings(duration_s=10.0))
         record_measurement("y1564_sct", {**sct.as_dict(), "traffic": traffic})
         results.append(sct)
+    bursts = burst_test(FakeBucket(16_000, 8e6), services[1], line_rate_bps=LINE_RATE_BPS,
+                        shares=(0.8, 2.0), ebs=False)
+    record_measurement("y1564_bursts", {**bursts.as_dict(), "traffic": traffic})
     spt = service_performance_test(dut, services, duration_s=30.0)
     record_measurement("y1564_spt", {**spt.as_dict(), "traffic": traffic, "checkpoint": None,
                                      "resumed": False})
-    assert_sac([*results, spt])
+    assert_sac([*results, bursts, spt])
 
 
 class FakeSwitch:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import pytest_netload.reports.html  # noqa: F401  (matplotlib first: test_ndr_pdr_sessions.py)
+from pytest_netload.reports.json import SCHEMA_VERSION
 from pytest_netload.reports.load import load
 
 pytest_plugins = ["pytester"]
@@ -48,7 +49,7 @@ def test_latency_at_loads_reaches_results_summary_and_report(pytester: pytest.Py
     result = pytester.runpytest("-p", "no:randomly", FAKE, "--netload-report=html")
     result.assert_outcomes(passed=2)
     doc = load(pytester.path / "netload-results" / "results.json")  # the schema's check
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == SCHEMA_VERSION == "1.2"
 
     binary = _throughput(doc, "test_binary")
     at = binary["latency_at"]

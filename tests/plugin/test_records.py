@@ -68,10 +68,16 @@ def test_verbose_prints_one_progress_line_per_trial(pytester: pytest.Pytester) -
     ])
 
 
-def test_default_verbosity_off_a_terminal_prints_no_progress(pytester: pytest.Pytester) -> None:
+def test_default_verbosity_off_a_terminal_prints_a_line_per_trial(
+        pytester: pytest.Pytester) -> None:
+    """A CI log gets a line per trial without -v; -q keeps it quiet."""
     pytester.makepyfile(FAKE_SUITE)
     result = pytester.runpytest()
-    assert "netload: test_measured |" not in result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "netload: test_measured | 64B | throughput | trial 1 | offered 250.0 kpps | loss 0",
+        "netload: test_measured | 64B | throughput | trial 3 | offered 750.0 kpps | loss 0"])
+    quiet = pytester.runpytest("-q")
+    assert "netload: test_measured |" not in quiet.stdout.str()
 
 
 def test_records_ride_on_reports_and_key_figures_become_junit_properties(pytester: pytest.Pytester) -> None:
@@ -146,7 +152,8 @@ class FakeTerminal:
     def ensure_newline(self) -> None:
         self.calls.append(("newline", ""))
 
-    def rewrite(self, line: str) -> None:
+    def rewrite(self, line: str, erase: bool = False) -> None:
+        assert erase  # a shorter line must not leave the end of a longer one
         self.calls.append(("rewrite", line))
 
     def write_line(self, line: str) -> None:
@@ -155,15 +162,17 @@ class FakeTerminal:
 
 @pytest.mark.parametrize(("isatty", "verbosity", "kind"), [
     (True, 0, "rewrite"), (True, 1, "rewrite"), (True, -1, None),
-    (False, 0, None), (False, 1, "line"), (False, -1, None),
+    (False, 0, "line"), (False, 1, "line"), (False, -1, None),
 ])
-def test_live_line_on_a_terminal_lines_with_v_elsewhere(isatty: bool, verbosity: int,
-                                                        kind: str | None) -> None:
-    from pytest_netload.plugin.terminal import TerminalProgress
+def test_live_line_on_a_terminal_lines_elsewhere_nothing_with_q(isatty: bool, verbosity: int,
+                                                                kind: str | None) -> None:
+    from pytest_netload.bench.progress_model import Status
+    from pytest_netload.plugin.live import TerminalProgress
 
     term = FakeTerminal(isatty)
-    show = TerminalProgress(term, verbosity)
-    show({"test": "test_a_rather_long_name[1518B]", "trial": 12, "offered_pps": 812_743.0})
+    show = TerminalProgress(term, verbosity, clock=lambda: 0.0)
+    show(Status("trial", "test_a_rather_long_name[1518B]", "throughput", 1518, n=12,
+                offered_pps=812_743.0))
     drawn = [c for c in term.calls if c[0] != "newline"]
     if kind is None:
         assert drawn == []
@@ -181,7 +190,7 @@ def test_session_results_are_written_as_json(pytester: pytest.Pytester) -> None:
     path = pytester.path / "out" / "results.json"
     result.stdout.fnmatch_lines([f"netload: results written to {path}"])
     doc = json.loads(path.read_text())
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"
     # every netload test is listed; test_plain uses nothing of netload's: not one
     assert [t["outcome"] for t in doc["tests"]] == ["passed", "failed"]
     assert doc["tests"][0]["measurements"][0]["throughput_pps"] == 250000.0

@@ -209,3 +209,46 @@ def test_rfc2889_mesh_needs_every_pair_wired(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*no wire of topology 'fake' goes from p1 to p0; its wires "
                                  "are p0->p1*"])
+
+
+# The fake DUT's 20-frame buffer in front of its 10 Mbit/s: to a back-to-back burst it is a
+# token bucket of 20 x 512 B filled at 10 Mbit/s (the queue starts empty at each run).
+BUCKET = ('{"name": "data", "cir": "10Mbit/s", "cbs": "10240B", "frame_size": 512, '
+          '"sac": {"flr": "0.1%"}}')
+
+
+def test_y1564_bursts_follow_the_bucket_and_reach_every_report(
+        pytester: pytest.Pytester) -> None:
+    result = _run(pytester, f"""
+        import pytest
+        from pytest_netload import assert_sac
+
+        @pytest.mark.y1564(services=[{BUCKET}], burst_sizes=[0.8, 2.0], bursts=True,
+                           step_duration="1s", spt_duration="2s", steps=[1.0])
+        def test_bursts(y1564):
+            result = y1564.run()
+            (b,) = result.bursts
+            small, big = b.steps
+            assert (small.frames, small.expected, small.sample.rx_frames) == (16, "pass", 16)
+            assert (big.frames, big.expected) == (40, "drop"), big.reason
+            assert abs(big.sample.rx_frames - 20) <= 1, big.reason
+            assert_sac(result)
+
+        @pytest.mark.y1564(services=[{{"name": "claims", "cir": "10Mbit/s", "cbs": "20kB",
+                                       "frame_size": 512}}])
+        def test_a_bigger_claimed_cbs_fails(y1564):
+            assert_sac(y1564.bursts("claims"))
+    """)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*AssertionError: Y.1564 SAC not met: 1 of 1 results failed",
+        "*burst test: service 'claims' burst CBS 100%: expected to pass whole (19,968 B "
+        "within the bucket, CBS 20,000 B at 10.00 Mbit/s, at *); received 2? of 39: not as "
+        "expected within 1 frame*"])
+    result.stdout.fnmatch_lines(["*Y.1564 bursts 'data': CBS 80% 16/16, CBS 200% 2?/40*"])
+    doc = _results(pytester)
+    bursts = [m for t in doc["tests"] for m in t["measurements"] if m["kind"] == "y1564_bursts"]
+    assert [b["passed"] for b in bursts] == [True, False]
+    assert bursts[0]["steps"][1]["expected"] == "drop" and bursts[0]["steps"][1]["lost"] >= 19
+    html = (pytester.path / "netload-results" / "report.html").read_text()
+    assert '<table class="y1564-bursts">' in html and "CBS 200%" in html

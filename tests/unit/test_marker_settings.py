@@ -248,12 +248,14 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      'positional arguments [{}]: write them as keywords (services, steps, step_duration,'
      ' eir_step, policing, policing_overshoot, ir_tolerance, spt_duration, interval,'
      ' availability_threshold, availability_n, fdv_quantile, drain, retries, wire,'
-     ' learning_frames, checkpoint, checkpoint_every)'),
+     ' learning_frames, checkpoint, checkpoint_every, bursts, burst_sizes, burst_idle,'
+     ' burst_tolerance)'),
     ("y1564", (), {"service": []},
      "unknown argument 'service'; y1564 takes services, steps, step_duration, eir_step,"
      ' policing, policing_overshoot, ir_tolerance, spt_duration, interval,'
      ' availability_threshold, availability_n, fdv_quantile, drain, retries, wire,'
-     ' learning_frames, checkpoint, checkpoint_every: rename or remove it'),
+     ' learning_frames, checkpoint, checkpoint_every, bursts, burst_sizes, burst_idle,'
+     ' burst_tolerance: rename or remove it'),
     ("y1564", (), {"services": "data"},
      "services='data': give a list of services, each a dict like {'name': 'data', 'cir':"
      " '10Mbit/s'}"),
@@ -305,6 +307,19 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      'learning_frames=-1: give a whole number from 0 to 1000000'),
     ("y1564", (), {"steps": [0.5], "retries": -1},
      'retries=-1: give a whole number from 0 to 100'),
+    ("y1564", (), {"bursts": "yes"},
+     "bursts='yes': give True or False"),
+    ("y1564", (), {"burst_sizes": 2.0},
+     'burst_sizes=2.0: give the bursts as shares of the bucket, e.g. [1.0] or [0.8, 2.0]'),
+    ("y1564", (), {"burst_sizes": []},
+     'burst_sizes=[]: give the bursts as shares of the bucket, e.g. [1.0] or [0.8, 2.0]'),
+    ("y1564", (), {"burst_sizes": [0.8, 0]},
+     'burst_sizes=[0.8, 0]: 0 is not a share of the bucket in (0, 100]; give e.g. [0.8,'
+     ' 2.0]'),
+    ("y1564", (), {"burst_idle": -1},
+     'burst_idle -1 is negative; give a duration >= 0'),
+    ("y1564", (), {"burst_tolerance": -1},
+     'burst_tolerance=-1: give a whole number from 0 to 1000000'),
 ]
 
 
@@ -361,6 +376,11 @@ def test_arguments_fill_their_attributes() -> None:
     assert y.services[0].name == "data" and y.steps == (0.5, 1.0)
     assert (y.interval_s, y.ir_tolerance, y.checkpoint) == (2.0, 0.0, False)
     assert isinstance(y.ir_tolerance, float)
+    b = Y1564Mark.from_marker(pytest.mark.y1564(
+        bursts=True, burst_sizes=[0.8, 2], burst_idle="20ms", burst_tolerance=0).mark)
+    assert (b.bursts, b.burst_sizes, b.burst_idle_s, b.burst_tolerance) == \
+        (True, (0.8, 2.0), 0.02, 0)
+    assert Y1564Mark.from_marker(pytest.mark.y1564(burst_idle=None).mark).burst_idle_s is None
 
 
 def _udp(**kw: Any) -> Any:

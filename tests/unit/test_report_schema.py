@@ -27,7 +27,7 @@ SAMPLE = DATA / "results-sample.json"
 FULL = DATA / "results-full.json"
 KINDS = {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recovery", "reset",
          "mlrsearch", "calibration", "traffic", "latency", "dut_health", "y1564_sct",
-         "y1564_spt", "rfc2889_fully_meshed", "rfc2889_congestion_control",
+         "y1564_spt", "y1564_bursts", "rfc2889_fully_meshed", "rfc2889_congestion_control",
          "rfc2889_address_caching_capacity", "rfc2889_address_learning_rate",
          "rfc2889_broadcast_forwarding"}
 
@@ -241,7 +241,7 @@ def test_a_long_value_is_shortened_in_the_message() -> None:
 
 
 @pytest.mark.parametrize(("version", "words"), [
-    ("1.2", "written by a newer pytest-netload (schema 1.2); upgrade"),
+    ("1.3", "written by a newer pytest-netload (schema 1.3); upgrade"),
     ("2.0", "written by a newer pytest-netload (schema 2.0); upgrade"),
     ("0.9", "schema 0.9 is not one this pytest-netload reads"),
     ("one", f"schema_version 'one' is not a version like '{SCHEMA_VERSION}'"),
@@ -353,12 +353,12 @@ def test_truncated_file_says_where_it_ends(tmp_path: Path) -> None:
 
 def test_newer_file_says_upgrade(tmp_path: Path) -> None:
     doc = _sample()
-    doc["schema_version"] = "1.2"
+    doc["schema_version"] = "1.3"
     doc["future_section"] = {}
     path = tmp_path / "results.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(ResultsFileError, match=r"written by a newer pytest-netload \(schema "
-                       r"1\.2\); upgrade"):
+                       r"1\.3\); upgrade"):
         load(path)
 
 

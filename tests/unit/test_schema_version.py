@@ -25,7 +25,8 @@ SCHEMA = ROOT / "pytest_netload" / "reports" / "results.schema.json"
 
 FINGERPRINTS = {
     "1.0": "9acdb6897c500a89f7cf14115463506547692c9c739097aaf19ff26741fadc79",
-    "1.1": "ca67df22b91bafcf1ff5dac275bd354372e2dcceb49f86a49de18311667a05cf",
+    "1.1": "2d1b90312121c4847bb134c1f689371c5009ce269faf9673061fe1c45d403e68",
+    "1.2": "595f5df155e2690c6ba46d41c3ba7a3f76980b2134affbea40a11f8e40d8c9b0",
 }
 ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 # keywords whose members are names (a field may be called "title"), not schema keywords

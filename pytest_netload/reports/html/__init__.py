@@ -49,7 +49,7 @@ from .text import (
     size_label,
 )
 from .rfc2889 import rfc2889_rows
-from .y1564 import y1564_sct, y1564_spt
+from .y1564 import y1564_bursts, y1564_sct, y1564_spt
 
 if TYPE_CHECKING:
     import jinja2
@@ -107,6 +107,7 @@ def render(document: Mapping[str, Any], *, pdf: bool = False,
         "mlrsearch": _mlrsearch(document),
         "y1564_sct": y1564_sct(document),
         "y1564_spt": y1564_spt(document),
+        "y1564_bursts": y1564_bursts(document),
         "rfc2889": rfc2889_rows(document),
         "other": _other(document),
         "conditions": _conditions(document),

@@ -124,6 +124,16 @@ def _latency_plot(rows: list[tuple[str, dict[str, Any]]], index: int,
     return svg(fig, index, title)
 
 
+def latency_figure(rows: list[tuple[str, dict[str, Any]]], title: str) -> str | None:
+    """The latency percentile plot of `rows` (label, measurement with `latency`) alone,
+    as an SVG document (allure's attachment); None without percentiles."""
+    plot = _latency_plot(rows, 0, title, lambda label, _m: label)
+    if plot is None:
+        return None
+    return ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
+            + str(plot)[len("<svg"):])
+
+
 def _loss_plot(doc: Mapping[str, Any], index: int) -> Markup | None:
     rows = by_frame_size(list(measurements_of(doc, "frame_loss")))
     if not rows:

@@ -1,5 +1,6 @@
 """The report's ITU-T Y.1564 sections: the service configuration test as a
-service-by-step table with coloured verdicts, the service performance test's
+service-by-step table with coloured verdicts, the burst tests (CBS/EBS) as a
+burst-by-burst table of frames expected and received, the service performance test's
 per-service summary, and its per-interval plot (FLR, IR and availability)."""
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from markupsafe import Markup
 
 from .figures import COLOURS, figure, svg
 from .sections import measurements_of, short_name
-from .text import DASH, fmt_bps, fmt_loss, fmt_s, fmt_share
+from .text import DASH, fmt_bps, fmt_count, fmt_loss, fmt_s, fmt_share
 
-__all__ = ["MAX_PLOT_POINTS", "y1564_plot", "y1564_sct", "y1564_spt"]
+__all__ = ["MAX_PLOT_POINTS", "y1564_bursts", "y1564_plot", "y1564_sct", "y1564_spt"]
 
 MAX_PLOT_POINTS = 2000  # a 24 h run has 86,400 intervals: the plot shows bins of them
 
@@ -70,6 +71,35 @@ def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         tables.append({"test": short_name(nodeid), "service": service["name"],
                        "line": _service_line(service), "rows": rows,
                        "verdict": text, "css": css})
+    return tables
+
+
+def y1564_bursts(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One table per burst test (a test and a service): a row per burst, with the
+    bucket, the frames the bucket lets through at the burst's rate and those received."""
+    tables = []
+    for nodeid, m in measurements_of(doc, "y1564_bursts"):
+        service = m["service"]
+        rows = []
+        for step in m["steps"]:
+            text, css = _verdict(step["passed"])
+            expected = step["expected_rx"]
+            rows.append({
+                "burst": step["name"],
+                "bucket": f"{fmt_count(step['bucket_bytes'])} B at {fmt_bps(step['fill_bps'])}",
+                "size": f"{fmt_count(step['frames'])} × {service['frame_size']} B "
+                        f"({fmt_count(step['burst_bytes'])} B)",
+                "idle": fmt_s(step["idle_s"]), "rate": _opt(step["rate_bps"], fmt_bps),
+                "expected": DASH if expected is None else
+                f"{'all' if step['expected'] == 'pass' else 'drop'}: {fmt_count(expected)}",
+                "sent": _opt(step["tx_frames"], fmt_count),
+                "received": _opt(step["rx_frames"], fmt_count),
+                "verdict": text, "css": css, "reason": step["reason"],
+            })
+        text, css = _verdict(m["passed"] if m["passed"] or m.get("dut_failed") else None)
+        tables.append({"test": short_name(nodeid), "service": service["name"],
+                       "line": _service_line(service), "rows": rows,
+                       "tolerance": m["tolerance_frames"], "verdict": text, "css": css})
     return tables
 
 
