@@ -30,6 +30,7 @@ from ..rfc2544 import (
 from ..rfc2544.back_to_back import BackToBackResult, back_to_back
 from ..rfc2544.frame_loss import FrameLossResult, frame_loss_sweep
 from ..rfc2544.latency import LatencyProcedureResult, latency_trials
+from ..rfc2544.latency_at import LatencyAt, check_latency_at, latency_at_loads, latency_base
 from ..rfc2544.lower_bound import SearchMax
 from ..rfc2544.mlr import LossGoal, MlrResult, check_goals, mlr_search
 from ..rfc2544.recovery import (
@@ -239,15 +240,24 @@ class Rfc2544Runner:
         their duration, for the progress line's n of N and ETA."""
         progress.start(procedure, test=self.test, frame_size=size, **plan)
 
-    def throughput(self, frame_sizes: Any = None, *, stream: Any = None) -> ThroughputResult:
+    def throughput(self, frame_sizes: Any = None, *, stream: Any = None,
+                   latency_at: Any = None) -> ThroughputResult:
         """RFC 2544 §26.1 throughput per frame size: by binary search (the RFC's method),
         or, with the marker's search='mlrsearch', the NDR of an MLRsearch (RFC 9971).
         `stream`: the traffic (default: the marker's `stream`, else UDP); the load is per
-        direction."""
+        direction. `latency_at` (default: the marker's): then one latency trial at each
+        of these fractions of the throughput, e.g. [0.1, 0.5, 0.9, 1.0], or 'csit' (0, 10,
+        50 and 90 % of the PDR; rfc2544/latency_at.py), in the result's `latency_at`."""
+        at = self.mark.latency_at if latency_at is None else check_latency_at(latency_at)
         out: list[FrameSizeThroughput] = []
         for size in self._sizes(frame_sizes):
             if self.mark.search == "mlrsearch":
-                out.append(self._mlr_throughput(self.ndr_pdr([size], stream=stream)[0]))
+                tp = self._mlr_throughput(self.ndr_pdr([size], stream=stream)[0])
+                if at is not None:
+                    with self._measurer(size, stream, "latency_at") as m:
+                        tp = self._with_latency_at(tp, at, m)
+                self._record("throughput", tp.as_dict())
+                out.append(tp)
                 continue
             with self._measurer(size, stream, "throughput") as measurer:
                 top = self._search_max(measurer, measurer.mean_frame_size)
@@ -266,9 +276,26 @@ class Rfc2544Runner:
                     resolution_pps=self.mark.resolution_pps(
                         measurer.mean_frame_size, self.ports.topology.line_rate_bps),
                     max_trials=self.mark.max_trials, **top.source_args)
+                if at is not None:
+                    result = self._with_latency_at(result, at, measurer)
             self._record("throughput", result.as_dict())
             out.append(result)
         return ThroughputResult(tuple(out))
+
+    def _with_latency_at(self, tp: FrameSizeThroughput, at: LatencyAt,
+                         m: EngineMeasurer) -> FrameSizeThroughput:
+        """`tp` with the latency at `at`'s fractions of its throughput (or PDR), one trial
+        each of the search's final trial duration. When the throughput is the generator's
+        own ceiling, a load it cannot offer again steps down 5 % at a time (at most
+        LATENCY_STEP_DOWNS times), as latency() does, and the record says so."""
+        of, base = latency_base(at, tp.throughput_pps, tp.goals)
+        self._plan("latency at loads", tp.frame_size, total=len(at.fractions),
+                   trial_s=tp.duration_s)
+        loads = latency_at_loads(
+            m, base, at.fractions, of=of, preset=at.preset,
+            settings=self._settings(tp.frame_size, m, "latency at loads", tp.duration_s),
+            step_down=(0.95,) * LATENCY_STEP_DOWNS if tp.lower_bound_by_generator else ())
+        return replace(tp, latency_at=loads)
 
     def _goals(self, goals: Any) -> tuple[LossGoal, ...]:
         """The loss goals, with the duration override applied to their trials."""
@@ -305,7 +332,8 @@ class Rfc2544Runner:
         return out
 
     def _mlr_throughput(self, result: MlrResult) -> FrameSizeThroughput:
-        """The first (strictest) goal's lower bound as §26.1 throughput."""
+        """The first (strictest) goal's lower bound as §26.1 throughput (not recorded:
+        throughput() records it, with its latency at loads)."""
         goal = result.goals[0]
         tp = FrameSizeThroughput(
             replace(result.settings, duration_s=goal.goal.final_trial_duration_s),
@@ -313,7 +341,6 @@ class Rfc2544Runner:
             goal.loss_ratio, generator_ceiling_pps=result.generator_ceiling_pps, method="mlrsearch",
             goals=result.goals, max_source=result.max_source,
             generator_max_pps=result.generator_max_pps)
-        self._record("throughput", tp.as_dict())
         return tp
 
     def _throughput(self, size: FrameSize, measurer: EngineMeasurer, given: Any,

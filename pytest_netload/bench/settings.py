@@ -59,6 +59,7 @@ from .fields import (
 )
 
 if TYPE_CHECKING:
+    from ..rfc2544.latency_at import LatencyAt
     from ..traffic.mix import Mix
 
 __all__ = ["DIRECTIONS", "NETLOAD_FIELDS", "RFC2544_FIELDS", "RFC2889_FIELDS", "SEARCHES",
@@ -174,6 +175,12 @@ def _dut_health(name: str, value: Any) -> bool | None:
     return value
 
 
+def _latency_at(name: str, value: Any) -> LatencyAt | None:
+    from ..rfc2544.latency_at import check_latency_at
+
+    return check_latency_at(value, name)
+
+
 def _stream(name: str, value: Any) -> Any:
     from ..traffic.mix import as_mix
 
@@ -200,6 +207,7 @@ RFC2544_FIELDS: Mapping[str, Field] = {
     "direction": Field("direction", _direction),
     "stream": Field("stream", optional(_stream)),
     "dut_health": Field("dut_health", _dut_health),
+    "latency_at": Field("latency_at", _latency_at),
 }
 
 
@@ -238,6 +246,10 @@ class Rfc2544Mark:
     dut_health: bool | None = None
     """Run the DUT's health hooks after every trial; None: the session's setting (ini
     netload_dut_health)."""
+    latency_at: LatencyAt | None = None
+    """throughput() then measures latency at these fractions of each frame size's
+    throughput (an rfc2544.latency_at.LatencyAt; 'csit': 0, 10, 50, 90 % of the PDR);
+    None: it does not."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Rfc2544Mark:

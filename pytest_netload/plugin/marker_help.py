@@ -14,7 +14,8 @@ RFC2544_HELP = (
     "rfc2544(frame_sizes=[64, 128, 256, 512, 1024, 1280, 1518], trial_duration='60s', "
     "loss_tolerance=0, search='binary', resolution=0.005, max_trials=20, retries=2, "
     "drain='2s', flows=1, max_rate=None, wire=0, learning_frames=10, warmup='0s', goals='rfc2544-strict', "
-    "time_budget=None, steady_state='warn', direction='one', stream=None, dut_health=None): settings of "
+    "time_budget=None, steady_state='warn', direction='one', stream=None, dut_health=None, "
+    "latency_at=None): settings of "
     "the rfc2544 fixture's procedures; a test taking a `frame_size` argument runs once per "
     "size. direction: 'one' (the wire) or 'both' (it and its reverse at once, the load "
     "offered on each: RFC 2544 §14). stream: the traffic, e.g. udp(), tcp(), a Template, "
@@ -24,5 +25,7 @@ RFC2544_HELP = (
     "trial does whose DUT still held more than 0.5 % of its frames in its buffers when "
     "traffic stopped: 'warn' (flagged in the record, summary and report), 'fail' (the "
     "backlog counts as loss, so the trial fails) or 'off'. dut_health: True runs the DUT's "
-    "health hooks after every trial (default: ini netload_dut_health). "
+    "health hooks after every trial (default: ini netload_dut_health). latency_at: "
+    "throughput() then measures latency at these fractions of each size's throughput, e.g. "
+    "[0.1, 0.5, 0.9, 1.0], or 'csit' (0, 10, 50, 90 % of the PDR; 0: a very low load). "
     "Provided by pytest-netload.")

@@ -45,6 +45,27 @@ def _percentile(latency: dict[str, Any] | None, label: str) -> str:
     return fmt.time_ns(p["value_ns"]) if p else "-"
 
 
+def latency_at_note(at: dict[str, Any] | None) -> str | None:
+    """A throughput record's latency at loads (its `latency_at`), for the row's notes:
+    ``latency p50/p99 at % of throughput: no load 11.0us/19.8us, 50% 12.1us/25.0us``."""
+    from .. import format as fmt
+
+    if not at:
+        return None
+    of = "throughput" if at["of"] == "throughput" else at["of"]
+    if not at.get("loads"):
+        return f"no latency at loads: the {of} is 0"
+    parts = []
+    for x in at["loads"]:
+        where = "no load" if x["fraction"] == 0 else fmt.percent(x["fraction"])
+        lat = x.get("latency")
+        if lat is not None and x["load_pps"] < x.get("asked_pps", x["load_pps"]):
+            where += f" (held {fmt.rate_pps(x['load_pps'])})"  # below the generator's ceiling
+        parts.append(f"{where} invalid" if lat is None else
+                     f"{where} {_percentile(lat, 'p50')}/{_percentile(lat, 'p99')}")
+    return f"latency p50/p99 at % of {of}: " + ", ".join(parts)
+
+
 def _note(m: dict[str, Any]) -> str | None:
     """One-line result of the procedures that have no throughput column."""
     from .. import format as fmt
@@ -153,6 +174,9 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
             searched.add(label)
         elif kind == "throughput" and m.get("method") == "mlrsearch" and label in searched:
             searched.discard(label)  # throughput() by MLRsearch: its search's row shows it
+            if (note := latency_at_note(m.get("latency_at"))) is not None and \
+                    (row := row_for(m.get("frame_size"))) is not None:
+                row[7] = f"{row[7]}; {note}" if row[7] else note
         elif kind == "throughput":
             best = None
             for t in m.get("trials", ()):
@@ -164,7 +188,7 @@ def rows_of(nodeid: str, outcome: str, record: dict[str, Any]) -> list[tuple[str
                 loss = _lost(best["lost"], best["tx_packets"]) + " at throughput"
             bounded = bool(m.get("lower_bound_by_generator"))
             notes = [LOWER_BOUND_NOTE if bounded else None, steady_summary(m.get("trials", ())),
-                     loss_note(m.get("trials", ()))]
+                     loss_note(m.get("trials", ())), latency_at_note(m.get("latency_at"))]
             rows.append([name, fmt.frame_size(m.get("frame_size")),
                          _rate(m.get("throughput_pps"), bounded), _percentile(lat, "p50"),
                          _percentile(lat, "p99"), loss, verdict,

@@ -26,6 +26,11 @@ JSON format history:
   throughput, mlrsearch and its goals, frame_loss and the RFC 2889
   searches; `throughput_lower_bound_by_generator` on latency_rfc2544 and
   recovery; a verdict's `lower_bound_by_generator` and `outcome` "error").
+- 1.1: the `y1564_bursts` record kind (Y.1564 CBS and EBS burst tests) and RFC
+  2889's `rfc2889_partially_meshed`, `rfc2889_maximum_forwarding_rate` and
+  `rfc2889_errored_frame_filtering`.
+- 1.2: a throughput record's optional `latency_at` (latency at fractions
+  of its throughput or PDR: `throughput(latency_at=...)`).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def package_version() -> str:

@@ -33,6 +33,7 @@ from ..search.settings import TrialSettings, check_frame_size
 from ..search.trial import J, Judged, require_valid, valid_trial
 from ..units import frame_bits
 from .goals import MlrGoalResult
+from .latency_at import LatencyAtLoads
 from .trial import FrameSize, Measurer, TrialResult, frame_size_label
 
 __all__ = [
@@ -78,6 +79,9 @@ class FrameSizeThroughput:
     generator_max_pps: float | None = None
     """The generator's calibrated ceiling (its full rate, of which `max_pps` is a share)
     when `max_source` is "generator"; None otherwise."""
+    latency_at: LatencyAtLoads | None = None
+    """Latency at fractions of this throughput (or of the PDR), measured after the search
+    when asked (`latency_at=`); None when not asked."""
 
     @property
     def frame_size(self) -> FrameSize:
@@ -169,6 +173,7 @@ class FrameSizeThroughput:
                {"resolution_ratio": None, "resolution_pps": None}),
             "resolution_reached": self.resolution_reached,
             "trials": [t.as_dict() for t in self.trials],
+            **({} if self.latency_at is None else {"latency_at": self.latency_at.as_dict()}),
         }
 
 

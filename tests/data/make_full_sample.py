@@ -21,6 +21,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from pytest_netload.rfc2544 import TrialResult, TrialSettings, binary_search
 from pytest_netload.rfc2544.back_to_back import back_to_back
 from pytest_netload.rfc2544.frame_loss import frame_loss_sweep
 from pytest_netload.rfc2544.latency import latency_trials
+from pytest_netload.rfc2544.latency_at import latency_at_loads
 from pytest_netload.rfc2544.mlr import mlr_search
 from pytest_netload.rfc2544.recovery import (RecoveryLoad, RecoveryTrial, ResetResult,
                                              ResetTrial, system_recovery)
@@ -145,9 +147,12 @@ def _rfc2544_size(size: Any) -> Callable[[], None]:
                                line_rate_bps=LINE_RATE_BPS)
         tput = binary_search(lab, lab.line_pps, settings=trials, max_trials=10,
                              max_source="line_rate")
+        stamped = FunctionMeasurer(lambda load, d: lab.measure(load, d, latency=True))
+        lat = latency_trials(stamped, tput.throughput_pps, settings=trials, trials=3)
+        # throughput(latency_at=[0, 0.5, 0.9, 1.0]): latency at loads, in its record
+        tput = replace(tput, latency_at=latency_at_loads(
+            stamped, tput.throughput_pps, (0.0, 0.5, 0.9, 1.0), settings=trials))
         record_measurement("throughput", tput.as_dict())
-        lat = latency_trials(FunctionMeasurer(lambda load, d: lab.measure(load, d, latency=True)),
-                             tput.throughput_pps, settings=trials, trials=3)
         record_measurement("latency_rfc2544", lat.as_dict())
         loss = frame_loss_sweep(lab, lab.line_pps, settings=trials, max_source="line_rate")
         record_measurement("frame_loss", loss.as_dict())

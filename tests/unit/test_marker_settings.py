@@ -22,12 +22,16 @@ from pytest_netload.bench.settings import (
     Y1564Mark,
 )
 from pytest_netload.errors import NetloadConfigError
+from pytest_netload.rfc2544.latency_at import LatencyAt
 from pytest_netload.plugin.markers import NETLOAD_ARGS, RFC2544_ARGS, parse_netload, parse_rfc2544
 from pytest_netload.plugin.rfc2889 import RFC2889_ARGS, parse_rfc2889
 from pytest_netload.plugin.y1564 import Y1564_ARGS, parse_y1564
 from pytest_netload.units import Rate
 
 NAN = float("nan")
+LATENCY_AT_FIX = ("give fractions of the throughput from 0 to 1, e.g. [0.1, 0.5, 0.9, 1.0] (0:"
+                  " a very low load, as FD.io CSIT's no-load level), or 'csit' (0, 10, 50"
+                  " and 90 % of the PDR)")
 PARSERS = {"netload": parse_netload, "rfc2544": parse_rfc2544, "rfc2889": parse_rfc2889,
            "y1564": parse_y1564}
 CLASSES: dict[str, Any] = {"netload": NetloadMark, "rfc2544": Rfc2544Mark,
@@ -70,12 +74,12 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      "positional arguments ['x']: write them as keywords (frame_sizes, trial_duration,"
      ' loss_tolerance, search, resolution, max_trials, retries, drain, flows, max_rate,'
      ' wire, learning_frames, warmup, goals, time_budget, steady_state, direction, stream,'
-     ' dut_health)'),
+     ' dut_health, latency_at)'),
     ("rfc2544", (), {"bogus": 1, "another": 2},
      "unknown argument 'another'; rfc2544 takes frame_sizes, trial_duration,"
      ' loss_tolerance, search, resolution, max_trials, retries, drain, flows, max_rate,'
      ' wire, learning_frames, warmup, goals, time_budget, steady_state, direction, stream,'
-     ' dut_health: rename or remove it'),
+     ' dut_health, latency_at: rename or remove it'),
     ("rfc2544", (), {"trial_duration": 0},
      "trial_duration 0 is zero; give a duration > 0, e.g. '10s'"),
     ("rfc2544", (), {"trial_duration": "25h"},
@@ -149,6 +153,22 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("rfc2544", (), {"dut_health": "yes"},
      "dut_health='yes': give True (run the DUT's health hooks after every trial), False,"
      ' or None (the ini key netload_dut_health decides)'),
+    ("rfc2544", (), {"latency_at": 0.5},
+     "latency_at=0.5: " + LATENCY_AT_FIX),
+    ("rfc2544", (), {"latency_at": [0.1, 1.5]},
+     "latency_at=[0.1, 1.5]: 1.5 is not a fraction from 0 to 1; " + LATENCY_AT_FIX),
+    ("rfc2544", (), {"latency_at": [-0.1]},
+     "latency_at=[-0.1]: -0.1 is not a fraction from 0 to 1; " + LATENCY_AT_FIX),
+    ("rfc2544", (), {"latency_at": [NAN]},
+     "latency_at=[nan]: nan is not a fraction from 0 to 1; " + LATENCY_AT_FIX),
+    ("rfc2544", (), {"latency_at": [True]},
+     "latency_at=[True]: True is not a fraction from 0 to 1; " + LATENCY_AT_FIX),
+    ("rfc2544", (), {"latency_at": []},
+     "latency_at=[] names no load: " + LATENCY_AT_FIX + ", or leave it out"),
+    ("rfc2544", (), {"latency_at": [0.5, 0.5]},
+     "latency_at=[0.5, 0.5] lists a load twice; give each once"),
+    ("rfc2544", (), {"latency_at": "trex"},
+     "latency_at='trex' is not a preset ('csit'); " + LATENCY_AT_FIX),
     ("rfc2544", (), {"dut_health": 1},
      "dut_health=1: give True (run the DUT's health hooks after every trial), False, or"
      ' None (the ini key netload_dut_health decides)'),
@@ -346,7 +366,11 @@ def test_arguments_fill_their_attributes() -> None:
         (2.0, True, 0.0, 1.0)
     assert rfc.resolution == Rate(100, "pps") and rfc.max_rate is not None
     assert rfc.max_rate.kind == "percent" and rfc.max_rate.value == 50
-    assert rfc.stream is None and rfc.dut_health is None
+    assert rfc.stream is None and rfc.dut_health is None and rfc.latency_at is None
+    at = Rfc2544Mark.from_marker(pytest.mark.rfc2544(latency_at=[1.0, 0.1, 0.5]).mark)
+    assert at.latency_at == LatencyAt((0.1, 0.5, 1.0))
+    csit = Rfc2544Mark.from_marker(pytest.mark.rfc2544(latency_at=" CSIT").mark).latency_at
+    assert csit is not None and csit.fractions == (0.0, 0.1, 0.5, 0.9) and csit.of == "pdr"
     assert not Rfc2544Mark.from_marker(pytest.mark.rfc2544().mark).trial_duration_set
     assert Rfc2544Mark.from_marker(pytest.mark.rfc2544(
         search="mlrsearch", goals="ci-fast", time_budget="10m").mark).time_budget_s == 600

@@ -129,8 +129,9 @@ def test_real_sample_passes(sample_page: str) -> None:
 
 def test_a_table_per_procedure_and_per_frame_size(full_page: str) -> None:
     tags = _parse(full_page)
-    for cls in ("throughput", "latency", "back-to-back", "recovery", "reset", "traffic",
-                "meters", "procedures", "calibration", "invalid", "verdicts", "ports"):
+    for cls in ("throughput", "latency", "latency-at", "back-to-back", "recovery", "reset",
+                "traffic", "meters", "procedures", "calibration", "invalid", "verdicts",
+                "ports"):
         assert tags.classes.get(f"table.{cls}") == 1, cls
     assert tags.classes["table.frame-loss"] == 4  # 64B, 512B, 1518B, imix
     assert tags.classes["table.mlrsearch"] == 1
@@ -148,6 +149,30 @@ def test_throughput_rows_in_pps_and_bits_at_both_layers(full_page: str, full: di
     assert cells[:4] == [html.fmt_pps(m["throughput_pps"]), html.fmt_bps(m["throughput_bps_l1"]),
                          html.fmt_bps(m["throughput_bps_l2"]), "61.91 %"]
     assert cells[:4] == ["9.213 Mpps", "6.191 Gbit/s", "4.717 Gbit/s", "61.91 %"]
+
+
+def test_latency_at_loads_has_a_row_per_load_with_percentiles(full_page: str,
+                                                              full: dict[str, Any]) -> None:
+    """throughput(latency_at=[0, 0.5, 0.9, 1.0]): a table "Latency at loads", one row per
+    load of each frame size, lowest first, with its load, percentiles and loss."""
+    m = next(m for t in full["tests"] for m in t["measurements"]
+             if m["kind"] == "throughput" and m["frame_size"] == 512)
+    assert [x["fraction"] for x in m["latency_at"]["loads"]] == [0.0, 0.5, 0.9, 1.0]
+    assert 'href="#latency-at-loads"' in full_page
+    table = full_page.split('class="latency-at"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td>512B</td><td>test_rfc2544\[512B\]</td>(.*?)</tr>", table,
+                      re.DOTALL)
+    assert len(rows) == 4
+    shares = [re.findall(r"<td[^>]*>(.*?)</td>", r)[1] for r in rows]
+    assert shares == ["no load", "50 %", "90 %", "100 %"]
+    for row, load in zip(rows, m["latency_at"]["loads"]):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        assert cells[0] == f"{html.fmt_pps(m['throughput_pps'])} (throughput)"
+        assert cells[2] == html.fmt_pps(load["load_pps"])
+        assert re.search(r"\d[\d.]* µs \[[\d.]+, [\d.]+\]", cells[3])  # p50 with its CI
+        assert cells[-2] == f"0 / {html.fmt_count(load['tx_packets'])}"
+    # no load: CSIT's 9 kpps (below 1 % of this throughput)
+    assert m["latency_at"]["loads"][0]["load_pps"] == 9000.0
 
 
 def test_latency_rows_have_percentiles_with_cis_and_the_rfc_figure(full_page: str) -> None:

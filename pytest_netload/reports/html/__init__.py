@@ -27,6 +27,7 @@ from .sections import (
     _cover,
     _frame_loss,
     _latency,
+    _latency_at,
     _mlrsearch,
     _other,
     _recovery,
@@ -88,7 +89,7 @@ def render(document: Mapping[str, Any], *, pdf: bool = False,
            comparison: Comparison | None = None,
            history: Sequence[Mapping[str, Any]] | None = None,
            threshold: float | None = None) -> str:
-    """The report of `document` (a results document, schema 1.0) as one HTML page; with a
+    """The report of `document` (a results document, schema 1.x) as one HTML page; with a
     baseline `comparison` and/or a `history` of earlier documents, a section of each
     figure against its baseline and of their trends (html/baseline.py). With `pdf`, the
     same page for the PDF renderer (reports/pdf.py): paged by print.css, with a table of
@@ -98,6 +99,7 @@ def render(document: Mapping[str, Any], *, pdf: bool = False,
         "cover": _cover(document),
         "throughput": _throughput(document),
         "latency": _latency(document),
+        "latency_at": _latency_at(document),
         "frame_loss": _frame_loss(document),
         "back_to_back": _back_to_back(document),
         "recovery": _recovery(document),

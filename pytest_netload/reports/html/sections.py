@@ -218,6 +218,44 @@ def _latency(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _latency_at(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per load of every throughput record's latency at loads (`latency_at`)."""
+    rows = []
+    for nodeid, m in by_frame_size(list(measurements_of(doc, "throughput"))):
+        at = m.get("latency_at")
+        if not at:
+            continue
+        of = at["of"]
+        base = f"{fmt_pps(at['base_pps'])} ({of})"
+        if not at["loads"]:
+            rows.append({"size": size_label(m["frame_size"]), "test": short_name(nodeid),
+                         "base": base, "share": DASH, "load": DASH,
+                         "percentiles": [DASH] * len(PERCENTILE_KEYS), "min": DASH,
+                         "mean": DASH, "max": DASH, "samples": DASH, "loss": DASH,
+                         "notes": f"the {of} is 0: no load to measure latency at"})
+        for x in at["loads"]:
+            lat = x.get("latency") or {}
+            pcts = lat.get("percentiles") or {}
+            rows.append({
+                "size": size_label(m["frame_size"]), "test": short_name(nodeid),
+                "base": base,
+                "share": "no load" if x["fraction"] == 0 else
+                fmt.percent(x["fraction"], fmt.HTML),
+                "load": fmt_pps(x["load_pps"]),
+                "percentiles": [fmt_percentile(pcts.get(k)) for k in PERCENTILE_KEYS],
+                "min": fmt_ns(lat.get("min_ns")), "mean": fmt_ns(lat.get("mean_ns")),
+                "max": fmt_ns(lat.get("max_ns")), "samples": fmt_count(lat.get("count")),
+                "loss": f"{fmt_count(x['lost'])} / {fmt_count(x['tx_packets'])}",
+                "notes": "; ".join(n for n in (
+                    f"the generator could not offer {fmt_pps(x['asked_pps'])} (its own "
+                    "ceiling): stepped down 5 % at a time to the load shown"
+                    if x["load_pps"] < x.get("asked_pps", x["load_pps"]) else "",
+                    "" if x.get("invalid_reason") is None else
+                    f"every try invalid: {x['invalid_reason']}") if n),
+            })
+    return rows
+
+
 def _frame_loss(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     tables = []
     for nodeid, m in by_frame_size(list(measurements_of(doc, "frame_loss"))):
