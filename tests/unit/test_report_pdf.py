@@ -1,13 +1,14 @@
 """The PDF acceptance report (reports/pdf.py) and `netload report --pdf`.
 
 The committed full sample (tests/data/results-full.json: RFC 2544, MLRsearch, Y.1564 and
-RFC 2889) is laid out by WeasyPrint and read back with poppler's tools: pdfinfo for the
-pages, pdftotext for each page's text and its words' boxes, pdftoppm for the rendered
-pages. No engine is needed.
+RFC 2889), compared with a baseline and a history of earlier runs, is laid out by
+WeasyPrint and read back with poppler's tools: pdfinfo for the pages, pdftotext for each
+page's text and its words' boxes, pdftoppm for the rendered pages. No engine is needed.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 
 from pytest_netload.errors import MissingExtra, NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.reports import html, pdf
+from pytest_netload.reports.baseline import compare
 from pytest_netload.reports.load import load
 from pytest_netload.reports.signoff import sign_off, with_sign_off
 
@@ -40,10 +42,29 @@ def document() -> dict[str, Any]:
     return with_sign_off(load(FULL), SIGN_OFF)
 
 
+def _slower(document: dict[str, Any], created: str, scale: float) -> dict[str, Any]:
+    """`document` as an earlier run whose throughputs were `scale` times these."""
+    earlier = copy.deepcopy(document)
+    earlier["created"] = created
+    for test in earlier["tests"]:
+        for m in test["measurements"]:
+            if m["kind"] == "throughput":
+                m["throughput_pps"] *= scale
+                if m.get("upper_pps"):
+                    m["upper_pps"] *= scale
+    return earlier
+
+
 @pytest.fixture(scope="module")
 def report(document: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The PDF with every section, the baseline's and the trends' too (their tables are
+    the widest: nine columns)."""
+    history = [_slower(document, f"2025-03-{day:02d}T09:00:00+00:00", scale)
+               for day, scale in ((10, 1.1), (11, 1.1), (12, 1.1), (13, 1.0))]
+    comparison = compare(document, history[0], name="main", threshold=0.05)
     path = tmp_path_factory.mktemp("pdf") / "report.pdf"
-    pdf.write(document, path)
+    pdf.write(document, path, comparison=comparison, history=[*history, document],
+              threshold=0.05)
     return path
 
 
@@ -111,6 +132,7 @@ def test_contents_give_each_sections_page(pages: list[dict[str, Any]]) -> None:
                 "NDR/PDR by MLRsearch (RFC 9971)": "NDR/PDR by MLRsearch (RFC 9971)",
                 "Service activation (ITU-T Y.1564)": "Service activation (ITU-T Y.1564)",
                 "Switch benchmarks (RFC 2889)": "Switch benchmarks (RFC 2889)",
+                "Against the baseline and trends": "Against the baseline and trends",
                 "Other measurements": "Other measurements",
                 "Test conditions": "Test conditions", "Verdicts per test": "Verdicts per test",
                 "Acceptance sign-off": "Acceptance sign-off"}

@@ -101,7 +101,7 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
 def _trend(documents: list[Mapping[str, Any]], threshold: float | None,
            regressed: set[Key]) -> dict[str, Any]:
     trends = analyse(documents)
-    runs = len({d.get("created") for d in documents})
+    runs = len(documents)
     rows = []
     for key, t in trends.items():
         for c in t.changes:
