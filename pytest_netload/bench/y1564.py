@@ -121,6 +121,7 @@ class EngineBurstMeasurer:
             raise NetloadConfigError(f"service {load.service!r} has no stream here; the "
                                      f"services are {sorted(self.streams)}")
         self.sleep(load.idle_s)  # the bucket refills
+        progress.trial_start()
         run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
         self.runs += 1
         self.last_run = run
@@ -284,13 +285,29 @@ class Y1564Runner:
 
     def _bursts(self, service: Service) -> BurstResult:
         m = self.mark
+        tests = 2 if service.ebs_bytes > 0 and service.eir_bps > 0 else 1
+        progress.start(f"Y.1564 bursts {service.name}", test=self.test,
+                       frame_size=service.frame_size, what="burst",
+                       total=tests * len(m.burst_sizes), exact=True)
+        count = 0
+
+        def on_step(step: Any) -> None:
+            nonlocal count
+            count += 1
+            sample = step.sample
+            progress.report(event="trial", trial=count, name=step.name,
+                            loss_ratio=None if sample is None or not sample.tx_frames
+                            else 1 - sample.rx_frames / sample.tx_frames,
+                            valid=sample is not None, passed=step.passed,
+                            note=None if sample is not None else step.reason)
+
         with self._streams((service,)) as (loaded, rx):
             measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s)
             result = burst_test(measurer, service,
                                 line_rate_bps=self.ports.topology.line_rate_bps,
                                 shares=m.burst_sizes, idle_s=m.burst_idle_s,
                                 tolerance_frames=m.burst_tolerance,
-                                settings=TrialSettings(retries=m.retries))
+                                settings=TrialSettings(retries=m.retries), on_step=on_step)
         record_measurement("y1564_bursts", {**result.as_dict(), "traffic": self._traffic()})
         return result
 

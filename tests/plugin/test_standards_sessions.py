@@ -246,6 +246,9 @@ def test_y1564_bursts_follow_the_bucket_and_reach_every_report(
         "within the bucket, CBS 20,000 B at 10.00 Mbit/s, at *); received 2? of 39: not as "
         "expected within 1 frame*"])
     result.stdout.fnmatch_lines(["*Y.1564 bursts 'data': CBS 80% 16/16, CBS 200% 2?/40*"])
+    # the progress line, off a terminal: a line per burst, k of n
+    line = "netload: test_bursts | 512B | Y.1564 bursts data | burst {} of 2*"
+    result.stdout.fnmatch_lines([line.format(1), line.format(2)])
     doc = _results(pytester)
     bursts = [m for t in doc["tests"] for m in t["measurements"] if m["kind"] == "y1564_bursts"]
     assert [b["passed"] for b in bursts] == [True, False]
