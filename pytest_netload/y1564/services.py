@@ -234,7 +234,9 @@ class Service:
     ``Service("voice", cir="10Mbit/s", eir="5Mbit/s", cbs="12kB", ebs=12176, dscp=46,
     sac={"flr": "0.1%", "ftd": "10ms", "fdv": "1ms", "availability": "99.9%"})``.
     ``cir_bps``/``eir_bps`` are L2 bit rates (frame bytes with the FCS); ``cbs_bytes`` and
-    ``ebs_bytes`` are 0 when not given.
+    ``ebs_bytes`` are 0 when not given. ``colour="dscp", green=10, yellow=12`` (or
+    ``colour="pcp"`` with a ``vlan``) makes it colour-aware: its load up to the CIR is
+    sent green, the rest yellow, in that field.
     """
 
     name: str
