@@ -376,27 +376,28 @@ def _colour(name: str, colour: object, green: object, yellow: object,
                 f"service {name!r}: green={green!r}/yellow={yellow!r} without colour; add "
                 "colour='dscp' (or 'pcp') to mark the service's frames by colour")
         return {"colour": None, "green": None, "yellow": None}
-    if colour not in COLOUR_MODES:
+    if not isinstance(colour, str) or colour not in COLOUR_MODES:
         raise NetloadConfigError(f"service {name!r}: colour={colour!r}: give 'dscp' or 'pcp' "
                                  "(the field that carries the colour), or None (colour-blind)")
-    low, high = COLOUR_MODES[colour]  # type: ignore[index]
-    meaning = "DSCP" if colour == "dscp" else "PCP (802.1p priority)"
-    out: dict[str, Any] = {"colour": colour}
+    mode = str(colour)
+    low, high = COLOUR_MODES[mode]
+    meaning = "DSCP" if mode == "dscp" else "PCP (802.1p priority)"
+    out: dict[str, Any] = {"colour": mode}
     for which, x in (("green", green), ("yellow", yellow)):
         if x is None:
             raise NetloadConfigError(
                 f"service {name!r}: colour={colour!r} needs {which}=: the {meaning} of its "
-                f"{which} frames, e.g. green={10 if colour == 'dscp' else 2}, "
-                f"yellow={12 if colour == 'dscp' else 1}")
+                f"{which} frames, e.g. green={10 if mode == 'dscp' else 2}, "
+                f"yellow={12 if mode == 'dscp' else 1}")
         out[which] = _field_int(x, which, name, low, high, meaning)
     if out["green"] == out["yellow"]:
         raise NetloadConfigError(f"service {name!r}: green and yellow are both {green!r}; give "
                                  "them distinct values so the colours are told apart")
-    if values.get(colour) is not None:
+    if values.get(mode) is not None:
         raise NetloadConfigError(
-            f"service {name!r}: {colour}={values[colour]!r} and colour={colour!r}: with colour "
-            f"the green and yellow values set the {meaning}; leave {colour} out")
-    if colour == "pcp" and values.get("vlan") is None:
+            f"service {name!r}: {mode}={values[mode]!r} and colour={mode!r}: with colour "
+            f"the green and yellow values set the {meaning}; leave {mode} out")
+    if mode == "pcp" and values.get("vlan") is None:
         raise NetloadConfigError(f"service {name!r}: colour='pcp' needs a VLAN tag to carry "
                                  "the PCP; give vlan=, e.g. vlan=100, or use colour='dscp'")
     return out
