@@ -1,7 +1,9 @@
 """ITU-T Y.1564 on the engine: `Y1564Runner`, what the `y1564` fixture gives a test.
 
 Each service is one loaded UDP stream on the marker's wire, with the service's frame
-size, colour (DSCP, and PCP in its VLAN tag) and UDP destination port. One call of
+size, DSCP (and PCP in its VLAN tag) and UDP destination port; a colour-aware service is
+two, its green stream (the load up to the CIR) and its yellow one (the rest), marked with
+the service's green and yellow DSCP or PCP and counted apart at RX. One call of
 `EngineServiceMeasurer.measure` is one engine run: every service that has a
 load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
 the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
@@ -58,7 +60,10 @@ __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y15
 
 @dataclass
 class EngineServiceMeasurer:
-    """`ServiceMeasurer` on loaded streams, one per service (by name)."""
+    """`ServiceMeasurer` on loaded streams, one per service (by name); a colour-aware
+    service has a second, yellow stream (in `yellow`): its load up to its CIR (in `cir_bps`)
+    goes on the green stream, the rest on the yellow one, each its own signature stream, so
+    RX counts the colours apart."""
 
     engine: Engine
     streams: Mapping[str, LoadedStream]
@@ -66,39 +71,62 @@ class EngineServiceMeasurer:
     drain_s: float = Y1564_DRAIN_S
     burst_bytes: Mapping[str, int | None] = field(default_factory=dict)
     """Each service's CBS (+ EBS): how late the generator may run (validity.late_burst_reason)."""
+    yellow: Mapping[str, LoadedStream] = field(default_factory=dict)
+    cir_bps: Mapping[str, float] = field(default_factory=dict)
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
+    def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
+        """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
+        stream = self.streams.get(name)
+        if stream is None:
+            raise NetloadConfigError(f"service {name!r} has no stream here; the services "
+                                     f"are {sorted(self.streams)}")
+        yellow = self.yellow.get(name)
+        if yellow is None:
+            return [("green", stream, bps)]
+        green_bps = min(bps, self.cir_bps[name])
+        return [("green", stream, green_bps), ("yellow", yellow, bps - green_bps)]
+
     def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
         """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
-        entries: list[tuple[str, float, float, Any]] = []
+        entries: list[tuple[str, str, float, float, Any]] = []
         for name, bps in load.items():
-            stream = self.streams.get(name)
-            if stream is None:
-                raise NetloadConfigError(f"service {name!r} has no stream here; the services "
-                                         f"are {sorted(self.streams)}")
-            if not bps > 0:
-                continue
-            pps = bps / frame_bits(stream.mean_frame_size, "l2")
-            phases = tuple(CBR().phases(lambda _r, p=pps: p, Rate(pps, "pps"), seed=1))
-            entries.append((name, bps, pps, Tx(stream, 0, phases)))
+            for colour, stream, part in self._split(name, bps):
+                if not part > 0:
+                    continue
+                pps = part / frame_bits(stream.mean_frame_size, "l2")
+                phases = tuple(CBR().phases(lambda _r, p=pps: p, Rate(pps, "pps"), seed=1))
+                entries.append((name, colour, part, pps, Tx(stream, 0, phases)))
         if not entries:
             return {}
-        progress.trial_start(offered_bps=sum(e[1] for e in entries))
-        run = self.engine.run([e[3] for e in entries], self.rx, duration_s=duration_s,
+        progress.trial_start(offered_bps=sum(e[2] for e in entries))
+        run = self.engine.run([e[4] for e in entries], self.rx, duration_s=duration_s,
                               drain_s=self.drain_s)
         self.runs += 1
         self.last_run = run
-        out: dict[str, ServiceSample] = {}
-        for (name, bps, pps, _tx), s in zip(entries, run.streams):
+        by_name: dict[str, dict[str, tuple[float, Any, str | None]]] = {}
+        for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
             why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
                 late_burst_reason(s, bps, self.burst_bytes.get(name), whose=f"service {name!r}")
+            by_name.setdefault(name, {})[colour] = (bps, s, why)
+        out: dict[str, ServiceSample] = {}
+        for name, parts in by_name.items():
+            green, yellow = parts.get("green"), parts.get("yellow")
+            reasons = [f"{c} frames: {p[2]}" if yellow is not None else p[2]
+                       for c, p in parts.items() if p[2] is not None]
+            why = "; ".join(reasons) or None
+            g = green[1] if green is not None else None
             out[name] = ServiceSample(
-                service=name, offered_bps=bps, duration_s=duration_s,
+                service=name, offered_bps=sum(p[0] for p in parts.values()),
+                duration_s=duration_s,
                 frame_size=int(round(self.streams[name].mean_frame_size)),
-                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
-                latency=s.latency_result() if s.latency_samples else None,
-                valid=why is None, invalid_reason=why)
+                tx_frames=0 if g is None else int(g.tx_packets),
+                rx_frames=0 if g is None else int(g.rx_unique),
+                latency=g.latency_result() if g is not None and g.latency_samples else None,
+                valid=why is None, invalid_reason=why,
+                yellow_tx_frames=None if yellow is None else int(yellow[1].tx_packets),
+                yellow_rx_frames=None if yellow is None else int(yellow[1].rx_unique))
         return out
 
 
@@ -206,8 +234,10 @@ class Y1564Runner:
                                  f"{[s.name for s in self.services]}")
 
     @contextmanager
-    def _streams(self, services: tuple[Service, ...]) -> Iterator[tuple[dict[str, LoadedStream],
-                                                                        Port]]:
+    def _streams(self, services: tuple[Service, ...]
+                 ) -> Iterator[tuple[dict[str, LoadedStream], dict[str, LoadedStream], Port]]:
+        """Each service's stream (its green one when colour-aware), each colour-aware
+        service's yellow stream, and the receiving port."""
         tx, rx = self.ports.wire(self.mark.wire)
         if not self._learned and self.mark.learning_frames:
             send_learning_frames(self.engine, self.ports, self.mark.wire,
@@ -215,22 +245,30 @@ class Y1564Runner:
             self._learned = True
         flow = self.ports.flow(tx, rx)
         loaded: dict[str, LoadedStream] = {}
+        yellow: dict[str, LoadedStream] = {}
         try:
             for i, s in enumerate(services):
-                spec = udp(size=s.frame_size, name=s.name, dscp=s.dscp or 0, pcp=s.pcp or 0,
-                           vlan=s.vlan, dport=9 if s.dport is None else s.dport,
-                           sport=1024 + i)
-                loaded[s.name] = self.engine.load(tx, spec.for_flow(flow))
-            yield loaded, rx
+                for colour, into in (("green", loaded), ("yellow", yellow)):
+                    if colour == "yellow" and not s.colour_aware:
+                        continue
+                    c = s.coloured(colour)
+                    spec = udp(size=s.frame_size,
+                               name=s.name if colour == "green" or not s.colour_aware
+                               else f"{s.name}/yellow",
+                               dscp=c.dscp or 0, pcp=c.pcp or 0, vlan=s.vlan,
+                               dport=9 if s.dport is None else s.dport, sport=1024 + i)
+                    into[s.name] = self.engine.load(tx, spec.for_flow(flow))
+            yield loaded, yellow, rx
         finally:
-            for stream in loaded.values():
+            for stream in (*loaded.values(), *yellow.values()):
                 stream.free()
 
     @contextmanager
     def _measurer(self, services: tuple[Service, ...]) -> Iterator[EngineServiceMeasurer]:
-        with self._streams(services) as (loaded, rx):
+        with self._streams(services) as (loaded, yellow, rx):
             bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
-            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts)
+            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts,
+                                        yellow, {s.name: s.cir_bps for s in services})
 
     def _traffic(self) -> dict[str, Any]:
         tx, rx = self.ports.wire(self.mark.wire)
@@ -301,7 +339,7 @@ class Y1564Runner:
                             valid=sample is not None, passed=step.passed,
                             note=None if sample is not None else step.reason)
 
-        with self._streams((service,)) as (loaded, rx):
+        with self._streams((service,)) as (loaded, _yellow, rx):
             measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s)
             result = burst_test(measurer, service,
                                 line_rate_bps=self.ports.topology.line_rate_bps,

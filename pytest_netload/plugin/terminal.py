@@ -21,6 +21,20 @@ from .selection import is_netload_test
 COLUMNS = ("test", "frame size", "throughput", "p50", "p99", "loss", "verdict", "notes")
 
 
+def _colours(steps: list[dict[str, Any]]) -> str:
+    """A colour-aware SCT's green and yellow frames (received/sent) at its CIR+EIR step,
+    else at its last step with yellow frames; "" when colour-blind."""
+    from .. import format as fmt
+
+    coloured = [s for s in steps if s.get("yellow")]
+    if not coloured:
+        return ""
+    s = next((s for s in coloured if s.get("kind") == "eir"), coloured[-1])
+    y = s["yellow"]
+    return (f" ({s['name']}: green {fmt.count(s['rx_frames'])}/{fmt.count(s['tx_frames'])}, "
+            f"yellow {fmt.count(y['rx_frames'])}/{fmt.count(y['tx_frames'])})")
+
+
 def _rate(pps: Any, lower_bound: bool) -> str:
     """A throughput column's figure: ``241.5 kpps``, or ``>= 241.5 kpps`` when it is only a
     lower bound the generator set."""
@@ -94,7 +108,7 @@ def _note(m: dict[str, Any]) -> str | None:
         bad = [s["name"] for s in steps if s.get("passed") is not True]
         return (f"Y.1564 SCT {m['service']['name']!r}: "
                 + (f"{len(steps) - len(bad)}/{len(steps)} steps passed, not {', '.join(bad)}"
-                   if bad else f"all {len(steps)} steps passed"))
+                   if bad else f"all {len(steps)} steps passed") + _colours(steps))
     if kind == "y1564_bursts":
         parts = [f"{s['name']} {s['rx_frames']}/{s['tx_frames']}"
                  + ("" if s.get("passed") is True else

@@ -14,7 +14,8 @@ from .. import format as fmt
 
 __all__ = ["Check", "check", "verdict"]
 
-_LABEL = {"ir": "IR", "flr": "FLR", "ftd": "FTD", "fdv": "FDV", "availability": "availability"}
+_LABEL = {"ir": "IR", "flr": "FLR", "ftd": "FTD", "fdv": "FDV", "availability": "availability",
+          "yellow_ir": "yellow IR"}
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,8 @@ class Check:
     """One criterion: the measured value against its bounds (None: no bound)."""
 
     name: str
-    """"ir", "flr", "ftd", "fdv" or "availability"."""
+    """"ir", "flr", "ftd", "fdv", "availability" or "yellow_ir" (a colour-aware service's
+    yellow frames)."""
     value: float | None
     low: float | None
     high: float | None
@@ -36,7 +38,7 @@ class Check:
 
 
 def _figure(name: str, value: float) -> str:
-    if name == "ir":
+    if name in ("ir", "yellow_ir"):
         return fmt.bitrate(value)
     if name == "flr":
         return fmt.loss_ratio(value)
@@ -46,7 +48,7 @@ def _figure(name: str, value: float) -> str:
 
 
 def _limit(name: str, value: float) -> str:
-    if name == "ir":
+    if name in ("ir", "yellow_ir"):
         return fmt.bitrate(value)
     if name == "flr":
         return fmt.loss_ratio_exact(value)

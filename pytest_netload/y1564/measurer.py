@@ -47,7 +47,10 @@ class ServiceSample:
     """One service over one measurement: what was offered and what came back.
 
     ``valid`` is False when the generator, not the DUT, failed (``invalid_reason`` says
-    how): such a sample is never the DUT's loss.
+    how): such a sample is never the DUT's loss. For a colour-aware service ``tx_frames``,
+    ``rx_frames`` and ``latency`` are those of its green frames, and ``yellow_tx_frames``
+    / ``yellow_rx_frames`` count its yellow frames apart (None: colour-blind, or no yellow
+    load).
     """
 
     service: str
@@ -61,10 +64,19 @@ class ServiceSample:
     latency: LatencyResult | None = field(default=None, repr=False, compare=False)
     valid: bool = True
     invalid_reason: str | None = None
+    yellow_tx_frames: int | None = None
+    yellow_rx_frames: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("tx_frames", "rx_frames", "frame_size"):
+        if (self.yellow_tx_frames is None) != (self.yellow_rx_frames is None):
+            raise NetloadConfigError(f"service {self.service!r}: sample yellow_tx_frames="
+                                     f"{self.yellow_tx_frames!r} and yellow_rx_frames="
+                                     f"{self.yellow_rx_frames!r}: give both or neither")
+        for name in ("tx_frames", "rx_frames", "frame_size", "yellow_tx_frames",
+                     "yellow_rx_frames"):
             value = getattr(self, name)
+            if value is None and name.startswith("yellow"):
+                continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
                 raise NetloadConfigError(f"service {self.service!r}: sample {name}={value!r}: "
                                          "give a whole number >= 0")
@@ -94,6 +106,32 @@ class ServiceSample:
         return self.rx_frames * self.frame_size * 8 / self.duration_s
 
     @property
+    def coloured(self) -> bool:
+        """Whether yellow frames were counted apart."""
+        return self.yellow_tx_frames is not None
+
+    @property
+    def yellow_lost(self) -> int | None:
+        if self.yellow_tx_frames is None or self.yellow_rx_frames is None:
+            return None
+        return max(self.yellow_tx_frames - self.yellow_rx_frames, 0)
+
+    @property
+    def yellow_ir_bps(self) -> float | None:
+        """Information rate of the yellow frames received, L2 with the FCS."""
+        if self.yellow_rx_frames is None:
+            return None
+        return self.yellow_rx_frames * self.frame_size * 8 / self.duration_s
+
+    def yellow_dict(self) -> dict[str, Any] | None:
+        """The yellow frames' counts for a record; None when not counted apart."""
+        if self.yellow_tx_frames is None or self.yellow_rx_frames is None:
+            return None
+        return {"tx_frames": int(self.yellow_tx_frames),
+                "rx_frames": int(self.yellow_rx_frames), "lost": self.yellow_lost,
+                "ir_bps": self.yellow_ir_bps}
+
+    @property
     def ftd_s(self) -> float | None:
         """Frame transfer delay: the mean one-way delay in seconds; None without samples."""
         if self.latency is None or self.latency.empty:
@@ -111,6 +149,7 @@ class ServiceSample:
             "tx_frames": int(self.tx_frames), "rx_frames": int(self.rx_frames),
             "lost": self.lost, "flr": self.flr, "ir_bps": self.ir_bps, "ftd_s": self.ftd_s,
             "fdv_s": self.fdv_s(), "valid": self.valid, "invalid_reason": self.invalid_reason,
+            "yellow": self.yellow_dict(),
         }
 
 

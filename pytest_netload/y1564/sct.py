@@ -8,6 +8,11 @@ traffic policing: an overshoot above CIR + EIR, where the DUT must police to CIR
 (plus what its full buckets let through at the start: (CBS + EBS) x 8 / step duration) and
 still carry the CIR.
 
+Colour-aware (a service with ``colour``, Y.1564 §8.1.2): the load up to the CIR is sent
+green and the rest yellow. Tests B and C then judge the green frames on the SAC (IR >= CIR,
+FLR, FTD, FDV) and the yellow frames only on their rate: IR <= EIR (plus what the full EBS
+bucket lets through at the start); yellow loss and delay are counted, not judged.
+
 A step the generator could not measure (every try invalid) is "not measured": not passed,
 and not a DUT failure.
 """
@@ -74,6 +79,7 @@ class SctStep:
             "lost": None if s is None else s.lost, "flr": None if s is None else s.flr,
             "ir_bps": None if s is None else s.ir_bps, "ftd_s": None if s is None else s.ftd_s,
             "fdv_s": None if s is None else s.fdv_s(self.fdv_quantile),
+            "yellow": None if s is None else s.yellow_dict(),
             "checks": [c.as_dict() for c in self.checks], "passed": self.passed,
             "reason": self.reason, "tries": self.tries,
             "invalid_reasons": list(self.invalid_reasons),
@@ -208,8 +214,9 @@ def service_configuration_test(
                            + "; ".join(dict.fromkeys(invalid)) + "); not the DUT's failure",
                            tries, invalid, quantile)
         else:
-            if kind == "cir":
-                checks = [check("ir", sample.ir_bps, low=load * (1 - tol))]
+            if kind == "cir" or (service.colour_aware and sample.coloured):
+                low = load if kind == "cir" else cir
+                checks = [check("ir", sample.ir_bps, low=low * (1 - tol))]
                 if sac.flr_ratio is not None:
                     checks.append(check("flr", sample.flr, high=sac.flr_ratio))
                 if sac.ftd_s is not None:
@@ -217,6 +224,12 @@ def service_configuration_test(
                 if sac.fdv_s is not None:
                     checks.append(check("fdv", sample.fdv_s(quantile), high=sac.fdv_s))
                 note = ""
+                if kind != "cir":
+                    checks.append(check("yellow_ir", sample.yellow_ir_bps or 0.0,
+                                        high=service.eir_bps * (1 + tol)
+                                        + service.ebs_bytes * 8 / duration))
+                    note = ("; colour-aware: the SAC judged on the green frames, the yellow "
+                            "ones on their rate only")
             else:
                 checks = [check("ir", sample.ir_bps, low=cir * (1 - tol),
                                 high=top * (1 + tol) + allowance)]

@@ -4,6 +4,11 @@ A service (an EVC or one class of service of it) is a bandwidth profile -- CIR, 
 burst sizes CBS/EBS of MEF 10.3 -- the frame size it is tested with, the fields that classify
 its frames (VLAN, PCP, DSCP, UDP destination port) and its service acceptance criteria (SAC).
 
+A colour-aware service (``colour="dscp"`` or ``colour="pcp"``) marks its frames green or
+yellow in that field: the load up to the CIR goes green (``green=``, e.g. DSCP 10, AF11),
+the load above it yellow (``yellow=``, e.g. DSCP 12, AF12). The SAC is judged on the green
+frames; the yellow ones are counted apart.
+
 Every figure carries its unit: rates are bit rates ("10Mbit/s"), counted at L2 with the FCS
 as Y.1564 and MEF count information rates; a rate given at another layer is converted with
 the service's frame size. Delays are durations ("10ms"), ratios percentages ("0.1%"). A bare
@@ -25,7 +30,10 @@ from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..units import Duration, Rate, as_duration, as_rate, as_size, frame_bits
 
-__all__ = ["Classifier", "Sac", "Service", "check_services"]
+__all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services"]
+
+#: How a colour-aware service marks its colour, and the values each field takes.
+COLOUR_MODES = {"dscp": (0, 63), "pcp": (0, 7)}
 
 DEFAULT_FRAME_SIZE = 512
 _PERCENT = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*%\s*")
@@ -226,7 +234,9 @@ class Service:
     ``Service("voice", cir="10Mbit/s", eir="5Mbit/s", cbs="12kB", ebs=12176, dscp=46,
     sac={"flr": "0.1%", "ftd": "10ms", "fdv": "1ms", "availability": "99.9%"})``.
     ``cir_bps``/``eir_bps`` are L2 bit rates (frame bytes with the FCS); ``cbs_bytes`` and
-    ``ebs_bytes`` are 0 when not given.
+    ``ebs_bytes`` are 0 when not given. ``colour="dscp", green=10, yellow=12`` (or
+    ``colour="pcp"`` with a ``vlan``) makes it colour-aware: its load up to the CIR is
+    sent green, the rest yellow, in that field.
     """
 
     name: str
@@ -242,11 +252,18 @@ class Service:
     vlan: int | None
     dport: int | None
     sac: Sac
+    colour: str | None
+    """None: colour-blind; "dscp" or "pcp": the field that carries the colour."""
+    green: int | None
+    """The colour field's value of green frames (the load up to the CIR)."""
+    yellow: int | None
+    """The colour field's value of yellow frames (the load above the CIR)."""
 
     def __init__(self, name: str, cir: object, eir: object = None, cbs: object = None,
                  ebs: object = None, frame_size: object = DEFAULT_FRAME_SIZE,
                  dscp: object = None, pcp: object = None, vlan: object = None,
-                 sac: object = None, dport: object = None) -> None:
+                 sac: object = None, dport: object = None, colour: object = None,
+                 green: object = None, yellow: object = None) -> None:
         if not isinstance(name, str) or not name.strip():
             raise NetloadConfigError(f"service name {name!r}: give a non-empty string, e.g. "
                                      "'voice'")
@@ -276,6 +293,7 @@ class Service:
             "dport": _field_int(dport, "dport", name, 0, 65535, "UDP destination port"),
             "sac": Sac.of(sac, name),
         }
+        values.update(_colour(name, colour, green, yellow, values))
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -286,7 +304,7 @@ class Service:
             return x
         if isinstance(x, Mapping):
             allowed = {"name", "cir", "eir", "cbs", "ebs", "frame_size", "dscp", "pcp",
-                       "vlan", "sac", "dport"}
+                       "vlan", "sac", "dport", "colour", "green", "yellow"}
             unknown = sorted(set(x) - allowed)
             shown = x.get("name", "?")
             if unknown:
@@ -302,7 +320,29 @@ class Service:
 
     @property
     def classifier(self) -> Classifier:
-        return Classifier(self.vlan, self.pcp, self.dscp, self.dport)
+        """What classifies the service's frames (its green ones when colour-aware)."""
+        return self.coloured("green")
+
+    @property
+    def colour_aware(self) -> bool:
+        return self.colour is not None
+
+    def coloured(self, colour: str) -> Classifier:
+        """The classifier of the service's `colour` ("green" or "yellow") frames: the
+        colour's value in the colour field; colour-blind, the service's own fields."""
+        if colour not in ("green", "yellow"):
+            raise NetloadConfigError(f"colour={colour!r}: give 'green' or 'yellow'")
+        value = getattr(self, colour)
+        pcp = value if self.colour == "pcp" else self.pcp
+        dscp = value if self.colour == "dscp" else self.dscp
+        return Classifier(self.vlan, pcp, dscp, self.dport)
+
+    @property
+    def classifiers(self) -> tuple[Classifier, ...]:
+        """Every classifier of the service's frames: green and yellow when colour-aware."""
+        if self.colour is None:
+            return (self.classifier,)
+        return (self.coloured("green"), self.coloured("yellow"))
 
     @property
     def max_bps(self) -> float:
@@ -322,8 +362,45 @@ class Service:
             "name": self.name, "cir_bps": self.cir_bps, "eir_bps": self.eir_bps,
             "cbs_bytes": self.cbs_bytes, "ebs_bytes": self.ebs_bytes,
             "frame_size": self.frame_size, **self.classifier.as_dict(),
-            "sac": self.sac.as_dict(),
+            "sac": self.sac.as_dict(), "colour": self.colour, "green": self.green,
+            "yellow": self.yellow,
         }
+
+
+def _colour(name: str, colour: object, green: object, yellow: object,
+            values: Mapping[str, Any]) -> dict[str, Any]:
+    """The colour fields of service `name`, checked against its other `values`."""
+    if colour is None:
+        if green is not None or yellow is not None:
+            raise NetloadConfigError(
+                f"service {name!r}: green={green!r}/yellow={yellow!r} without colour; add "
+                "colour='dscp' (or 'pcp') to mark the service's frames by colour")
+        return {"colour": None, "green": None, "yellow": None}
+    if not isinstance(colour, str) or colour not in COLOUR_MODES:
+        raise NetloadConfigError(f"service {name!r}: colour={colour!r}: give 'dscp' or 'pcp' "
+                                 "(the field that carries the colour), or None (colour-blind)")
+    mode = str(colour)
+    low, high = COLOUR_MODES[mode]
+    meaning = "DSCP" if mode == "dscp" else "PCP (802.1p priority)"
+    out: dict[str, Any] = {"colour": mode}
+    for which, x in (("green", green), ("yellow", yellow)):
+        if x is None:
+            raise NetloadConfigError(
+                f"service {name!r}: colour={colour!r} needs {which}=: the {meaning} of its "
+                f"{which} frames, e.g. green={10 if mode == 'dscp' else 2}, "
+                f"yellow={12 if mode == 'dscp' else 1}")
+        out[which] = _field_int(x, which, name, low, high, meaning)
+    if out["green"] == out["yellow"]:
+        raise NetloadConfigError(f"service {name!r}: green and yellow are both {green!r}; give "
+                                 "them distinct values so the colours are told apart")
+    if values.get(mode) is not None:
+        raise NetloadConfigError(
+            f"service {name!r}: {mode}={values[mode]!r} and colour={mode!r}: with colour "
+            f"the green and yellow values set the {meaning}; leave {mode} out")
+    if mode == "pcp" and values.get("vlan") is None:
+        raise NetloadConfigError(f"service {name!r}: colour='pcp' needs a VLAN tag to carry "
+                                 "the PCP; give vlan=, e.g. vlan=100, or use colour='dscp'")
+    return out
 
 
 def _rate_is_zero(x: object) -> bool:
@@ -365,7 +442,8 @@ def check_services(services: Iterable[Service | Mapping[str, Any]],
         seen.add(s.name)
     for i, a in enumerate(out):
         for b in out[i + 1:]:
-            how = a.classifier.overlap(b.classifier)
+            how = next((h for ca in a.classifiers for cb in b.classifiers
+                        if (h := ca.overlap(cb)) is not None), None)
             if how is not None:
                 detail = ", ".join(f"{k} {v}" for k, v in how.items())
                 raise NetloadConfigError(

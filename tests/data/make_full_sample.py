@@ -286,7 +286,8 @@ def _dut_health() -> None:
 
 
 class FakePolicer:
-    """A Y.1564 DUT: each service policed at its own rate, a fixed latency spread."""
+    """A Y.1564 DUT: each service policed at its own rate, a fixed latency spread; the
+    colour-aware data service's load above its 8 Mbit/s CIR is yellow, passed after green."""
 
     def __init__(self, policed_bps: dict[str, float]) -> None:
         self.policed_bps = policed_bps
@@ -297,10 +298,16 @@ class FakePolicer:
         out = {}
         for name, bps in loads_bps.items():
             size = 512 if name == "data" else 128
-            tx = round(bps * duration_s / (size * 8))
-            rx = min(tx, round(self.policed_bps[name] * duration_s / (size * 8)))
+            green = min(bps, 8e6) if name == "data" else bps  # data is colour-aware
+            tx = round(green * duration_s / (size * 8))
+            y_tx = round((bps - green) * duration_s / (size * 8))
+            passed = round(self.policed_bps[name] * duration_s / (size * 8))
+            rx = min(tx, passed)
+            y_rx = min(y_tx, passed - rx)
             out[name] = ServiceSample(name, bps, duration_s, size, tx, rx,
-                                      latency=_latency(self.rng, max(rx, 1), 40_000, 2.0))
+                                      latency=_latency(self.rng, max(rx, 1), 40_000, 2.0),
+                                      yellow_tx_frames=y_tx or None,
+                                      yellow_rx_frames=y_rx if y_tx else None)
         return out
 
 
@@ -321,7 +328,7 @@ Y1564_SERVICES = [
     {"name": "voice", "cir": "2Mbit/s", "frame_size": 128, "dscp": 46,
      "sac": {"flr": "0.1%", "ftd": "10ms", "fdv": "5ms", "availability": "99.9%"}},
     {"name": "data", "cir": "8Mbit/s", "eir": "2Mbit/s", "cbs": "16kB", "frame_size": 512,
-     "dscp": 10, "sac": {"flr": "1%", "ftd": "20ms"}}]
+     "colour": "dscp", "green": 10, "yellow": 12, "sac": {"flr": "1%", "ftd": "20ms"}}]
 
 
 def _y1564() -> None:

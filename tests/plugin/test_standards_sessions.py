@@ -293,3 +293,35 @@ def test_rfc2889_errored_frames_on_the_fake_engine(pytester: pytest.Pytester) ->
               if m["kind"] == "rfc2889_errored_frame_filtering"]
     assert "MTU 1500 carries frames of at most 1518 bytes" in \
         big["outcomes"][1]["skipped_reason"]
+
+
+COLOURED = ('{"name": "data", "cir": "5Mbit/s", "eir": "3Mbit/s", "frame_size": 512, '
+            '"colour": "dscp", "green": 10, "yellow": 12, "sac": {"flr": "0.1%"}}')
+
+
+def test_a_colour_aware_sct_counts_green_and_yellow_apart(pytester: pytest.Pytester) -> None:
+    """The fake DUT's 10 Mbit/s carries the 5 + 3 Mbit/s CIR+EIR step whole; its policing
+    step (10 Mbit/s offered: 5 green, 5 yellow) passes the green but lets yellow above
+    the EIR through, which fails only the yellow rate criterion."""
+    result = _run(pytester, f"""
+        import pytest
+
+        @pytest.mark.y1564(services=[{COLOURED}], step_duration="1s", steps=[1.0])
+        def test_colour(y1564):
+            cir, eir, policing = y1564.sct("data").steps
+            assert cir.sample.yellow_tx_frames is None and cir.passed, cir.reason
+            assert eir.passed, eir.reason
+            assert eir.sample.yellow_rx_frames == eir.sample.yellow_tx_frames > 0
+            assert [c.name for c in policing.checks if c.passed is False] == ["yellow_ir"]
+    """)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*Y.1564 SCT 'data': 2/3 steps passed, not policing "
+                                 "(CIR+EIR: green 1,22?/1,22?, yellow 73?/73?)*"])
+    (sct,) = [m for m in _results(pytester)["tests"][0]["measurements"]
+              if m["kind"] == "y1564_sct"]
+    assert sct["service"]["colour"] == "dscp" and sct["service"]["yellow"] == 12
+    eir = sct["steps"][1]
+    assert eir["yellow"]["tx_frames"] == eir["yellow"]["rx_frames"] > 700, eir
+    assert sct["steps"][0]["yellow"] is None
+    html = (pytester.path / "netload-results" / "report.html").read_text()
+    assert "Yellow recv / sent" in html and "colour-aware by DSCP: green 10, yellow 12" in html

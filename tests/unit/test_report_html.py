@@ -422,11 +422,15 @@ def test_y1564_tables_show_each_step_with_its_verdict(full_page: str) -> None:
     assert sct.count('<table class="y1564-sct">') == 2  # voice and data
     for step in ("CIR 25%", "CIR 50%", "CIR 75%", "CIR 100%", "CIR+EIR", "policing"):
         assert f"<td>{step}</td>" in sct, step
-    # the fake policer lets the data service's excess through: its policing step fails
+    # the fake policer lets the colour-aware data service's yellow excess through: its
+    # policing step fails on the yellow rate, and the table counts the colours apart
     data = sct[sct.index("<h4>data"):]
+    assert "colour-aware by DSCP: green 10, yellow 12" in data
+    assert "<th>Yellow recv / sent</th>" in data
+    assert "<th>Yellow recv / sent</th>" not in sct[:sct.index("<h4>data")]
     policing = data[data.index("<td>policing</td>"):].split("</tr>")[0]
     assert '<span class="badge FAIL">FAIL</span>' in policing
-    assert "IR 12.00" in policing and "fails" in policing
+    assert "yellow IR 4.000 Mbit/s fails" in policing and "9,766 / 10,986" in policing
     assert '<span class="badge PASS">PASS</span>' in sct[:sct.index("<h4>data")]
     spt = full_page[full_page.index("Service performance test"):]
     assert '<table class="y1564-spt">' in spt and "100.0%" in spt  # availability

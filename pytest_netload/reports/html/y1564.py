@@ -1,5 +1,6 @@
 """The report's ITU-T Y.1564 sections: the service configuration test as a
-service-by-step table with coloured verdicts, the burst tests (CBS/EBS) as a
+service-by-step table with coloured verdicts (and, for a colour-aware service, the green
+and yellow frames received of those sent, and the yellow IR), the burst tests (CBS/EBS) as a
 burst-by-burst table of frames expected and received, the service performance test's
 per-service summary, and its per-interval plot (FLR, IR and availability)."""
 
@@ -49,8 +50,15 @@ def _service_line(s: Mapping[str, Any]) -> str:
     colour = ", ".join(f"{k.upper()} {s[k]}" for k in ("vlan", "pcp", "dscp", "dport")
                        if s.get(k) is not None)
     eir = f", EIR {fmt_bps(s['eir_bps'])}" if s.get("eir_bps") else ""
+    aware = (f", colour-aware by {s['colour'].upper()}: green {s.get('green')}, yellow "
+             f"{s.get('yellow')}" if s.get("colour") else "")
+    sac = _sac(s.get("sac") or {}) + (" (on green frames)" if s.get("colour") else "")
     return (f"CIR {fmt_bps(s['cir_bps'])}{eir}, {s['frame_size']} B frames"
-            + (f", {colour}" if colour else "") + f"; SAC: {_sac(s.get('sac') or {})}")
+            + (f", {colour}" if colour else "") + aware + f"; SAC: {sac}")
+
+
+def _frames(sent: Any, received: Any) -> str:
+    return DASH if sent is None else f"{fmt_count(received)} / {fmt_count(sent)}"
 
 
 def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -66,10 +74,15 @@ def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "ir": _opt(step["ir_bps"], fmt_bps), "flr": _opt(step["flr"], fmt_loss),
                 "ftd": _opt(step["ftd_s"], fmt_s), "fdv": _opt(step["fdv_s"], fmt_s),
                 "verdict": text, "css": css, "reason": step["reason"],
+                "green": _frames(step.get("tx_frames"), step.get("rx_frames")),
+                "yellow": _frames(yellow.get("tx_frames"), yellow.get("rx_frames"))
+                if (yellow := step.get("yellow")) else DASH,
+                "yellow_ir": _opt(yellow.get("ir_bps"), fmt_bps) if yellow else DASH,
             })
         text, css = _verdict(m["passed"] if m["passed"] or m.get("dut_failed") else None)
         tables.append({"test": short_name(nodeid), "service": service["name"],
                        "line": _service_line(service), "rows": rows,
+                       "coloured": bool(service.get("colour")),
                        "verdict": text, "css": css})
     return tables
 
