@@ -30,6 +30,11 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
 
 Counts per port come from the RX queue counters (frames with a signature of this
 run's streams), so a flooded frame is counted wherever it arrived.
+
+Every trial runs between the DUT hooks (bench/dut_trial.py `DutTrials`, as RFC 2544's
+and Y.1564's do): the DUT's counters before and after it, its loss attributed (frames
+sent and not received where they were meant to go), its health; the procedure each
+trial tells the hooks is "rfc2889_" and the method's name.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
@@ -77,6 +82,7 @@ from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
 from ..units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES, Rate, frame_bits
 from . import progress
+from .dut_trial import DutTrials, TrialHooks
 from .harness import WiredPorts
 from .settings import Rfc2889Mark
 from .validity import generator_failure
@@ -88,6 +94,9 @@ BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
 CALIBRATION_S = 1.0
 CALIBRATION_SHARE = 0.95   # search from 95 % of what the generator sends, as rfc2544 does
+
+
+T = TypeVar("T")
 
 
 def _mac(value: int) -> str:
@@ -102,8 +111,12 @@ class Rfc2889Runner:
     """RFC 2889 procedures over the topology's ports with the marker's settings."""
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2889Mark, *,
-                 flush: Callable[[], Any] | None = None, test: str = "") -> None:
+                 flush: Callable[[], Any] | None = None, test: str = "",
+                 hooks: TrialHooks | None = None) -> None:
         self.engine = engine
+        self.hooks = hooks
+        """The DUT's side of every trial; None: the generator's counters only."""
+        self._duts: dict[str, DutTrials] = {}
         self.wired = ports
         self.mark = mark
         self.flush = flush
@@ -194,6 +207,21 @@ class Rfc2889Runner:
 
         return on_trial
 
+    def _trial(self, procedure: str, offered_pps: float, duration_s: float,
+               run_trial: Callable[[], tuple[Any, T]], lost: Callable[[T], int],
+               frame_size: int | None = None) -> T:
+        """One trial of `procedure` between the DUT hooks (DutTrials.around): `run_trial`
+        gives (the engine run, the trial), `lost` the trial's frames not received where
+        they were meant to go; the trial comes back with the hooks' findings."""
+        dut = self._duts.get(procedure)
+        if dut is None:
+            dut = self._duts[procedure] = DutTrials(self.hooks, test=self.test,
+                                                    procedure=f"rfc2889_{procedure}")
+        ctx = dut.context(self.mark.frame_size if frame_size is None else frame_size,
+                          offered_pps, duration_s)
+        _run, trial = dut.around(ctx, run_trial, lost)
+        return trial
+
     def _record(self, result: Any) -> Any:
         data = result.as_dict()  # its own port_names (broadcast: the receivers) come first
         record_measurement(data["procedure"], {"port_names": list(self.names), **data,
@@ -217,21 +245,25 @@ class Rfc2889Runner:
         return loaded
 
     def _mesh_measurer(self, loaded: Sequence[tuple[int, int, LoadedStream]],
-                       ports: Sequence[Port],
-                       streams_per_sender: int) -> FunctionMeasurer[float, MeshTrial]:
+                       ports: Sequence[Port], streams_per_sender: int,
+                       procedure: str) -> FunctionMeasurer[float, MeshTrial]:
         """Each sender's `load` split evenly over its streams; per port tx and rx."""
         n = len(ports)
 
         def measure(load: float, duration_s: float) -> MeshTrial:
             progress.trial_start(load)
-            run, why = self._run([(s, load / streams_per_sender) for _i, _j, s in loaded],
-                                 list(ports), duration_s)
-            tx, rx = [0] * n, [0] * n
-            for (i, j, _s), r in zip(loaded, run.streams):
-                tx[i] += r.tx_packets
-                rx[j] += r.rx_unique
-            return MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None, why,
-                             self.names[:n])
+
+            def once() -> tuple[Any, MeshTrial]:
+                run, why = self._run([(s, load / streams_per_sender) for _i, _j, s in loaded],
+                                     list(ports), duration_s)
+                tx, rx = [0] * n, [0] * n
+                for (i, j, _s), r in zip(loaded, run.streams):
+                    tx[i] += r.tx_packets
+                    rx[j] += r.rx_unique
+                return run, MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None,
+                                      why, self.names[:n])
+
+            return self._trial(procedure, load, duration_s, once, lambda t: t.lost)
 
         return FunctionMeasurer(measure)
 
@@ -241,7 +273,8 @@ class Rfc2889Runner:
         loaded = self._mesh_streams(ports)
         try:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
-            result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1), ports=n,
+            result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1, "fully_meshed"),
+                                  ports=n,
                                   max_pps_per_port=top.pps,
                                   settings=self._settings(timed=True, on_trial=self._progress(
                                       "fully meshed", total=self.mark.max_trials,
@@ -276,7 +309,7 @@ class Rfc2889Runner:
         try:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
             result = maximum_forwarding_rate(
-                self._mesh_measurer(loaded, ports, n - 1), ports=n,
+                self._mesh_measurer(loaded, ports, n - 1, "maximum_forwarding_rate"), ports=n,
                 loads=load_steps(top.pps, self.mark.load_steps),
                 settings=self._settings(timed=True, on_trial=self._progress(
                     "maximum forwarding rate", total=self.mark.load_steps,
@@ -312,16 +345,20 @@ class Rfc2889Runner:
                                 None if each.generator_max_pps is None
                                 else each.generator_max_pps * (n - 1))
 
-            def measure(load: float, duration_s: float) -> PartialMeshTrial:
-                progress.trial_start(load)
+            def once(load: float, duration_s: float) -> tuple[Any, PartialMeshTrial]:
                 run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
                                      list(ports), duration_s)
                 tx, rx = [0] * n, [0] * n
                 for (i, j, _s), r in zip(loaded, run.streams):
                     tx[i] += r.tx_packets
                     rx[j] += r.rx_unique
-                return PartialMeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None,
-                                        why, self.names[:n])
+                return run, PartialMeshTrial(load, tuple(tx), tuple(rx), duration_s,
+                                             why is None, why, self.names[:n])
+
+            def measure(load: float, duration_s: float) -> PartialMeshTrial:
+                progress.trial_start(load)
+                return self._trial("partially_meshed", load, duration_s,
+                                   lambda: once(load, duration_s), lambda t: t.lost)
 
             result = partially_meshed(FunctionMeasurer(measure), direction=way, ports=n,
                                       max_pps=top.pps, settings=self._settings(
@@ -351,14 +388,19 @@ class Rfc2889Runner:
             max_pps = self._search_max([(0, loaded[0][0]), (0, loaded[1][0]),
                                         (1, loaded[2][0])], 2, [c, d]).pps
 
-            def measure(load: float, duration_s: float) -> CongestionTrial:
-                progress.trial_start(load)
+            def once(load: float, duration_s: float) -> tuple[Any, CongestionTrial]:
                 run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
                                      duration_s)
                 counts = [StreamCounts(s.name, int(r.tx_packets), int(r.rx_unique))
                           for (s, _share), r in zip(loaded, run.streams)]
-                return CongestionTrial(load, duration_s, *counts, valid=why is None,
-                                       invalid_reason=why, port_names=names)
+                return run, CongestionTrial(load, duration_s, *counts, valid=why is None,
+                                            invalid_reason=why, port_names=names)
+
+            def measure(load: float, duration_s: float) -> CongestionTrial:
+                progress.trial_start(load)
+                return self._trial("congestion_control", load, duration_s,
+                                   lambda: once(load, duration_s),
+                                   lambda t: sum(x.lost for x in t.streams))
 
             result = congestion_control(FunctionMeasurer(measure), load_pps_per_port=max_pps,
                                         settings=self._settings(
@@ -400,16 +442,25 @@ class Rfc2889Runner:
         return (Stream(learning, size=size, fields=mods, name="rfc2889-learning"),
                 Stream(probe, size=size, fields=tmods, name="rfc2889-test"))
 
-    def _measure_addresses(self, load: AddressLoad, duration_s: float) -> AddressTrial:
-        """One address trial (rfc2889.AddressMeasurer); its `duration_s` is the load's
-        own, which the counts at their rates already fix."""
+    def _address_measurer(self, procedure: str) -> FunctionMeasurer[AddressLoad, AddressTrial]:
+        """Address trials of `procedure` between the DUT hooks, each from an empty
+        table (the table is emptied before the hooks' `before`)."""
+        def measure(load: AddressLoad, duration_s: float) -> AddressTrial:
+            progress.trial_start(load.learning_rate_fps)
+            self._empty_table()
+            return self._trial(procedure, load.learning_rate_fps, duration_s,
+                               lambda: self._measure_addresses(load), lambda t: t.lost)
+
+        return FunctionMeasurer(measure)
+
+    def _measure_addresses(self, load: AddressLoad) -> tuple[Any, AddressTrial]:
+        """One address trial (rfc2889.AddressMeasurer) and its test frames' run; its
+        duration is the load's own, which the counts at their rates already fix."""
         count, learning_rate_fps, test_rate_fps = (load.count, load.learning_rate_fps,
                                                    load.test_rate_fps)
         ports = self._ports("address_caching_capacity")
         learn, test, monitors = ports[0], ports[1], list(ports[2:])
         learning, probe = self._address_streams(count, learn, test)
-        progress.trial_start(learning_rate_fps)
-        self._empty_table()
         ls, ps = self._load(learn, learning), self._load(test, probe)
         try:
             run = self.engine.run([Tx(ls, count, _cbr(learning_rate_fps))],
@@ -427,14 +478,14 @@ class Rfc2889Runner:
         finally:
             ls.free()
             ps.free()
-        return AddressTrial(count, tx, min(counts[0], tx), sum(counts[1:]), why is None, why,
-                            learning_rate_fps, test_rate_fps)
+        return run, AddressTrial(count, tx, min(counts[0], tx), sum(counts[1:]), why is None,
+                                 why, learning_rate_fps, test_rate_fps)
 
     def address_caching_capacity(self) -> Any:
         self._ports("address_caching_capacity")
         m = self.mark
         result = address_caching_capacity(
-            FunctionMeasurer(self._measure_addresses), low=m.low, high=m.high,
+            self._address_measurer("address_caching_capacity"), low=m.low, high=m.high,
             learning_rate_fps=m.learning_rate_fps, test_rate_fps=m.test_rate_fps,
             settings=self._settings(on_trial=self._progress("address caching capacity")),
             age_time_s=self._age_time())
@@ -450,7 +501,7 @@ class Rfc2889Runner:
         top = max_rate_fps or (m.max_rate.pps(m.frame_size, line_rate_bps=line)
                                if m.max_rate else 100_000.0)
         result = address_learning_rate(
-            FunctionMeasurer(self._measure_addresses), count=m.learning_count,
+            self._address_measurer("address_learning_rate"), count=m.learning_count,
             max_rate_fps=top, test_rate_fps=m.test_rate_fps,
             settings=self._settings(on_trial=self._progress("address learning rate")))
         return self._record(result)
@@ -474,13 +525,17 @@ class Rfc2889Runner:
         try:
             top = self._search_max([(0, stream)], 1, receivers)
 
-            def measure(load: float, duration_s: float) -> BroadcastTrial:
-                progress.trial_start(load)
+            def once(load: float, duration_s: float) -> tuple[Any, BroadcastTrial]:
                 run, why = self._run([(stream, load)], receivers, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 rx = self._per_port(run, receivers)
-                return BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
-                                      why, self.names[1:len(ports)])
+                return run, BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
+                                           why, self.names[1:len(ports)])
+
+            def measure(load: float, duration_s: float) -> BroadcastTrial:
+                progress.trial_start(load)
+                return self._trial("broadcast_forwarding", load, duration_s,
+                                   lambda: once(load, duration_s), lambda t: sum(t.lost))
 
             result = broadcast_forwarding(FunctionMeasurer(measure), ports=len(ports),
                                           max_pps=top.pps,
@@ -547,19 +602,25 @@ class Rfc2889Runner:
         ports = self._ports("errored_frame_filtering")
         sender, others = ports[0], list(ports[1:])
 
-        def measure(case: ErroredCase, duration_s: float) -> ErroredTrial:
-            assert case.frame_size is not None  # the procedure runs only sendable cases
-            spec = udp(size=case.frame_size, name=f"rfc2889-{case.kind}")
+        def once(case: ErroredCase, size: int, duration_s: float) -> tuple[Any, ErroredTrial]:
+            spec = udp(size=size, name=f"rfc2889-{case.kind}")
             stream = self._load(sender, spec.for_flow(self.wired.flow(sender, others[0])))
-            progress.trial_start(self.mark.test_rate_fps)
             try:
-                rate = self.mark.test_rate_fps
-                run, why = self._run([(stream, rate)], others, duration_s)
+                run, why = self._run([(stream, self.mark.test_rate_fps)], others, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 forwarded = sum(self._per_port(run, others))
             finally:
                 stream.free()
-            return ErroredTrial(case, tx, min(forwarded, tx), duration_s, why is None, why)
+            return run, ErroredTrial(case, tx, min(forwarded, tx), duration_s, why is None,
+                                     why)
+
+        def measure(case: ErroredCase, duration_s: float) -> ErroredTrial:
+            size = case.frame_size
+            assert size is not None  # the procedure runs only sendable cases
+            progress.trial_start(self.mark.test_rate_fps)
+            return self._trial("errored_frame_filtering", self.mark.test_rate_fps, duration_s,
+                               lambda: once(case, size, duration_s), lambda t: t.filtered,
+                               frame_size=size)
 
         cases = self.errored_cases(ports)
         on_trial = self._progress("errored frame filtering", exact=True,

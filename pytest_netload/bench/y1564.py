@@ -19,13 +19,14 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, merge_attributions
 from ..measure.recording import record_measurement
 from ..search.settings import TrialSettings
 from ..traffic.patterns import CBR
@@ -46,6 +47,7 @@ from ..y1564 import (
     service_performance_test,
 )
 from . import progress
+from .dut_trial import DutTrials, RunLoss, TrialHooks
 from .harness import WiredPorts
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
@@ -66,8 +68,12 @@ class EngineServiceMeasurer:
     drain_s: float = Y1564_DRAIN_S
     burst_bytes: Mapping[str, int | None] = field(default_factory=dict)
     """Each service's CBS (+ EBS): how late the generator may run (validity.late_burst_reason)."""
+    dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_sct"))
+    """The DUT hooks around each run (bench/dut_trial.py), as RFC 2544's trials have them."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
+    attributions: list[LossAttribution] = field(default_factory=list, repr=False)
+    """Each run's loss attribution, all services together, in order."""
 
     def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
         """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
@@ -85,21 +91,44 @@ class EngineServiceMeasurer:
         if not entries:
             return {}
         progress.trial_start(offered_bps=sum(e[1] for e in entries))
-        run = self.engine.run([e[3] for e in entries], self.rx, duration_s=duration_s,
-                              drain_s=self.drain_s)
+        samples: dict[str, ServiceSample] = {}
+
+        def run_trial() -> tuple[Any, RunLoss]:
+            run = self.engine.run([e[3] for e in entries], self.rx, duration_s=duration_s,
+                                  drain_s=self.drain_s)
+            for (name, bps, pps, _tx), s in zip(entries, run.streams):
+                why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
+                    late_burst_reason(s, bps, self.burst_bytes.get(name),
+                                      whose=f"service {name!r}")
+                samples[name] = ServiceSample(
+                    service=name, offered_bps=bps, duration_s=duration_s,
+                    frame_size=int(round(self.streams[name].mean_frame_size)),
+                    tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
+                    latency=s.latency_result() if s.latency_samples else None,
+                    valid=why is None, invalid_reason=why)
+            first = next((x for x in samples.values() if not x.valid), None)
+            return run, RunLoss(sum(x.lost for x in samples.values()), first is None,
+                                None if first is None else first.invalid_reason)
+
+        sizes = {round(self.streams[e[0]].mean_frame_size) for e in entries}
+        ctx = self.dut.context(sizes.pop() if len(sizes) == 1 else tuple(sorted(sizes)),
+                               sum(e[2] for e in entries), duration_s)
+        self.last_run, judged = self.dut.around(ctx, run_trial, lambda t: t.lost)
         self.runs += 1
-        self.last_run = run
-        out: dict[str, ServiceSample] = {}
-        for (name, bps, pps, _tx), s in zip(entries, run.streams):
-            why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
-                late_burst_reason(s, bps, self.burst_bytes.get(name), whose=f"service {name!r}")
-            out[name] = ServiceSample(
-                service=name, offered_bps=bps, duration_s=duration_s,
-                frame_size=int(round(self.streams[name].mean_frame_size)),
-                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
-                latency=s.latency_result() if s.latency_samples else None,
-                valid=why is None, invalid_reason=why)
-        return out
+        if judged.attribution is not None:
+            self.attributions.append(judged.attribution)
+        return {name: self._judged(x, judged, len(samples) == 1)
+                for name, x in samples.items()}
+
+    @staticmethod
+    def _judged(sample: ServiceSample, judged: RunLoss, alone: bool) -> ServiceSample:
+        """`sample` with the hooks' findings on its run: their invalid reason (a DUT that
+        is not well, or one that dropped on the generator's behalf) where the generator's
+        own was none; the run's attribution where the service had the run to itself."""
+        reason = sample.invalid_reason if not sample.valid else judged.invalid_reason
+        return replace(sample, valid=sample.valid and judged.valid, invalid_reason=reason,
+                       attribution=judged.attribution if alone else None,
+                       dut_health=judged.dut_health)
 
 
 @dataclass
@@ -112,6 +141,8 @@ class EngineBurstMeasurer:
     rx: list[Port]
     drain_s: float = Y1564_DRAIN_S
     sleep: Any = time.sleep
+    dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_burst"))
+    """The DUT hooks around each burst (bench/dut_trial.py)."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
@@ -121,11 +152,17 @@ class EngineBurstMeasurer:
             raise NetloadConfigError(f"service {load.service!r} has no stream here; the "
                                      f"services are {sorted(self.streams)}")
         self.sleep(load.idle_s)  # the bucket refills
-        run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
-        self.runs += 1
-        self.last_run = run
-        s = run.streams[0]
         size = int(round(stream.mean_frame_size))
+        burst_s = max(duration_s - load.idle_s, 1e-9)  # the burst's time at the line rate
+        ctx = self.dut.context(size, load.frames / burst_s, burst_s)
+        self.last_run, sample = self.dut.around(
+            ctx, lambda: self._burst(stream, load, size), lambda t: t.lost)
+        self.runs += 1
+        return sample
+
+    def _burst(self, stream: LoadedStream, load: Burst, size: int) -> tuple[Any, BurstSample]:
+        run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
+        s = run.streams[0]
         span_s = s.tx_span_ns / 1e9
         rate = size * 8 * (s.tx_packets - 1) / span_s if s.tx_packets > 1 and span_s > 0 \
             else None
@@ -134,9 +171,9 @@ class EngineBurstMeasurer:
         if why is None and s.tx_packets < load.frames:
             why = (f"the generator sent {fmt.count(s.tx_packets)} of the burst's "
                    f"{fmt.count(load.frames)} frames")
-        return BurstSample(service=load.service, frame_size=size,
-                           tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
-                           rate_bps=rate, valid=why is None, invalid_reason=why)
+        return run, BurstSample(service=load.service, frame_size=size,
+                                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
+                                rate_bps=rate, valid=why is None, invalid_reason=why)
 
 
 @dataclass(frozen=True)
@@ -183,8 +220,11 @@ class Y1564Runner:
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
                  step_override_s: float | None = None,
-                 checkpoint_dir: Path | None = None) -> None:
+                 checkpoint_dir: Path | None = None, hooks: TrialHooks | None = None) -> None:
         self.engine = engine
+        self.hooks = hooks
+        """The DUT's side of every run (bench/dut_trial.py), as RFC 2544's trials have it;
+        None: the generator's counters only."""
         self.ports = ports
         self.mark = mark
         self.test = test
@@ -226,10 +266,15 @@ class Y1564Runner:
                 stream.free()
 
     @contextmanager
-    def _measurer(self, services: tuple[Service, ...]) -> Iterator[EngineServiceMeasurer]:
+    def _measurer(self, services: tuple[Service, ...],
+                  procedure: str) -> Iterator[EngineServiceMeasurer]:
         with self._streams(services) as (loaded, rx):
             bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
-            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts)
+            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts,
+                                        self._dut(procedure))
+
+    def _dut(self, procedure: str) -> DutTrials:
+        return DutTrials(self.hooks, test=self.test, procedure=procedure)
 
     def _traffic(self) -> dict[str, Any]:
         tx, rx = self.ports.wire(self.mark.wire)
@@ -263,7 +308,7 @@ class Y1564Runner:
                             valid=sample is not None, passed=step.passed,
                             note=None if sample is not None else step.reason)
 
-        with self._measurer((service,)) as measurer:
+        with self._measurer((service,), "y1564_sct") as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
                 settings=TrialSettings(duration_s=self.step_override_s or m.step_duration_s,
@@ -285,7 +330,8 @@ class Y1564Runner:
     def _bursts(self, service: Service) -> BurstResult:
         m = self.mark
         with self._streams((service,)) as (loaded, rx):
-            measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s)
+            measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s,
+                                           dut=self._dut("y1564_burst"))
             result = burst_test(measurer, service,
                                 line_rate_bps=self.ports.topology.line_rate_bps,
                                 shares=m.burst_sizes, idle_s=m.burst_idle_s,
@@ -313,14 +359,16 @@ class Y1564Runner:
             path.parent.mkdir(parents=True, exist_ok=True)
         again = bool(path is not None and path.exists()) if resume is None else resume
         on_interval = self._spt_progress(seconds)
-        with self._measurer(self.services) as measurer:
+        with self._measurer(self.services, "y1564_spt") as measurer:
             result = service_performance_test(
                 measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
                 availability_threshold=m.availability_threshold,
                 availability_n=m.availability_n, checkpoint=path, resume=again,
                 fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
                 on_interval=on_interval)
-        record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
+        merged = merge_attributions(measurer.attributions)
+        whole = {} if merged is None else {"loss_attribution": merged.as_dict()}
+        record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(), **whole,
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})
         if path is not None and checkpoint is None:

@@ -46,9 +46,11 @@ def rfc2889(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: 
     `.partially_meshed(direction)`, `.congestion_control()`,
     `.maximum_forwarding_rate()`, `.address_caching_capacity()`,
     `.address_learning_rate()`, `.errored_frame_filtering()`,
-    `.broadcast_forwarding()` (docs/rfc2889.md)."""
+    `.broadcast_forwarding()` (docs/rfc2889.md); the DUT's hooks (docs/hooks.md) run
+    around every trial."""
     from ..bench.rfc2889 import Rfc2889Runner
     from ..bench.settings import Rfc2889Mark
+    from .fixtures import trial_hooks
 
     mark = request.node.get_closest_marker("rfc2889")
     parsed = parse_rfc2889(mark) if mark is not None else Rfc2889Mark()
@@ -56,4 +58,4 @@ def rfc2889(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: 
     flush = getattr(dut, "flush_fdb", None)
     first = netload_ports.ports[netload_ports.topology.ports[0].name]
     return Rfc2889Runner(first.engine, netload_ports, parsed, flush=flush,
-                         test=request.node.nodeid)
+                         test=request.node.nodeid, hooks=trial_hooks(request, dut))

@@ -48,12 +48,14 @@ def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
 
 
 @pytest.fixture
-def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any) -> Y1564Runner:
+def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any,
+          _netload_built: Any) -> Y1564Runner:
     """Y.1564 procedures on the marker's services and wire: `y1564.sct()`,
-    `y1564.bursts()`, `y1564.spt()`, `y1564.run()` (docs/y1564.md)."""
+    `y1564.bursts()`, `y1564.spt()`, `y1564.run()` (docs/y1564.md); the DUT's hooks
+    (docs/hooks.md) run around every step, interval and burst."""
     from ..bench.settings import Y1564Mark
     from ..bench.y1564 import Y1564Runner
-    from .fixtures import _engine_of_wire, _settings, report_dir
+    from .fixtures import _engine_of_wire, _settings, report_dir, trial_hooks
 
     mark = request.node.get_closest_marker("y1564")
     parsed = parse_y1564(mark) if mark is not None else Y1564Mark()
@@ -62,6 +64,7 @@ def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: An
         return Y1564Runner(_engine_of_wire(netload_ports, parsed.wire, netload_engine),
                            netload_ports, parsed, test=request.node.nodeid,
                            step_override_s=settings.trial_duration_s,
-                           checkpoint_dir=report_dir(request.config))
+                           checkpoint_dir=report_dir(request.config),
+                           hooks=trial_hooks(request, _netload_built[1]))
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"@pytest.mark.y1564: {exc}") from None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..measure.latency import LatencyResult
 from ..search.trial import Measurer
 
@@ -61,6 +62,11 @@ class ServiceSample:
     latency: LatencyResult | None = field(default=None, repr=False, compare=False)
     valid: bool = True
     invalid_reason: str | None = None
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         for name in ("tx_frames", "rx_frames", "frame_size"):
@@ -111,6 +117,7 @@ class ServiceSample:
             "tx_frames": int(self.tx_frames), "rx_frames": int(self.rx_frames),
             "lost": self.lost, "flr": self.flr, "ir_bps": self.ir_bps, "ftd_s": self.ftd_s,
             "fdv_s": self.fdv_s(), "valid": self.valid, "invalid_reason": self.invalid_reason,
+            **dut_record(self.attribution, self.dut_health),
         }
 
 
