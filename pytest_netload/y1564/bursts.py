@@ -203,7 +203,8 @@ class BurstStep:
                 "lost": None if s is None else s.lost,
                 "rate_bps": None if s is None or s.rate_bps is None else float(s.rate_bps),
                 "passed": self.passed, "reason": self.reason, "tries": self.tries,
-                "invalid_reasons": list(self.invalid_reasons)}
+                "invalid_reasons": list(self.invalid_reasons),
+                **({} if s is None else dut_record(s.attribution, s.dut_health))}
 
 
 @dataclass(frozen=True)
