@@ -17,7 +17,8 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
   learns them and no port's own address is learned), then the test port p1 sends one
   frame to each address; frames that reach p0 were forwarded, frames that reach any
   other port were flooded (not learned). Before each trial the table is emptied: the
-  built-in bridge flushes it, another DUT waits out its age time;
+  `flush` callable (the plugin's pytest_netload_dut_flush_addresses hooks, which the
+  built-in bridge implements) flushes it, else the trial waits out the age time;
 - broadcast (§5.10): p0 sends broadcast frames, each other port counts them; once the
   search found the throughput, each port's latency is measured there in a run of its own
   (one stream's latency cannot be told apart by port in one run), not after every
@@ -82,7 +83,7 @@ from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
 from ..units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES, Rate, frame_bits
 from . import progress
-from .dut_trial import DutTrials, TrialHooks
+from .dut_trial import DutTrials, TrialContext, TrialHooks
 from .harness import WiredPorts
 from .settings import Rfc2889Mark
 from .validity import generator_failure
@@ -111,7 +112,7 @@ class Rfc2889Runner:
     """RFC 2889 procedures over the topology's ports with the marker's settings."""
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2889Mark, *,
-                 flush: Callable[[], Any] | None = None, test: str = "",
+                 flush: Callable[[TrialContext], bool] | None = None, test: str = "",
                  hooks: TrialHooks | None = None) -> None:
         self.engine = engine
         self.hooks = hooks
@@ -120,6 +121,9 @@ class Rfc2889Runner:
         self.wired = ports
         self.mark = mark
         self.flush = flush
+        """Empties the switch's address table before an address trial (told the trial's
+        context): True when it did, False when it could not (then the age time is
+        waited out)."""
         self.test = test
         self.names = tuple(p.name for p in ports.topology.ports)
 
@@ -209,16 +213,20 @@ class Rfc2889Runner:
 
     def _trial(self, procedure: str, offered_pps: float, duration_s: float,
                run_trial: Callable[[], tuple[Any, T]], lost: Callable[[T], int],
-               frame_size: int | None = None) -> T:
+               frame_size: int | None = None,
+               prepare: Callable[[TrialContext], Any] | None = None) -> T:
         """One trial of `procedure` between the DUT hooks (DutTrials.around): `run_trial`
         gives (the engine run, the trial), `lost` the trial's frames not received where
-        they were meant to go; the trial comes back with the hooks' findings."""
+        they were meant to go; the trial comes back with the hooks' findings.
+        `prepare` is told the trial's context before the hooks' `before`."""
         dut = self._duts.get(procedure)
         if dut is None:
             dut = self._duts[procedure] = DutTrials(self.hooks, test=self.test,
                                                     procedure=f"rfc2889_{procedure}")
         ctx = dut.context(self.mark.frame_size if frame_size is None else frame_size,
                           offered_pps, duration_s)
+        if prepare is not None:
+            prepare(ctx)
         _run, trial = dut.around(ctx, run_trial, lost)
         return trial
 
@@ -414,15 +422,16 @@ class Rfc2889Runner:
 
     # ---- §5.7 / §5.8 address caching and learning -------------------------------------
 
-    def _empty_table(self) -> None:
-        if self.flush is not None:
-            self.flush()
-        elif self.mark.age_time_s is not None:
+    def _empty_table(self, ctx: TrialContext) -> None:
+        if self.flush is not None and self.flush(ctx):
+            return
+        if self.mark.age_time_s is not None:
             time.sleep(self.mark.age_time_s + 1.0)
         else:
             raise NetloadConfigError(
                 "rfc2889 address tests start each trial from an empty address table: the "
-                "built-in netns-bridge flushes it; for another DUT give "
+                "built-in netns-bridge flushes it; for another DUT implement "
+                "pytest_netload_dut_flush_addresses (docs/hooks.md), or give "
                 "@pytest.mark.rfc2889(age_time='300s') (its age time, waited out before "
                 "each trial)")
 
@@ -447,9 +456,9 @@ class Rfc2889Runner:
         table (the table is emptied before the hooks' `before`)."""
         def measure(load: AddressLoad, duration_s: float) -> AddressTrial:
             progress.trial_start(load.learning_rate_fps)
-            self._empty_table()
             return self._trial(procedure, load.learning_rate_fps, duration_s,
-                               lambda: self._measure_addresses(load), lambda t: t.lost)
+                               lambda: self._measure_addresses(load), lambda t: t.lost,
+                               prepare=self._empty_table)
 
         return FunctionMeasurer(measure)
 

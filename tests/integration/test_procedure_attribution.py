@@ -86,3 +86,38 @@ def test_y1564_and_rfc2889_loss_is_attributed(pytester: pytest.Pytester) -> None
     assert mesh and any(t["loss_attribution"]["lost"] > 0 for t in mesh)
     for trial in mesh:
         _exact(trial, {"filter_drop"})
+
+
+FLUSHED = """
+import pytest
+
+def pytest_netload_before_trial(trial, dut):
+    if trial.procedure.startswith("rfc2889_address"):
+        with open("learned.log", "a") as f:  # the built-in flush ran just before
+            f.write(f"{trial.number} {dut.fdb_learned()}\\n")
+"""
+
+CAPACITY = """
+import pytest
+
+@pytest.mark.netload_topology("netns-bridge:ports=3,learning=true,max_learned=64", ids=["k64"])
+@pytest.mark.rfc2889(low=1, high=200, learning_rate="5000pps", test_rate="5000pps",
+                     drain="0.1s")
+def test_capacity(rfc2889):
+    assert rfc2889.address_caching_capacity().capacity == 64
+"""
+
+
+def test_the_builtin_bridge_flushes_its_table_through_the_hook(
+        pytester: pytest.Pytester) -> None:
+    """The built-in bridge's pytest_netload_dut_flush_addresses empties the table before
+    each address trial: the trial starts with nothing learned, and the capacity is the
+    table's."""
+    pytester.makeconftest(FLUSHED)
+    pytester.makepyfile(test_capacity=CAPACITY)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
+                                           "--netload-report-dir=out", timeout=300)
+    with judged_unless_the_machine_was_busy(result):
+        result.assert_outcomes(passed=1)
+    lines = (pytester.path / "learned.log").read_text().split()
+    assert len(lines) >= 10 and lines[1::2] == ["0"] * (len(lines) // 2), lines

@@ -150,3 +150,112 @@ def test_rfc2889_trials_run_between_the_hooks(pytester: pytest.Pytester) -> None
         assert records[kind]["trials"], kind
         for trial in records[kind]["trials"]:
             _attributed(trial)
+
+
+TWO_WAY = """
+[topology]
+name = "lab-switch"
+
+[[ports]]
+name = "p0"
+device = "net_fake0"
+mac = "02:00:00:00:00:01"
+ip = "198.18.0.2"
+peer_mac = "02:00:00:00:00:02"
+peer_ip = "198.18.0.3"
+
+[[ports]]
+name = "p1"
+device = "net_fake1"
+mac = "02:00:00:00:00:02"
+ip = "198.18.0.3"
+peer_mac = "02:00:00:00:00:01"
+peer_ip = "198.18.0.2"
+
+[[ports]]
+name = "p2"
+device = "net_fake2"
+mac = "02:00:00:00:00:03"
+ip = "198.18.0.4"
+peer_mac = "02:00:00:00:00:01"
+peer_ip = "198.18.0.2"
+
+[[wires]]
+tx = "p0"
+rx = "p1"
+
+[[wires]]
+tx = "p0"
+rx = "p2"
+
+[[wires]]
+tx = "p1"
+rx = "p0"
+"""
+
+ADDRESS_TESTS = """
+    import pytest
+
+    @pytest.mark.rfc2889(low=1, high=16, learning_rate="2000pps", test_rate="2000pps",
+                         learning_count=8, max_rate="4000pps")
+    def test_addresses(rfc2889):
+        rfc2889.address_caching_capacity()
+        rfc2889.address_learning_rate()
+"""
+
+
+def _switch(pytester: pytest.Pytester, conftest: str) -> pytest.RunResult:
+    pytester.makeconftest(conftest)
+    (pytester.path / "lab.toml").write_text(TWO_WAY)
+    pytester.makepyfile(test_addr=ADDRESS_TESTS)
+    return pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider",
+                              "--netload-engine=fake:capacity_pps=50000,delay_s=50e-6",
+                              f"--netload-topology={pytester.path / 'lab.toml'}")
+
+
+def test_the_flush_hook_empties_the_table_before_each_address_trial(
+        pytester: pytest.Pytester) -> None:
+    result = _switch(pytester, """
+        def _log(what):
+            with open("calls.log", "a") as f:
+                f.write(what + "\\n")
+
+        def pytest_netload_dut_flush_addresses(trial, dut):
+            _log(f"flush {trial.procedure} {trial.number}")
+            return True
+
+        def pytest_netload_before_trial(trial, dut):
+            _log(f"before {trial.procedure} {trial.number}")
+    """)
+    result.assert_outcomes(passed=1)
+    calls = _calls(pytester)
+    for procedure in ("rfc2889_address_caching_capacity", "rfc2889_address_learning_rate"):
+        flushes = [c for c in calls if c.startswith(f"flush {procedure} ")]
+        assert flushes, calls
+        # each trial: the flush, then the trial's before_trial, with the same number
+        for line in flushes:
+            number = line.rsplit(" ", 1)[1]
+            assert calls[calls.index(line) + 1] == f"before {procedure} {number}", calls
+    records = {m["kind"]: m for m in _measurements(pytester)}
+    trials = records["rfc2889_address_caching_capacity"]["trials"]
+    assert len(trials) == len([c for c in calls if "flush rfc2889_address_caching" in c])
+    assert all("loss_attribution" in t for t in trials)
+
+
+def test_without_a_flush_the_address_trial_names_the_hook(pytester: pytest.Pytester) -> None:
+    result = _switch(pytester, "")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*empty address table*implement "
+                                 "pytest_netload_dut_flush_addresses (docs/hooks.md), or give*"
+                                 "age_time=*"])
+
+
+def test_a_flush_hook_answering_wrong_names_itself(pytester: pytest.Pytester) -> None:
+    result = _switch(pytester, """
+        def pytest_netload_dut_flush_addresses(trial, dut):
+            return "flushed"
+    """)
+    result.assert_outcomes(errors=1)  # a hook's error is the test's ERROR, as RFC 2544's
+    result.stdout.fnmatch_lines(["*pytest_netload_dut_flush_addresses of plugin *conftest.py*"
+                                 " returned str 'flushed': return True once the address table "
+                                 "is empty, or None*"])
