@@ -50,9 +50,7 @@ from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2889 import (
-    MIN_GAP_BITS,
     MIN_PORTS,
-    PRESSURE_GAP_BITS,
     AddressLoad,
     AddressTrial,
     BroadcastTrial,
@@ -78,30 +76,26 @@ from ..search.lower_bound import SearchMax
 from ..search.resolution import Resolution
 from ..search.settings import TrialSettings
 from ..search.trial import FunctionMeasurer
-from ..traffic.packets import UDP, Eth, IPv4, field
+from ..traffic.packets import UDP, Eth, IPv4
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
-from ..units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES, Rate, frame_bits
+from ..units import Rate, frame_bits
 from . import progress
+from . import rfc2889_frames as frames
 from .dut_trial import DutTrials, TrialContext, TrialHooks
 from .harness import WiredPorts
+from .rfc2889_frames import ADDRESS_BASE_MAC, BROADCAST_MAC
 from .settings import Rfc2889Mark
 from .validity import generator_failure
 
 __all__ = ["ADDRESS_BASE_MAC", "BROADCAST_MAC", "Rfc2889Mark", "Rfc2889Runner"]
 
-ADDRESS_BASE_MAC = 0x0A4E4C000000  # locally administered, unlike any generator port's
-BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
 CALIBRATION_S = 1.0
 CALIBRATION_SHARE = 0.95   # search from 95 % of what the generator sends, as rfc2544 does
 
 
 T = TypeVar("T")
-
-
-def _mac(value: int) -> str:
-    return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -1, -8))
 
 
 def _cbr(pps: float) -> tuple[Any, ...]:
@@ -297,15 +291,8 @@ class Rfc2889Runner:
         return self._record(result)
 
     def pressure_unsupported(self) -> str:
-        """Why this generator cannot offer forward pressure (an 88-bit gap): its ports
-        pace frames in time and leave the gap to the MAC, which keeps the 96-bit
-        minimum; a software port has no gap at all."""
-        if not self.wired.topology.line_rate_bps:
-            return ("the ports have no line rate (software ports such as veth): there is no "
-                    "inter-frame gap to shorten, so forward pressure cannot be offered")
-        return (f"the generator's ports leave the inter-frame gap to their MAC, which keeps "
-                f"IEEE 802.3's minimum of {MIN_GAP_BITS} bit times: no port here can send "
-                f"at {PRESSURE_GAP_BITS}")
+        """Why this generator cannot offer forward pressure (frames.pressure_unsupported)."""
+        return frames.pressure_unsupported(self.wired)
 
     def maximum_forwarding_rate(self) -> Any:
         """§5.6 over the fully meshed pattern: the forwarding rate at `load_steps` loads
@@ -435,22 +422,6 @@ class Rfc2889Runner:
                 "@pytest.mark.rfc2889(age_time='300s') (its age time, waited out before "
                 "each trial)")
 
-    def _address_streams(self, count: int, learn: Port, test: Port) -> tuple[Stream, Stream]:
-        first, last = _mac(ADDRESS_BASE_MAC), _mac(ADDRESS_BASE_MAC + count - 1)
-        flow = self.wired.flow(learn, test)
-        size = self.mark.frame_size
-        learning = (Eth(dst=BROADCAST_MAC, src=first) / IPv4(src=flow.src_ip or "198.18.0.2",
-                                                            dst="255.255.255.255")
-                    / UDP()).build()
-        mods = [field(learning, "eth.src", "inc", min=first, max=last)] if count > 1 else []
-        back = self.wired.flow(test, learn)
-        probe = (Eth(dst=first, src=back.src_mac) / IPv4(src=back.src_ip or "198.18.0.3",
-                                                         dst=back.dst_ip or "198.18.0.2")
-                 / UDP()).build()
-        tmods = [field(probe, "eth.dst", "inc", min=first, max=last)] if count > 1 else []
-        return (Stream(learning, size=size, fields=mods, name="rfc2889-learning"),
-                Stream(probe, size=size, fields=tmods, name="rfc2889-test"))
-
     def _address_measurer(self, procedure: str) -> FunctionMeasurer[AddressLoad, AddressTrial]:
         """Address trials of `procedure` between the DUT hooks, each from an empty
         table (the table is emptied before the hooks' `before`)."""
@@ -469,7 +440,8 @@ class Rfc2889Runner:
                                                    load.test_rate_fps)
         ports = self._ports("address_caching_capacity")
         learn, test, monitors = ports[0], ports[1], list(ports[2:])
-        learning, probe = self._address_streams(count, learn, test)
+        learning, probe = frames.address_streams(self.wired, count, learn, test,
+                                                  self.mark.frame_size)
         ls, ps = self._load(learn, learning), self._load(test, probe)
         try:
             run = self.engine.run([Tx(ls, count, _cbr(learning_rate_fps))],
@@ -577,32 +549,8 @@ class Rfc2889Runner:
 
     def errored_cases(self, ports: Sequence[Port]) -> tuple[ErroredCase, ...]:
         """What this generator can send of each kind of errored frame between the first
-        two of `ports`: the frame size, or why not."""
-        undersized = ErroredCase("undersized", skipped_reason=(
-            f"the engine sends frames of at least {MIN_FRAME_BYTES + FCS_BYTES} bytes (FCS "
-            "included): a port pads a shorter frame as an Ethernet MAC does, so an undersized "
-            "frame cannot be sent"))
-        bad_fcs = ErroredCase("bad_fcs", skipped_reason=(
-            "the engine cannot corrupt the frame check sequence: the sending port's MAC "
-            "computes it (a software port such as veth carries none)"))
-        size = self.mark.max_frame + 1
-        mtus = [int(p.info.get("mtu") or 0) for p in ports[:2]]
-        short = [(self.wired.name_of(p), m) for p, m in zip(ports[:2], mtus)
-                 if m and size - 18 > m]
-        if size > MAX_FRAME_BYTES + FCS_BYTES:
-            oversized = ErroredCase("oversized", skipped_reason=(
-                f"max_frame={self.mark.max_frame}: the engine sends frames of at most "
-                f"{MAX_FRAME_BYTES + FCS_BYTES} bytes, so none above the switch's maximum"))
-        elif short:
-            name, mtu = short[0]
-            oversized = ErroredCase("oversized", skipped_reason=(
-                f"port {name}'s MTU {mtu} carries frames of at most {mtu + 18} bytes (untagged, "
-                f"FCS included): it cannot carry a {size}-byte frame, one above max_frame="
-                f"{self.mark.max_frame}; give the generator's ports an MTU of at least "
-                f"{size - 18}"))
-        else:
-            oversized = ErroredCase("oversized", frame_size=size)
-        return undersized, oversized, bad_fcs
+        two of `ports` (frames.errored_cases)."""
+        return frames.errored_cases(self.wired, ports, self.mark.max_frame)
 
     def errored_frame_filtering(self) -> Any:
         """§5.9: p0 sends each kind of errored frame it can to p1 at `test_rate` for a
