@@ -15,6 +15,7 @@ count-bounded run of the service's stream at the port's maximum rate.
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -49,6 +50,7 @@ from ..y1564 import (
 from . import progress
 from .dut_trial import DutTrials, RunLoss, TrialHooks
 from .harness import WiredPorts
+from .lanes import plan_wires
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
 from .validity import generator_failure, late_burst_reason
@@ -202,6 +204,15 @@ class Y1564Result:
                 "passed": self.passed}
 
 
+def _renamed(service: Service, name: str, wire: str) -> Service:
+    """`service` under another name on `wire` (one direction of it, with
+    direction="both")."""
+    out = copy.copy(service)
+    object.__setattr__(out, "name", name)
+    object.__setattr__(out, "wire", wire)
+    return out
+
+
 def checkpoint_path(directory: Path, test: str) -> Path:
     """The performance test's checkpoint file of test `test` under `directory`."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", test).strip("_") or "y1564"
@@ -216,6 +227,11 @@ class Y1564Runner:
     `spt()` the service performance test of all services at once, `run()` them all.
     Each records its result for the reports (kinds "y1564_sct", "y1564_bursts",
     "y1564_spt").
+
+    With the marker's ``direction="both"`` each service runs on the wire and on its
+    reverse as two services, "name p0->p1" and "name p1->p0", each judged by the SAC: the
+    performance test loads both directions at once, the configuration and burst tests
+    test one direction after the other (a service's name gives both, in turn).
     """
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
@@ -234,7 +250,21 @@ class Y1564Runner:
             raise NetloadConfigError(
                 "the y1564 fixture needs services: add @pytest.mark.y1564(services=[{'name': "
                 "'data', 'cir': '10Mbit/s', 'sac': {'flr': '0.1%', 'ftd': '10ms'}}])")
-        self.services = check_services(mark.services, ports.topology.line_rate_bps)
+        services = check_services(mark.services, ports.topology.line_rate_bps)
+        wires = plan_wires(ports, mark.wire, mark.direction)
+        self._wire_of: dict[str, tuple[Port, Port]] = {}
+        self._given: dict[str, tuple[str, ...]] = {}  # a marker's service: its directions'
+        out: list[Service] = []
+        for s in services:
+            for tx, rx in wires:
+                label = f"{ports.name_of(tx)}->{ports.name_of(rx)}"
+                name = s.name if len(wires) == 1 else f"{s.name} {label}"
+                out.append(s if name == s.name else _renamed(s, name, label))
+                self._wire_of[name] = (tx, rx)
+                self._given[s.name] = (*self._given.get(s.name, ()), name)
+        self.services = tuple(out)
+        """The services tested: the marker's, or with direction="both" each of them in
+        each direction."""
         self._learned = False
 
     def service(self, name: str) -> Service:
@@ -244,23 +274,31 @@ class Y1564Runner:
         raise NetloadConfigError(f"service {name!r} is not one of the marker's services "
                                  f"{[s.name for s in self.services]}")
 
+    def _named(self, name: str) -> tuple[Service, ...]:
+        """The services `name` names: one, or with direction="both" a marker's service
+        in each direction."""
+        given = self._given.get(name)
+        if given is not None and len(given) > 1:
+            return tuple(self.service(n) for n in given)
+        return (self.service(name),)
+
     @contextmanager
     def _streams(self, services: tuple[Service, ...]) -> Iterator[tuple[dict[str, LoadedStream],
-                                                                        Port]]:
-        tx, rx = self.ports.wire(self.mark.wire)
+                                                                        list[Port]]]:
         if not self._learned and self.mark.learning_frames:
             send_learning_frames(self.engine, self.ports, self.mark.wire,
                                  self.mark.learning_frames)
             self._learned = True
-        flow = self.ports.flow(tx, rx)
         loaded: dict[str, LoadedStream] = {}
         try:
             for i, s in enumerate(services):
+                tx, rx = self._wire_of[s.name]
                 spec = udp(size=s.frame_size, name=s.name, dscp=s.dscp or 0, pcp=s.pcp or 0,
                            vlan=s.vlan, dport=9 if s.dport is None else s.dport,
                            sport=1024 + i)
-                loaded[s.name] = self.engine.load(tx, spec.for_flow(flow))
-            yield loaded, rx
+                loaded[s.name] = self.engine.load(tx, spec.for_flow(self.ports.flow(tx, rx)))
+            yield loaded, list({self._wire_of[s.name][1].device: self._wire_of[s.name][1]
+                                for s in services}.values())
         finally:
             for stream in loaded.values():
                 stream.free()
@@ -270,15 +308,16 @@ class Y1564Runner:
                   procedure: str) -> Iterator[EngineServiceMeasurer]:
         with self._streams(services) as (loaded, rx):
             bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
-            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts,
+            yield EngineServiceMeasurer(self.engine, loaded, rx, self.mark.drain_s, bursts,
                                         self._dut(procedure))
 
     def _dut(self, procedure: str) -> DutTrials:
         return DutTrials(self.hooks, test=self.test, procedure=procedure)
 
-    def _traffic(self) -> dict[str, Any]:
-        tx, rx = self.ports.wire(self.mark.wire)
-        return {"wire": f"{self.ports.name_of(tx)}->{self.ports.name_of(rx)}",
+    def _traffic(self, services: tuple[Service, ...]) -> dict[str, Any]:
+        wires = dict.fromkeys(f"{self.ports.name_of(tx)}->{self.ports.name_of(rx)}"
+                              for tx, rx in (self._wire_of[s.name] for s in services))
+        return {"wire": " + ".join(wires), "direction": self.mark.direction,
                 "layer": "l2", "layer_text": "frame bytes with FCS (Y.1564 IR and CIR)",
                 "drain_s": self.mark.drain_s}
 
@@ -287,7 +326,9 @@ class Y1564Runner:
         turn when None (then a tuple)."""
         if service is None:
             return tuple(self._sct(s) for s in self.services)
-        return self._sct(service if isinstance(service, Service) else self.service(service))
+        chosen = (service,) if isinstance(service, Service) else self._named(service)
+        results = tuple(self._sct(s) for s in chosen)
+        return results[0] if len(results) == 1 else results
 
     def _sct(self, service: Service) -> SctResult:
         m = self.mark
@@ -316,7 +357,8 @@ class Y1564Runner:
                 eir_step=m.eir_step, policing=m.policing,
                 policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance,
                 on_step=on_step)
-        record_measurement("y1564_sct", {**result.as_dict(), "traffic": self._traffic()})
+        record_measurement("y1564_sct", {**result.as_dict(),
+                                         "traffic": self._traffic((service,))})
         return result
 
     def bursts(self, service: str | Service | None = None
@@ -325,19 +367,22 @@ class Y1564Runner:
         CBS in turn when None (then a tuple)."""
         if service is None:
             return tuple(self._bursts(s) for s in self.services if s.cbs_bytes > 0)
-        return self._bursts(service if isinstance(service, Service) else self.service(service))
+        chosen = (service,) if isinstance(service, Service) else self._named(service)
+        results = tuple(self._bursts(s) for s in chosen)
+        return results[0] if len(results) == 1 else results
 
     def _bursts(self, service: Service) -> BurstResult:
         m = self.mark
         with self._streams((service,)) as (loaded, rx):
-            measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s,
+            measurer = EngineBurstMeasurer(self.engine, loaded, rx, m.drain_s,
                                            dut=self._dut("y1564_burst"))
             result = burst_test(measurer, service,
                                 line_rate_bps=self.ports.topology.line_rate_bps,
                                 shares=m.burst_sizes, idle_s=m.burst_idle_s,
                                 tolerance_frames=m.burst_tolerance,
                                 settings=TrialSettings(retries=m.retries))
-        record_measurement("y1564_bursts", {**result.as_dict(), "traffic": self._traffic()})
+        record_measurement("y1564_bursts", {**result.as_dict(),
+                                            "traffic": self._traffic((service,))})
         return result
 
     def spt(self, duration: Any = None, *, checkpoint: Path | str | None = None,
@@ -368,7 +413,8 @@ class Y1564Runner:
                 on_interval=on_interval)
         merged = merge_attributions(measurer.attributions)
         whole = {} if merged is None else {"loss_attribution": merged.as_dict()}
-        record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(), **whole,
+        record_measurement("y1564_spt", {**result.as_dict(),
+                                         "traffic": self._traffic(self.services), **whole,
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})
         if path is not None and checkpoint is None:

@@ -242,6 +242,10 @@ class Service:
     vlan: int | None
     dport: int | None
     sac: Sac
+    wire: str = ""
+    """The wire the service runs on ("p0->p1"), where a test runs services on several
+    (Y.1564 with direction="both": each direction is a service); "" on the one wire.
+    Services on different wires never overlap."""
 
     def __init__(self, name: str, cir: object, eir: object = None, cbs: object = None,
                  ebs: object = None, frame_size: object = DEFAULT_FRAME_SIZE,
@@ -365,7 +369,7 @@ def check_services(services: Iterable[Service | Mapping[str, Any]],
         seen.add(s.name)
     for i, a in enumerate(out):
         for b in out[i + 1:]:
-            how = a.classifier.overlap(b.classifier)
+            how = a.classifier.overlap(b.classifier) if a.wire == b.wire else None
             if how is not None:
                 detail = ", ".join(f"{k} {v}" for k, v in how.items())
                 raise NetloadConfigError(

@@ -259,3 +259,40 @@ def test_a_flush_hook_answering_wrong_names_itself(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(["*pytest_netload_dut_flush_addresses of plugin *conftest.py*"
                                  " returned str 'flushed': return True once the address table "
                                  "is empty, or None*"])
+
+
+def test_y1564_both_ways_tests_each_direction_as_a_service(pytester: pytest.Pytester) -> None:
+    (pytester.path / "lab.toml").write_text(TWO_WAY)
+    pytester.makepyfile(test_both="""
+        import pytest
+        from pytest_netload import assert_sac
+
+        @pytest.mark.y1564(services=[{"name": "data", "cir": "4Mbit/s", "frame_size": 512,
+                                      "sac": {"flr": "0.1%"}}], step_duration="1s",
+                           steps=[1.0], policing=False, spt_duration="2s", direction="both")
+        def test_both(y1564):
+            forward, back = y1564.sct("data")
+            assert (forward.service.name, back.service.name) == ("data p0->p1",
+                                                                 "data p1->p0")
+            assert y1564.sct("data p1->p0").service.name == "data p1->p0"
+            spt = y1564.spt()
+            assert [s.service.name for s in spt.services] == ["data p0->p1", "data p1->p0"]
+            assert_sac(spt)
+
+        @pytest.mark.y1564(services=[{"name": "data", "cir": "4Mbit/s",
+                                      "sac": {"flr": "0.1%"}}], wire=1, direction="both")
+        def test_no_reverse(y1564):
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider",
+                                "--netload-engine=fake:capacity_pps=50000,delay_s=50e-6",
+                                f"--netload-topology={pytester.path / 'lab.toml'}")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*direction='both' sends on wire 1 (p0->p2) and its reverse "
+                                 "p2->p0 at once, but topology 'lab-switch' has no p2->p0*"])
+    records = [m for m in _measurements(pytester) if m["kind"] in ("y1564_sct", "y1564_spt")]
+    sct = [m for m in records if m["kind"] == "y1564_sct"]
+    assert [m["traffic"]["wire"] for m in sct] == ["p0->p1", "p1->p0", "p1->p0"]
+    (spt,) = [m for m in records if m["kind"] == "y1564_spt"]
+    assert spt["traffic"]["wire"] == "p0->p1 + p1->p0"
+    assert spt["traffic"]["direction"] == "both"
