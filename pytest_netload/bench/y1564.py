@@ -112,8 +112,9 @@ class EngineServiceMeasurer:
             return run, RunLoss(sum(x.lost for x in samples.values()), first is None,
                                 None if first is None else first.invalid_reason)
 
-        sizes = {round(self.streams[e[0]].mean_frame_size) for e in entries}
-        ctx = self.dut.context(sizes.pop() if len(sizes) == 1 else tuple(sorted(sizes)),
+        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
+        ctx = self.dut.context(sizes[0] if len(sizes) == 1 else  # several: "64B + 512B"
+                               " + ".join(f"{n}B" for n in sizes),
                                sum(e[2] for e in entries), duration_s)
         self.last_run, judged = self.dut.around(ctx, run_trial, lambda t: t.lost)
         self.runs += 1
