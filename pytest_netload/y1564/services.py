@@ -16,7 +16,7 @@ import math
 import numbers
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -242,7 +242,7 @@ class Service:
     vlan: int | None
     dport: int | None
     sac: Sac
-    wire: str = ""
+    wire: str = field(default="", repr=False)
     """The wire the service runs on ("p0->p1"), where a test runs services on several
     (Y.1564 with direction="both": each direction is a service); "" on the one wire.
     Services on different wires never overlap."""
