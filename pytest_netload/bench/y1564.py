@@ -108,9 +108,9 @@ class EngineServiceMeasurer:
                     tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
                     latency=s.latency_result() if s.latency_samples else None,
                     valid=why is None, invalid_reason=why)
-            first = next((x for x in samples.values() if not x.valid), None)
-            return run, RunLoss(sum(x.lost for x in samples.values()), first is None,
-                                None if first is None else first.invalid_reason)
+            # the run as the hooks judge it: valid unless they say otherwise (a service
+            # the generator failed keeps its own reason; the others stay valid)
+            return run, RunLoss(sum(x.lost for x in samples.values()))
 
         sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
         ctx = self.dut.context(sizes[0] if len(sizes) == 1 else  # several: "64B + 512B"
