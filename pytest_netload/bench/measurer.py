@@ -24,10 +24,10 @@ from ..rfc2544.recovery import RecoveryLoad, RecoveryTrial, ResetTrial
 from ..traffic.patterns import CBR, MaxRate, Phase
 from ..units import Rate
 from . import progress
-from .dut_trial import NoDutHooks, TrialContext, TrialHooks
+from .dut_trial import DutTrials, NoDutHooks, TrialContext, TrialHooks
 from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
-from .validity import TX_TOLERANCE, dut_saw_generator_drops, generator_failure, late_burst_reason
+from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Bursts",
            "Calibration", "EngineMeasurer"]
@@ -68,10 +68,12 @@ class EngineMeasurer:
     procedure: str = "trial"
     """What the trials are for ("throughput", ...): told to the DUT hooks."""
     test: str = ""
-    trials_run: int = 0
     last_run: Any = field(default=None, repr=False)
+    dut: DutTrials = field(init=False, repr=False)
+    """The hooks around every trial, as every procedure's measurers call them."""
 
     def __post_init__(self) -> None:
+        self.dut = DutTrials(self.hooks, test=self.test, procedure=self.procedure)
         if not self.lanes:
             self.lanes = (Lane(self.stream, 1.0, 0),)
         if not self.directions:
@@ -169,21 +171,19 @@ class EngineMeasurer:
             self.engine.run(self._entries(load_pps), self.rx, duration_s=seconds,
                             drain_s=0.05)
 
+    @property
+    def trials_run(self) -> int:
+        return self.dut.trials_run
+
     def _context(self, load_pps: float, duration_s: float) -> TrialContext:
-        self.trials_run += 1
-        return TrialContext(self.test, self.procedure, self.frame_size, load_pps, duration_s,
-                            self.trials_run)
+        self.dut.hooks, self.dut.test = self.hooks or NoDutHooks(), self.test  # set later too
+        return self.dut.context(self.frame_size, load_pps, duration_s, self.procedure)
 
     def _around(self, ctx: TrialContext, run_trial: Callable[[], tuple[Any, TrialResult]]
                 ) -> TrialResult:
-        """One trial's traffic between the DUT hooks' `before` and `after`."""
-        hooks = self.hooks or NoDutHooks()
-        hooks.before(ctx)
-        run, trial = run_trial()
-        self.last_run = run
-        trial = hooks.after(replace(ctx, phase="after"), trial, run)
-        reason = dut_saw_generator_drops(trial.attribution) if trial.valid else None
-        return trial if reason is None else replace(trial, valid=False, invalid_reason=reason)
+        """One trial's traffic between the DUT hooks' `before` and `after` (DutTrials)."""
+        self.last_run, trial = self.dut.around(ctx, run_trial)
+        return trial
 
     def measure(self, load_pps: float, duration_s: float) -> TrialResult:
         progress.trial_start(load_pps)
@@ -238,7 +238,7 @@ class EngineMeasurer:
 
         progress.trial_start(overload_pps)
         ctx = self._context(overload_pps, overload_s + relief_s)
-        (self.hooks or NoDutHooks()).before(ctx)
+        self.dut.hooks.before(ctx)
         run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
                               self.rx, drain_s=self.drain_s)
         scheduled = overload_pps * overload_s + relief_pps * relief_s
@@ -255,10 +255,7 @@ class EngineMeasurer:
     def _health(self, ctx: TrialContext, trial: Any) -> Any:
         """A recovery or reset trial after the DUT's health hooks: invalid when they say
         so (their loss is timed, not counted, so no attribution)."""
-        why = (self.hooks or NoDutHooks()).health(ctx, trial)
-        if why is None or not trial.valid:
-            return trial
-        return replace(trial, valid=False, invalid_reason=f"DUT health: {why}")
+        return self.dut.health(ctx, trial)
 
     def measure_reset(self, load_pps: float, duration_s: float, hook: Callable[[], Any],
                       at_s: float) -> ResetTrial:
@@ -276,7 +273,7 @@ class EngineMeasurer:
                 called.append(started - t0)
 
         ctx = self._context(load_pps, duration_s)
-        (self.hooks or NoDutHooks()).before(ctx)
+        self.dut.hooks.before(ctx)
         run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
                               drain_s=self.drain_s, progress=poll)
         require_loss_timing(run.streams[:len(self.lanes)], "reset (RFC 2544 §26.6)")

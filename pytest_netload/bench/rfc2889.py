@@ -17,7 +17,8 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
   learns them and no port's own address is learned), then the test port p1 sends one
   frame to each address; frames that reach p0 were forwarded, frames that reach any
   other port were flooded (not learned). Before each trial the table is emptied: the
-  built-in bridge flushes it, another DUT waits out its age time;
+  `flush` callable (the plugin's pytest_netload_dut_flush_addresses hooks, which the
+  built-in bridge implements) flushes it, else the trial waits out the age time;
 - broadcast (§5.10): p0 sends broadcast frames, each other port counts them; once the
   search found the throughput, each port's latency is measured there in a run of its own
   (one stream's latency cannot be told apart by port in one run), not after every
@@ -30,6 +31,11 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
 
 Counts per port come from the RX queue counters (frames with a signature of this
 run's streams), so a flooded frame is counted wherever it arrived.
+
+Every trial runs between the DUT hooks (bench/dut_trial.py `DutTrials`, as RFC 2544's
+and Y.1564's do): the DUT's counters before and after it, its loss attributed (frames
+sent and not received where they were meant to go), its health; the procedure each
+trial tells the hooks is "rfc2889_" and the method's name.
 """
 
 from __future__ import annotations
@@ -37,16 +43,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
 from ..measure.recording import record_measurement
 from ..rfc2889 import (
-    MIN_GAP_BITS,
     MIN_PORTS,
-    PRESSURE_GAP_BITS,
     AddressLoad,
     AddressTrial,
     BroadcastTrial,
@@ -72,26 +76,26 @@ from ..search.lower_bound import SearchMax
 from ..search.resolution import Resolution
 from ..search.settings import TrialSettings
 from ..search.trial import FunctionMeasurer
-from ..traffic.packets import UDP, Eth, IPv4, field
+from ..traffic.packets import UDP, Eth, IPv4
 from ..traffic.patterns import CBR, MaxRate
 from ..traffic.streams import Stream, udp
-from ..units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES, Rate, frame_bits
+from ..units import Rate, frame_bits
 from . import progress
+from . import rfc2889_frames as frames
+from .dut_trial import DutTrials, TrialContext, TrialHooks
 from .harness import WiredPorts
+from .rfc2889_frames import ADDRESS_BASE_MAC, BROADCAST_MAC
 from .settings import Rfc2889Mark
 from .validity import generator_failure
 
 __all__ = ["ADDRESS_BASE_MAC", "BROADCAST_MAC", "Rfc2889Mark", "Rfc2889Runner"]
 
-ADDRESS_BASE_MAC = 0x0A4E4C000000  # locally administered, unlike any generator port's
-BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
 CALIBRATION_S = 1.0
 CALIBRATION_SHARE = 0.95   # search from 95 % of what the generator sends, as rfc2544 does
 
 
-def _mac(value: int) -> str:
-    return ":".join(f"{(value >> s) & 0xFF:02x}" for s in range(40, -1, -8))
+T = TypeVar("T")
 
 
 def _cbr(pps: float) -> tuple[Any, ...]:
@@ -102,11 +106,18 @@ class Rfc2889Runner:
     """RFC 2889 procedures over the topology's ports with the marker's settings."""
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Rfc2889Mark, *,
-                 flush: Callable[[], Any] | None = None, test: str = "") -> None:
+                 flush: Callable[[TrialContext], bool] | None = None, test: str = "",
+                 hooks: TrialHooks | None = None) -> None:
         self.engine = engine
+        self.hooks = hooks
+        """The DUT's side of every trial; None: the generator's counters only."""
+        self._duts: dict[str, DutTrials] = {}
         self.wired = ports
         self.mark = mark
         self.flush = flush
+        """Empties the switch's address table before an address trial (told the trial's
+        context): True when it did, False when it could not (then the age time is
+        waited out)."""
         self.test = test
         self.names = tuple(p.name for p in ports.topology.ports)
 
@@ -194,6 +205,25 @@ class Rfc2889Runner:
 
         return on_trial
 
+    def _trial(self, procedure: str, offered_pps: float, duration_s: float,
+               run_trial: Callable[[], tuple[Any, T]], lost: Callable[[T], int],
+               frame_size: int | None = None,
+               prepare: Callable[[TrialContext], Any] | None = None) -> T:
+        """One trial of `procedure` between the DUT hooks (DutTrials.around): `run_trial`
+        gives (the engine run, the trial), `lost` the trial's frames not received where
+        they were meant to go; the trial comes back with the hooks' findings.
+        `prepare` is told the trial's context before the hooks' `before`."""
+        dut = self._duts.get(procedure)
+        if dut is None:
+            dut = self._duts[procedure] = DutTrials(self.hooks, test=self.test,
+                                                    procedure=f"rfc2889_{procedure}")
+        ctx = dut.context(self.mark.frame_size if frame_size is None else frame_size,
+                          offered_pps, duration_s)
+        if prepare is not None:
+            prepare(ctx)
+        _run, trial = dut.around(ctx, run_trial, lost)
+        return trial
+
     def _record(self, result: Any) -> Any:
         data = result.as_dict()  # its own port_names (broadcast: the receivers) come first
         record_measurement(data["procedure"], {"port_names": list(self.names), **data,
@@ -217,21 +247,25 @@ class Rfc2889Runner:
         return loaded
 
     def _mesh_measurer(self, loaded: Sequence[tuple[int, int, LoadedStream]],
-                       ports: Sequence[Port],
-                       streams_per_sender: int) -> FunctionMeasurer[float, MeshTrial]:
+                       ports: Sequence[Port], streams_per_sender: int,
+                       procedure: str) -> FunctionMeasurer[float, MeshTrial]:
         """Each sender's `load` split evenly over its streams; per port tx and rx."""
         n = len(ports)
 
         def measure(load: float, duration_s: float) -> MeshTrial:
             progress.trial_start(load)
-            run, why = self._run([(s, load / streams_per_sender) for _i, _j, s in loaded],
-                                 list(ports), duration_s)
-            tx, rx = [0] * n, [0] * n
-            for (i, j, _s), r in zip(loaded, run.streams):
-                tx[i] += r.tx_packets
-                rx[j] += r.rx_unique
-            return MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None, why,
-                             self.names[:n])
+
+            def once() -> tuple[Any, MeshTrial]:
+                run, why = self._run([(s, load / streams_per_sender) for _i, _j, s in loaded],
+                                     list(ports), duration_s)
+                tx, rx = [0] * n, [0] * n
+                for (i, j, _s), r in zip(loaded, run.streams):
+                    tx[i] += r.tx_packets
+                    rx[j] += r.rx_unique
+                return run, MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None,
+                                      why, self.names[:n])
+
+            return self._trial(procedure, load, duration_s, once, lambda t: t.lost)
 
         return FunctionMeasurer(measure)
 
@@ -241,7 +275,8 @@ class Rfc2889Runner:
         loaded = self._mesh_streams(ports)
         try:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
-            result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1), ports=n,
+            result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1, "fully_meshed"),
+                                  ports=n,
                                   max_pps_per_port=top.pps,
                                   settings=self._settings(timed=True, on_trial=self._progress(
                                       "fully meshed", total=self.mark.max_trials,
@@ -256,15 +291,8 @@ class Rfc2889Runner:
         return self._record(result)
 
     def pressure_unsupported(self) -> str:
-        """Why this generator cannot offer forward pressure (an 88-bit gap): its ports
-        pace frames in time and leave the gap to the MAC, which keeps the 96-bit
-        minimum; a software port has no gap at all."""
-        if not self.wired.topology.line_rate_bps:
-            return ("the ports have no line rate (software ports such as veth): there is no "
-                    "inter-frame gap to shorten, so forward pressure cannot be offered")
-        return (f"the generator's ports leave the inter-frame gap to their MAC, which keeps "
-                f"IEEE 802.3's minimum of {MIN_GAP_BITS} bit times: no port here can send "
-                f"at {PRESSURE_GAP_BITS}")
+        """Why this generator cannot offer forward pressure (frames.pressure_unsupported)."""
+        return frames.pressure_unsupported(self.wired)
 
     def maximum_forwarding_rate(self) -> Any:
         """§5.6 over the fully meshed pattern: the forwarding rate at `load_steps` loads
@@ -276,7 +304,7 @@ class Rfc2889Runner:
         try:
             top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
             result = maximum_forwarding_rate(
-                self._mesh_measurer(loaded, ports, n - 1), ports=n,
+                self._mesh_measurer(loaded, ports, n - 1, "maximum_forwarding_rate"), ports=n,
                 loads=load_steps(top.pps, self.mark.load_steps),
                 settings=self._settings(timed=True, on_trial=self._progress(
                     "maximum forwarding rate", total=self.mark.load_steps,
@@ -312,16 +340,20 @@ class Rfc2889Runner:
                                 None if each.generator_max_pps is None
                                 else each.generator_max_pps * (n - 1))
 
-            def measure(load: float, duration_s: float) -> PartialMeshTrial:
-                progress.trial_start(load)
+            def once(load: float, duration_s: float) -> tuple[Any, PartialMeshTrial]:
                 run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
                                      list(ports), duration_s)
                 tx, rx = [0] * n, [0] * n
                 for (i, j, _s), r in zip(loaded, run.streams):
                     tx[i] += r.tx_packets
                     rx[j] += r.rx_unique
-                return PartialMeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None,
-                                        why, self.names[:n])
+                return run, PartialMeshTrial(load, tuple(tx), tuple(rx), duration_s,
+                                             why is None, why, self.names[:n])
+
+            def measure(load: float, duration_s: float) -> PartialMeshTrial:
+                progress.trial_start(load)
+                return self._trial("partially_meshed", load, duration_s,
+                                   lambda: once(load, duration_s), lambda t: t.lost)
 
             result = partially_meshed(FunctionMeasurer(measure), direction=way, ports=n,
                                       max_pps=top.pps, settings=self._settings(
@@ -351,14 +383,19 @@ class Rfc2889Runner:
             max_pps = self._search_max([(0, loaded[0][0]), (0, loaded[1][0]),
                                         (1, loaded[2][0])], 2, [c, d]).pps
 
-            def measure(load: float, duration_s: float) -> CongestionTrial:
-                progress.trial_start(load)
+            def once(load: float, duration_s: float) -> tuple[Any, CongestionTrial]:
                 run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
                                      duration_s)
                 counts = [StreamCounts(s.name, int(r.tx_packets), int(r.rx_unique))
                           for (s, _share), r in zip(loaded, run.streams)]
-                return CongestionTrial(load, duration_s, *counts, valid=why is None,
-                                       invalid_reason=why, port_names=names)
+                return run, CongestionTrial(load, duration_s, *counts, valid=why is None,
+                                            invalid_reason=why, port_names=names)
+
+            def measure(load: float, duration_s: float) -> CongestionTrial:
+                progress.trial_start(load)
+                return self._trial("congestion_control", load, duration_s,
+                                   lambda: once(load, duration_s),
+                                   lambda t: sum(x.lost for x in t.streams))
 
             result = congestion_control(FunctionMeasurer(measure), load_pps_per_port=max_pps,
                                         settings=self._settings(
@@ -372,44 +409,39 @@ class Rfc2889Runner:
 
     # ---- §5.7 / §5.8 address caching and learning -------------------------------------
 
-    def _empty_table(self) -> None:
-        if self.flush is not None:
-            self.flush()
-        elif self.mark.age_time_s is not None:
+    def _empty_table(self, ctx: TrialContext) -> None:
+        if self.flush is not None and self.flush(ctx):
+            return
+        if self.mark.age_time_s is not None:
             time.sleep(self.mark.age_time_s + 1.0)
         else:
             raise NetloadConfigError(
                 "rfc2889 address tests start each trial from an empty address table: the "
-                "built-in netns-bridge flushes it; for another DUT give "
+                "built-in netns-bridge flushes it; for another DUT implement "
+                "pytest_netload_dut_flush_addresses (docs/hooks.md), or give "
                 "@pytest.mark.rfc2889(age_time='300s') (its age time, waited out before "
                 "each trial)")
 
-    def _address_streams(self, count: int, learn: Port, test: Port) -> tuple[Stream, Stream]:
-        first, last = _mac(ADDRESS_BASE_MAC), _mac(ADDRESS_BASE_MAC + count - 1)
-        flow = self.wired.flow(learn, test)
-        size = self.mark.frame_size
-        learning = (Eth(dst=BROADCAST_MAC, src=first) / IPv4(src=flow.src_ip or "198.18.0.2",
-                                                            dst="255.255.255.255")
-                    / UDP()).build()
-        mods = [field(learning, "eth.src", "inc", min=first, max=last)] if count > 1 else []
-        back = self.wired.flow(test, learn)
-        probe = (Eth(dst=first, src=back.src_mac) / IPv4(src=back.src_ip or "198.18.0.3",
-                                                         dst=back.dst_ip or "198.18.0.2")
-                 / UDP()).build()
-        tmods = [field(probe, "eth.dst", "inc", min=first, max=last)] if count > 1 else []
-        return (Stream(learning, size=size, fields=mods, name="rfc2889-learning"),
-                Stream(probe, size=size, fields=tmods, name="rfc2889-test"))
+    def _address_measurer(self, procedure: str) -> FunctionMeasurer[AddressLoad, AddressTrial]:
+        """Address trials of `procedure` between the DUT hooks, each from an empty
+        table (the table is emptied before the hooks' `before`)."""
+        def measure(load: AddressLoad, duration_s: float) -> AddressTrial:
+            progress.trial_start(load.learning_rate_fps)
+            return self._trial(procedure, load.learning_rate_fps, duration_s,
+                               lambda: self._measure_addresses(load), lambda t: t.lost,
+                               prepare=self._empty_table)
 
-    def _measure_addresses(self, load: AddressLoad, duration_s: float) -> AddressTrial:
-        """One address trial (rfc2889.AddressMeasurer); its `duration_s` is the load's
-        own, which the counts at their rates already fix."""
+        return FunctionMeasurer(measure)
+
+    def _measure_addresses(self, load: AddressLoad) -> tuple[Any, AddressTrial]:
+        """One address trial (rfc2889.AddressMeasurer) and its test frames' run; its
+        duration is the load's own, which the counts at their rates already fix."""
         count, learning_rate_fps, test_rate_fps = (load.count, load.learning_rate_fps,
                                                    load.test_rate_fps)
         ports = self._ports("address_caching_capacity")
         learn, test, monitors = ports[0], ports[1], list(ports[2:])
-        learning, probe = self._address_streams(count, learn, test)
-        progress.trial_start(learning_rate_fps)
-        self._empty_table()
+        learning, probe = frames.address_streams(self.wired, count, learn, test,
+                                                  self.mark.frame_size)
         ls, ps = self._load(learn, learning), self._load(test, probe)
         try:
             run = self.engine.run([Tx(ls, count, _cbr(learning_rate_fps))],
@@ -427,14 +459,14 @@ class Rfc2889Runner:
         finally:
             ls.free()
             ps.free()
-        return AddressTrial(count, tx, min(counts[0], tx), sum(counts[1:]), why is None, why,
-                            learning_rate_fps, test_rate_fps)
+        return run, AddressTrial(count, tx, min(counts[0], tx), sum(counts[1:]), why is None,
+                                 why, learning_rate_fps, test_rate_fps)
 
     def address_caching_capacity(self) -> Any:
         self._ports("address_caching_capacity")
         m = self.mark
         result = address_caching_capacity(
-            FunctionMeasurer(self._measure_addresses), low=m.low, high=m.high,
+            self._address_measurer("address_caching_capacity"), low=m.low, high=m.high,
             learning_rate_fps=m.learning_rate_fps, test_rate_fps=m.test_rate_fps,
             settings=self._settings(on_trial=self._progress("address caching capacity")),
             age_time_s=self._age_time())
@@ -450,7 +482,7 @@ class Rfc2889Runner:
         top = max_rate_fps or (m.max_rate.pps(m.frame_size, line_rate_bps=line)
                                if m.max_rate else 100_000.0)
         result = address_learning_rate(
-            FunctionMeasurer(self._measure_addresses), count=m.learning_count,
+            self._address_measurer("address_learning_rate"), count=m.learning_count,
             max_rate_fps=top, test_rate_fps=m.test_rate_fps,
             settings=self._settings(on_trial=self._progress("address learning rate")))
         return self._record(result)
@@ -474,13 +506,17 @@ class Rfc2889Runner:
         try:
             top = self._search_max([(0, stream)], 1, receivers)
 
-            def measure(load: float, duration_s: float) -> BroadcastTrial:
-                progress.trial_start(load)
+            def once(load: float, duration_s: float) -> tuple[Any, BroadcastTrial]:
                 run, why = self._run([(stream, load)], receivers, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 rx = self._per_port(run, receivers)
-                return BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
-                                      why, self.names[1:len(ports)])
+                return run, BroadcastTrial(load, duration_s, tx, tuple(rx), (), why is None,
+                                           why, self.names[1:len(ports)])
+
+            def measure(load: float, duration_s: float) -> BroadcastTrial:
+                progress.trial_start(load)
+                return self._trial("broadcast_forwarding", load, duration_s,
+                                   lambda: once(load, duration_s), lambda t: sum(t.lost))
 
             result = broadcast_forwarding(FunctionMeasurer(measure), ports=len(ports),
                                           max_pps=top.pps,
@@ -513,32 +549,8 @@ class Rfc2889Runner:
 
     def errored_cases(self, ports: Sequence[Port]) -> tuple[ErroredCase, ...]:
         """What this generator can send of each kind of errored frame between the first
-        two of `ports`: the frame size, or why not."""
-        undersized = ErroredCase("undersized", skipped_reason=(
-            f"the engine sends frames of at least {MIN_FRAME_BYTES + FCS_BYTES} bytes (FCS "
-            "included): a port pads a shorter frame as an Ethernet MAC does, so an undersized "
-            "frame cannot be sent"))
-        bad_fcs = ErroredCase("bad_fcs", skipped_reason=(
-            "the engine cannot corrupt the frame check sequence: the sending port's MAC "
-            "computes it (a software port such as veth carries none)"))
-        size = self.mark.max_frame + 1
-        mtus = [int(p.info.get("mtu") or 0) for p in ports[:2]]
-        short = [(self.wired.name_of(p), m) for p, m in zip(ports[:2], mtus)
-                 if m and size - 18 > m]
-        if size > MAX_FRAME_BYTES + FCS_BYTES:
-            oversized = ErroredCase("oversized", skipped_reason=(
-                f"max_frame={self.mark.max_frame}: the engine sends frames of at most "
-                f"{MAX_FRAME_BYTES + FCS_BYTES} bytes, so none above the switch's maximum"))
-        elif short:
-            name, mtu = short[0]
-            oversized = ErroredCase("oversized", skipped_reason=(
-                f"port {name}'s MTU {mtu} carries frames of at most {mtu + 18} bytes (untagged, "
-                f"FCS included): it cannot carry a {size}-byte frame, one above max_frame="
-                f"{self.mark.max_frame}; give the generator's ports an MTU of at least "
-                f"{size - 18}"))
-        else:
-            oversized = ErroredCase("oversized", frame_size=size)
-        return undersized, oversized, bad_fcs
+        two of `ports` (frames.errored_cases)."""
+        return frames.errored_cases(self.wired, ports, self.mark.max_frame)
 
     def errored_frame_filtering(self) -> Any:
         """§5.9: p0 sends each kind of errored frame it can to p1 at `test_rate` for a
@@ -547,19 +559,25 @@ class Rfc2889Runner:
         ports = self._ports("errored_frame_filtering")
         sender, others = ports[0], list(ports[1:])
 
-        def measure(case: ErroredCase, duration_s: float) -> ErroredTrial:
-            assert case.frame_size is not None  # the procedure runs only sendable cases
-            spec = udp(size=case.frame_size, name=f"rfc2889-{case.kind}")
+        def once(case: ErroredCase, size: int, duration_s: float) -> tuple[Any, ErroredTrial]:
+            spec = udp(size=size, name=f"rfc2889-{case.kind}")
             stream = self._load(sender, spec.for_flow(self.wired.flow(sender, others[0])))
-            progress.trial_start(self.mark.test_rate_fps)
             try:
-                rate = self.mark.test_rate_fps
-                run, why = self._run([(stream, rate)], others, duration_s)
+                run, why = self._run([(stream, self.mark.test_rate_fps)], others, duration_s)
                 tx = int(run.streams[0].tx_packets)
                 forwarded = sum(self._per_port(run, others))
             finally:
                 stream.free()
-            return ErroredTrial(case, tx, min(forwarded, tx), duration_s, why is None, why)
+            return run, ErroredTrial(case, tx, min(forwarded, tx), duration_s, why is None,
+                                     why)
+
+        def measure(case: ErroredCase, duration_s: float) -> ErroredTrial:
+            size = case.frame_size
+            assert size is not None  # the procedure runs only sendable cases
+            progress.trial_start(self.mark.test_rate_fps)
+            return self._trial("errored_frame_filtering", self.mark.test_rate_fps, duration_s,
+                               lambda: once(case, size, duration_s), lambda t: t.filtered,
+                               frame_size=size)
 
         cases = self.errored_cases(ports)
         on_trial = self._progress("errored frame filtering", exact=True,

@@ -458,6 +458,7 @@ Y1564_FIELDS: Mapping[str, Field] = {
     "burst_sizes": Field("burst_sizes", _burst_sizes),
     "burst_idle": Field("burst_idle_s", optional(duration(zero_ok=True))),
     "burst_tolerance": Field("burst_tolerance", count(0, 1_000_000)),
+    "direction": Field("direction", _direction),
 }
 
 
@@ -495,6 +496,9 @@ class Y1564Mark:
     """Silence before each burst; None: twice the bucket's fill time."""
     burst_tolerance: int = BURST_TOLERANCE_FRAMES
     """Frames a burst's delivery may differ from what the bucket predicts."""
+    direction: str = "one"
+    """"one": the services on the marker's wire; "both": on it and its reverse, each
+    direction a service of its own, judged by the SAC."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Y1564Mark:

@@ -17,17 +17,19 @@ count-bounded run of the service's stream at the port's maximum rate.
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, merge_attributions
 from ..measure.recording import record_measurement
 from ..search.settings import TrialSettings
 from ..traffic.patterns import CBR
@@ -48,7 +50,9 @@ from ..y1564 import (
     service_performance_test,
 )
 from . import progress
+from .dut_trial import DutTrials, RunLoss, TrialHooks
 from .harness import WiredPorts
+from .lanes import plan_wires
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
 from .validity import generator_failure, late_burst_reason
@@ -73,8 +77,12 @@ class EngineServiceMeasurer:
     """Each service's CBS (+ EBS): how late the generator may run (validity.late_burst_reason)."""
     yellow: Mapping[str, LoadedStream] = field(default_factory=dict)
     cir_bps: Mapping[str, float] = field(default_factory=dict)
+    dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_sct"))
+    """The DUT hooks around each run (bench/dut_trial.py), as RFC 2544's trials have them."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
+    attributions: list[LossAttribution] = field(default_factory=list, repr=False)
+    """Each run's loss attribution, all services together, in order."""
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
@@ -101,33 +109,64 @@ class EngineServiceMeasurer:
         if not entries:
             return {}
         progress.trial_start(offered_bps=sum(e[2] for e in entries))
-        run = self.engine.run([e[4] for e in entries], self.rx, duration_s=duration_s,
-                              drain_s=self.drain_s)
+        samples: dict[str, ServiceSample] = {}
+
+        def run_trial() -> tuple[Any, RunLoss]:
+            run = self.engine.run([e[4] for e in entries], self.rx, duration_s=duration_s,
+                                  drain_s=self.drain_s)
+            by_name: dict[str, dict[str, tuple[float, Any, str | None]]] = {}
+            for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
+                why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
+                    late_burst_reason(s, bps, self.burst_bytes.get(name),
+                                      whose=f"service {name!r}")
+                by_name.setdefault(name, {})[colour] = (bps, s, why)
+            for name, parts in by_name.items():
+                samples[name] = self._sample(name, parts, duration_s)
+            # the run as the hooks judge it: valid unless they say otherwise (a service
+            # the generator failed keeps its own reason; the others stay valid); yellow
+            # frames the DUT dropped are in its counters too
+            return run, RunLoss(sum(x.lost + (x.yellow_tx_frames or 0) -
+                                    (x.yellow_rx_frames or 0) for x in samples.values()))
+
+        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
+        ctx = self.dut.context(sizes[0] if len(sizes) == 1 else  # several: "64B + 512B"
+                               " + ".join(f"{n}B" for n in sizes),
+                               sum(e[3] for e in entries), duration_s)
+        self.last_run, judged = self.dut.around(ctx, run_trial, lambda t: t.lost)
         self.runs += 1
-        self.last_run = run
-        by_name: dict[str, dict[str, tuple[float, Any, str | None]]] = {}
-        for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
-            why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
-                late_burst_reason(s, bps, self.burst_bytes.get(name), whose=f"service {name!r}")
-            by_name.setdefault(name, {})[colour] = (bps, s, why)
-        out: dict[str, ServiceSample] = {}
-        for name, parts in by_name.items():
-            green, yellow = parts.get("green"), parts.get("yellow")
-            reasons = [f"{c} frames: {p[2]}" if yellow is not None else p[2]
-                       for c, p in parts.items() if p[2] is not None]
-            why = "; ".join(reasons) or None
-            g = green[1] if green is not None else None
-            out[name] = ServiceSample(
-                service=name, offered_bps=sum(p[0] for p in parts.values()),
-                duration_s=duration_s,
-                frame_size=int(round(self.streams[name].mean_frame_size)),
-                tx_frames=0 if g is None else int(g.tx_packets),
-                rx_frames=0 if g is None else int(g.rx_unique),
-                latency=g.latency_result() if g is not None and g.latency_samples else None,
-                valid=why is None, invalid_reason=why,
-                yellow_tx_frames=None if yellow is None else int(yellow[1].tx_packets),
-                yellow_rx_frames=None if yellow is None else int(yellow[1].rx_unique))
-        return out
+        if judged.attribution is not None:
+            self.attributions.append(judged.attribution)
+        return {name: self._judged(x, judged, len(samples) == 1)
+                for name, x in samples.items()}
+
+    def _sample(self, name: str, parts: Mapping[str, tuple[float, Any, str | None]],
+                duration_s: float) -> ServiceSample:
+        """Service `name`'s sample from its colours' (L2 rate, stream result, invalid
+        reason): the green (or only) stream's frames, the yellow one's apart."""
+        green, yellow = parts.get("green"), parts.get("yellow")
+        reasons = [f"{c} frames: {p[2]}" if yellow is not None else p[2]
+                   for c, p in parts.items() if p[2] is not None]
+        why = "; ".join(reasons) or None
+        g = green[1] if green is not None else None
+        return ServiceSample(
+            service=name, offered_bps=sum(p[0] for p in parts.values()),
+            duration_s=duration_s, frame_size=int(round(self.streams[name].mean_frame_size)),
+            tx_frames=0 if g is None else int(g.tx_packets),
+            rx_frames=0 if g is None else int(g.rx_unique),
+            latency=g.latency_result() if g is not None and g.latency_samples else None,
+            valid=why is None, invalid_reason=why,
+            yellow_tx_frames=None if yellow is None else int(yellow[1].tx_packets),
+            yellow_rx_frames=None if yellow is None else int(yellow[1].rx_unique))
+
+    @staticmethod
+    def _judged(sample: ServiceSample, judged: RunLoss, alone: bool) -> ServiceSample:
+        """`sample` with the hooks' findings on its run: their invalid reason (a DUT that
+        is not well, or one that dropped on the generator's behalf) where the generator's
+        own was none; the run's attribution where the service had the run to itself."""
+        reason = sample.invalid_reason if not sample.valid else judged.invalid_reason
+        return replace(sample, valid=sample.valid and judged.valid, invalid_reason=reason,
+                       attribution=judged.attribution if alone else None,
+                       dut_health=judged.dut_health)
 
 
 @dataclass
@@ -140,6 +179,8 @@ class EngineBurstMeasurer:
     rx: list[Port]
     drain_s: float = Y1564_DRAIN_S
     sleep: Any = time.sleep
+    dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_burst"))
+    """The DUT hooks around each burst (bench/dut_trial.py)."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
@@ -149,12 +190,18 @@ class EngineBurstMeasurer:
             raise NetloadConfigError(f"service {load.service!r} has no stream here; the "
                                      f"services are {sorted(self.streams)}")
         self.sleep(load.idle_s)  # the bucket refills
+        size = int(round(stream.mean_frame_size))
+        burst_s = max(duration_s - load.idle_s, 1e-9)  # the burst's time at the line rate
+        ctx = self.dut.context(size, load.frames / burst_s, burst_s)
+        self.last_run, sample = self.dut.around(
+            ctx, lambda: self._burst(stream, load, size), lambda t: t.lost)
+        self.runs += 1
+        return sample
+
+    def _burst(self, stream: LoadedStream, load: Burst, size: int) -> tuple[Any, BurstSample]:
         progress.trial_start()
         run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
-        self.runs += 1
-        self.last_run = run
         s = run.streams[0]
-        size = int(round(stream.mean_frame_size))
         span_s = s.tx_span_ns / 1e9
         rate = size * 8 * (s.tx_packets - 1) / span_s if s.tx_packets > 1 and span_s > 0 \
             else None
@@ -163,9 +210,9 @@ class EngineBurstMeasurer:
         if why is None and s.tx_packets < load.frames:
             why = (f"the generator sent {fmt.count(s.tx_packets)} of the burst's "
                    f"{fmt.count(load.frames)} frames")
-        return BurstSample(service=load.service, frame_size=size,
-                           tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
-                           rate_bps=rate, valid=why is None, invalid_reason=why)
+        return run, BurstSample(service=load.service, frame_size=size,
+                                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
+                                rate_bps=rate, valid=why is None, invalid_reason=why)
 
 
 @dataclass(frozen=True)
@@ -194,6 +241,15 @@ class Y1564Result:
                 "passed": self.passed}
 
 
+def _renamed(service: Service, name: str, wire: str) -> Service:
+    """`service` under another name on `wire` (one direction of it, with
+    direction="both")."""
+    out = copy.copy(service)
+    object.__setattr__(out, "name", name)
+    object.__setattr__(out, "wire", wire)
+    return out
+
+
 def checkpoint_path(directory: Path, test: str) -> Path:
     """The performance test's checkpoint file of test `test` under `directory`."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", test).strip("_") or "y1564"
@@ -208,12 +264,20 @@ class Y1564Runner:
     `spt()` the service performance test of all services at once, `run()` them all.
     Each records its result for the reports (kinds "y1564_sct", "y1564_bursts",
     "y1564_spt").
+
+    With the marker's ``direction="both"`` each service runs on the wire and on its
+    reverse as two services, "name p0->p1" and "name p1->p0", each judged by the SAC: the
+    performance test loads both directions at once, the configuration and burst tests
+    test one direction after the other (a service's name gives both, in turn).
     """
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
                  step_override_s: float | None = None,
-                 checkpoint_dir: Path | None = None) -> None:
+                 checkpoint_dir: Path | None = None, hooks: TrialHooks | None = None) -> None:
         self.engine = engine
+        self.hooks = hooks
+        """The DUT's side of every run (bench/dut_trial.py), as RFC 2544's trials have it;
+        None: the generator's counters only."""
         self.ports = ports
         self.mark = mark
         self.test = test
@@ -223,7 +287,21 @@ class Y1564Runner:
             raise NetloadConfigError(
                 "the y1564 fixture needs services: add @pytest.mark.y1564(services=[{'name': "
                 "'data', 'cir': '10Mbit/s', 'sac': {'flr': '0.1%', 'ftd': '10ms'}}])")
-        self.services = check_services(mark.services, ports.topology.line_rate_bps)
+        services = check_services(mark.services, ports.topology.line_rate_bps)
+        wires = plan_wires(ports, mark.wire, mark.direction)
+        self._wire_of: dict[str, tuple[Port, Port]] = {}
+        self._given: dict[str, tuple[str, ...]] = {}  # a marker's service: its directions'
+        out: list[Service] = []
+        for s in services:
+            for tx, rx in wires:
+                label = f"{ports.name_of(tx)}->{ports.name_of(rx)}"
+                name = s.name if len(wires) == 1 else f"{s.name} {label}"
+                out.append(s if name == s.name else _renamed(s, name, label))
+                self._wire_of[name] = (tx, rx)
+                self._given[s.name] = (*self._given.get(s.name, ()), name)
+        self.services = tuple(out)
+        """The services tested: the marker's, or with direction="both" each of them in
+        each direction."""
         self._learned = False
 
     def service(self, name: str) -> Service:
@@ -233,21 +311,30 @@ class Y1564Runner:
         raise NetloadConfigError(f"service {name!r} is not one of the marker's services "
                                  f"{[s.name for s in self.services]}")
 
+    def _named(self, name: str) -> tuple[Service, ...]:
+        """The services `name` names: one, or with direction="both" a marker's service
+        in each direction."""
+        given = self._given.get(name)
+        if given is not None and len(given) > 1:
+            return tuple(self.service(n) for n in given)
+        return (self.service(name),)
+
     @contextmanager
     def _streams(self, services: tuple[Service, ...]
-                 ) -> Iterator[tuple[dict[str, LoadedStream], dict[str, LoadedStream], Port]]:
-        """Each service's stream (its green one when colour-aware), each colour-aware
-        service's yellow stream, and the receiving port."""
-        tx, rx = self.ports.wire(self.mark.wire)
+                 ) -> Iterator[tuple[dict[str, LoadedStream], dict[str, LoadedStream],
+                                     list[Port]]]:
+        """Each service's stream on its wire (its green one when colour-aware), each
+        colour-aware service's yellow stream, and the receiving ports."""
         if not self._learned and self.mark.learning_frames:
             send_learning_frames(self.engine, self.ports, self.mark.wire,
                                  self.mark.learning_frames)
             self._learned = True
-        flow = self.ports.flow(tx, rx)
         loaded: dict[str, LoadedStream] = {}
         yellow: dict[str, LoadedStream] = {}
         try:
             for i, s in enumerate(services):
+                tx, rx = self._wire_of[s.name]
+                flow = self.ports.flow(tx, rx)
                 for colour, into in (("green", loaded), ("yellow", yellow)):
                     if colour == "yellow" and not s.colour_aware:
                         continue
@@ -258,21 +345,28 @@ class Y1564Runner:
                                dscp=c.dscp or 0, pcp=c.pcp or 0, vlan=s.vlan,
                                dport=9 if s.dport is None else s.dport, sport=1024 + i)
                     into[s.name] = self.engine.load(tx, spec.for_flow(flow))
-            yield loaded, yellow, rx
+            yield loaded, yellow, list({self._wire_of[s.name][1].device:
+                                        self._wire_of[s.name][1] for s in services}.values())
         finally:
             for stream in (*loaded.values(), *yellow.values()):
                 stream.free()
 
     @contextmanager
-    def _measurer(self, services: tuple[Service, ...]) -> Iterator[EngineServiceMeasurer]:
+    def _measurer(self, services: tuple[Service, ...],
+                  procedure: str) -> Iterator[EngineServiceMeasurer]:
         with self._streams(services) as (loaded, yellow, rx):
             bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
-            yield EngineServiceMeasurer(self.engine, loaded, [rx], self.mark.drain_s, bursts,
-                                        yellow, {s.name: s.cir_bps for s in services})
+            yield EngineServiceMeasurer(self.engine, loaded, rx, self.mark.drain_s, bursts,
+                                        yellow, {s.name: s.cir_bps for s in services},
+                                        dut=self._dut(procedure))
 
-    def _traffic(self) -> dict[str, Any]:
-        tx, rx = self.ports.wire(self.mark.wire)
-        return {"wire": f"{self.ports.name_of(tx)}->{self.ports.name_of(rx)}",
+    def _dut(self, procedure: str) -> DutTrials:
+        return DutTrials(self.hooks, test=self.test, procedure=procedure)
+
+    def _traffic(self, services: tuple[Service, ...]) -> dict[str, Any]:
+        wires = dict.fromkeys(f"{self.ports.name_of(tx)}->{self.ports.name_of(rx)}"
+                              for tx, rx in (self._wire_of[s.name] for s in services))
+        return {"wire": " + ".join(wires), "direction": self.mark.direction,
                 "layer": "l2", "layer_text": "frame bytes with FCS (Y.1564 IR and CIR)",
                 "drain_s": self.mark.drain_s}
 
@@ -281,7 +375,9 @@ class Y1564Runner:
         turn when None (then a tuple)."""
         if service is None:
             return tuple(self._sct(s) for s in self.services)
-        return self._sct(service if isinstance(service, Service) else self.service(service))
+        chosen = (service,) if isinstance(service, Service) else self._named(service)
+        results = tuple(self._sct(s) for s in chosen)
+        return results[0] if len(results) == 1 else results
 
     def _sct(self, service: Service) -> SctResult:
         m = self.mark
@@ -302,7 +398,7 @@ class Y1564Runner:
                             valid=sample is not None, passed=step.passed,
                             note=None if sample is not None else step.reason)
 
-        with self._measurer((service,)) as measurer:
+        with self._measurer((service,), "y1564_sct") as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
                 settings=TrialSettings(duration_s=self.step_override_s or m.step_duration_s,
@@ -310,7 +406,8 @@ class Y1564Runner:
                 eir_step=m.eir_step, policing=m.policing,
                 policing_overshoot=m.policing_overshoot, ir_tolerance=m.ir_tolerance,
                 on_step=on_step)
-        record_measurement("y1564_sct", {**result.as_dict(), "traffic": self._traffic()})
+        record_measurement("y1564_sct", {**result.as_dict(),
+                                         "traffic": self._traffic((service,))})
         return result
 
     def bursts(self, service: str | Service | None = None
@@ -319,7 +416,9 @@ class Y1564Runner:
         CBS in turn when None (then a tuple)."""
         if service is None:
             return tuple(self._bursts(s) for s in self.services if s.cbs_bytes > 0)
-        return self._bursts(service if isinstance(service, Service) else self.service(service))
+        chosen = (service,) if isinstance(service, Service) else self._named(service)
+        results = tuple(self._bursts(s) for s in chosen)
+        return results[0] if len(results) == 1 else results
 
     def _bursts(self, service: Service) -> BurstResult:
         m = self.mark
@@ -340,13 +439,15 @@ class Y1564Runner:
                             note=None if sample is not None else step.reason)
 
         with self._streams((service,)) as (loaded, _yellow, rx):
-            measurer = EngineBurstMeasurer(self.engine, loaded, [rx], m.drain_s)
+            measurer = EngineBurstMeasurer(self.engine, loaded, rx, m.drain_s,
+                                           dut=self._dut("y1564_burst"))
             result = burst_test(measurer, service,
                                 line_rate_bps=self.ports.topology.line_rate_bps,
                                 shares=m.burst_sizes, idle_s=m.burst_idle_s,
                                 tolerance_frames=m.burst_tolerance,
                                 settings=TrialSettings(retries=m.retries), on_step=on_step)
-        record_measurement("y1564_bursts", {**result.as_dict(), "traffic": self._traffic()})
+        record_measurement("y1564_bursts", {**result.as_dict(),
+                                            "traffic": self._traffic((service,))})
         return result
 
     def spt(self, duration: Any = None, *, checkpoint: Path | str | None = None,
@@ -368,14 +469,17 @@ class Y1564Runner:
             path.parent.mkdir(parents=True, exist_ok=True)
         again = bool(path is not None and path.exists()) if resume is None else resume
         on_interval = self._spt_progress(seconds)
-        with self._measurer(self.services) as measurer:
+        with self._measurer(self.services, "y1564_spt") as measurer:
             result = service_performance_test(
                 measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
                 availability_threshold=m.availability_threshold,
                 availability_n=m.availability_n, checkpoint=path, resume=again,
                 fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
                 on_interval=on_interval)
-        record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
+        merged = merge_attributions(measurer.attributions)
+        whole = {} if merged is None else {"loss_attribution": merged.as_dict()}
+        record_measurement("y1564_spt", {**result.as_dict(),
+                                         "traffic": self._traffic(self.services), **whole,
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})
         if path is not None and checkpoint is None:

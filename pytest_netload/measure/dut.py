@@ -17,7 +17,8 @@ from .. import format as fmt
 from ..errors import NetloadConfigError
 
 __all__ = ["COUNTER_KINDS", "DROP_KINDS", "DutCounter", "DutHealth", "LossAttribution",
-           "attribute_loss", "attribution_of", "counter_deltas", "loss_note"]
+           "attribute_loss", "attribution_of", "counter_deltas", "dut_record", "loss_note",
+           "merge_attributions"]
 
 #: What a counter counts, and how the attribution table words a loss it accounts for.
 #: Every kind but "info" is a drop: its growth over a trial is attributed to the loss.
@@ -222,3 +223,37 @@ def loss_note(trials: Iterable[Mapping[str, Any]]) -> str | None:
         return None
     worst = min(lossy, key=lambda t: t.get("offered_pps") or 0.0)
     return f"at {fmt.rate_pps_exact(worst.get('offered_pps') or 0.0)}: {attribution_of(worst)}"
+
+
+def dut_record(attribution: LossAttribution | None, dut_health: str | None) -> dict[str, Any]:
+    """What a trial record (its ``as_dict``) says of the DUT, where known: its loss
+    attribution and its health; empty without hooks' answers."""
+    out: dict[str, Any] = {}
+    if attribution is not None:
+        out["loss_attribution"] = attribution.as_dict()
+    if dut_health is not None:
+        out["dut_health"] = dut_health
+    return out
+
+
+def merge_attributions(items: Iterable[LossAttribution]) -> LossAttribution | None:
+    """The attributions of several trials as one (a run of intervals): their losses and
+    each counter's growth summed, their notes and sources once each; None for none."""
+    items = list(items)
+    if not items:
+        return None
+
+    def summed(rows: Iterable[DutCounter]) -> tuple[DutCounter, ...]:
+        total: dict[tuple[Any, ...], DutCounter] = {}
+        for c in rows:
+            key = (c.key, c.kind)
+            prior = total.get(key)
+            total[key] = c if prior is None else DutCounter(c.name, prior.value + c.value,
+                                                            c.kind, c.where)
+        return tuple(total.values())
+
+    return LossAttribution(
+        sum(a.lost for a in items), summed(r for a in items for r in a.rows),
+        summed(c for a in items for c in a.counters),
+        tuple(dict.fromkeys(n for a in items for n in a.notes)),
+        tuple(dict.fromkeys(s for a in items for s in a.sources)))

@@ -138,6 +138,24 @@ def dut_reset(runner: HookRunner, dut: Any) -> Any:
     return reset
 
 
+def dut_flush_addresses(runner: HookRunner, dut: Any) -> Any:
+    """The address table flush RFC 2889's address trials call (bench/rfc2889.py): True
+    when a pytest_netload_dut_flush_addresses implementation emptied the table, False
+    when none answered (the trial then waits out the marker's age time)."""
+    name = "pytest_netload_dut_flush_addresses"
+
+    def flush(trial: Any) -> bool:
+        answers = runner.call(name, trial=trial, dut=dut)
+        if not answers:
+            return False
+        plugin, value = answers[0]
+        if value is not True:
+            raise _wrong(name, plugin, value, "True once the address table is empty, or None")
+        return True
+
+    return flush
+
+
 def check_sections(plugin: str, value: Any) -> list[dict[str, str]]:
     """A pytest_netload_report_sections answer as results.json keeps it."""
     name = "pytest_netload_report_sections"
@@ -231,8 +249,9 @@ class PluginTrialHooks:
 class BuiltinDutHooks:
     """The built-in DUTs' implementations: their counters around every trial (Dut.
     trial_counters), their facts, their health where they can judge it (OvsDut.health:
-    the machine took the DUT's CPU), and their reset (Dut.reset). Each answers None for
-    any other DUT, and runs after the user's (trylast)."""
+    the machine took the DUT's CPU), their reset (Dut.reset) and the bridge's address
+    table flush (Dut.flush_fdb). Each answers None for any other DUT, and runs after the
+    user's (trylast)."""
 
     @pytest.hookimpl(trylast=True)
     def pytest_netload_dut_info(self, dut: Any) -> dict[str, str] | None:
@@ -258,4 +277,12 @@ class BuiltinDutHooks:
         if not _is_builtin(dut):
             return None
         dut.reset()
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_netload_dut_flush_addresses(self, dut: Any) -> bool | None:
+        if not _is_builtin(dut) or not callable(getattr(dut, "flush_fdb", None)) or \
+                not dut.info.get("bridge"):
+            return None
+        dut.flush_fdb()
         return True

@@ -400,6 +400,16 @@ def _engine_of_wire(ports: WiredPorts, wire: int, default: Engine) -> Engine:
         return default
 
 
+def trial_hooks(request: pytest.FixtureRequest, dut: Any, health: bool | None = None) -> Any:
+    """The DUT hooks every procedure's trials run between (plugin/dut_hooks.py): the
+    session's pytest_netload_* hooks on `dut`, health checks on where `health` (a
+    marker's dut_health) or else the session's setting says so."""
+    from .dut_hooks import PluginTrialHooks
+
+    on = _settings(request.config).dut_health if health is None else health
+    return PluginTrialHooks(_hook_runner(request.config), dut, health=on)
+
+
 @pytest.fixture(scope="session")
 def _netload_calibration() -> Calibration:
     from ..bench.runner import Calibration

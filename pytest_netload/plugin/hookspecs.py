@@ -1,5 +1,5 @@
 """The hooks pytest-netload calls: DUT facts, trial set-up, DUT counters and health, the
-DUT reset, and extra report sections.
+DUT reset, the switch's address table flush, and extra report sections.
 
 Registered with ``pluginmanager.add_hookspecs`` (plugin/__init__.py,
 ``pytest_addhooks``). A conftest.py or an installed plugin implements them; the
@@ -22,7 +22,8 @@ __all__ = ["HOOK_NAMES"]
 
 HOOK_NAMES = ("pytest_netload_dut_info", "pytest_netload_before_trial",
               "pytest_netload_dut_counters", "pytest_netload_dut_health",
-              "pytest_netload_dut_reset", "pytest_netload_report_sections")
+              "pytest_netload_dut_reset", "pytest_netload_dut_flush_addresses",
+              "pytest_netload_report_sections")
 
 
 @pytest.hookspec
@@ -107,6 +108,26 @@ def pytest_netload_dut_reset(dut: Any) -> Any:
             return True
 
     Return True once the reset is done, or None to leave it to another plugin.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_netload_dut_flush_addresses(trial: Any, dut: Any) -> Any:
+    """Empty the switch's address table (its learned MAC addresses; static entries
+    stay): before each RFC 2889 address trial (address caching capacity, address
+    learning rate), which must start from an empty table. ``trial`` is the trial's
+    `TrialContext` (its procedure "rfc2889_address_caching_capacity" or
+    "rfc2889_address_learning_rate"). The first implementation that returns a value
+    other than None ends the call; the built-in netns-bridge flushes its own.
+
+    Example::
+
+        def pytest_netload_dut_flush_addresses(trial, dut):
+            dut.run(["bridge", "fdb", "flush", "dev", "br0", "dynamic"])
+            return True
+
+    Return True once the table is empty, or None to leave it to another plugin (with
+    none, the trial waits out the marker's ``age_time``).
     """
 
 

@@ -46,14 +46,17 @@ def rfc2889(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: 
     `.partially_meshed(direction)`, `.congestion_control()`,
     `.maximum_forwarding_rate()`, `.address_caching_capacity()`,
     `.address_learning_rate()`, `.errored_frame_filtering()`,
-    `.broadcast_forwarding()` (docs/rfc2889.md)."""
+    `.broadcast_forwarding()` (docs/rfc2889.md); the DUT's hooks (docs/hooks.md) run
+    around every trial."""
     from ..bench.rfc2889 import Rfc2889Runner
     from ..bench.settings import Rfc2889Mark
+    from .dut_hooks import dut_flush_addresses
+    from .fixtures import _hook_runner, trial_hooks
 
     mark = request.node.get_closest_marker("rfc2889")
     parsed = parse_rfc2889(mark) if mark is not None else Rfc2889Mark()
     dut = _netload_built[1]
-    flush = getattr(dut, "flush_fdb", None)
     first = netload_ports.ports[netload_ports.topology.ports[0].name]
-    return Rfc2889Runner(first.engine, netload_ports, parsed, flush=flush,
-                         test=request.node.nodeid)
+    return Rfc2889Runner(first.engine, netload_ports, parsed,
+                         flush=dut_flush_addresses(_hook_runner(request.config), dut),
+                         test=request.node.nodeid, hooks=trial_hooks(request, dut))

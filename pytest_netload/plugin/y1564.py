@@ -27,7 +27,7 @@ Y1564_HELP = (
     "interval='1s', availability_threshold=0.5, availability_n=10, fdv_quantile=99.9, "
     "drain='0.1s', retries=2, wire=0, learning_frames=10, checkpoint=True, "
     "checkpoint_every='10s', bursts=False, burst_sizes=[1.0], burst_idle=None, "
-    "burst_tolerance=1): ITU-T Y.1564 "
+    "burst_tolerance=1, direction='one'): ITU-T Y.1564 "
     "service activation with the y1564 fixture. Each service: {'name', 'cir' (e.g. "
     "'10Mbit/s', L2 with FCS), 'eir', 'cbs', 'ebs', 'frame_size', 'dscp', 'pcp', 'vlan', "
     "'dport', 'colour' ('dscp' or 'pcp'), 'green', 'yellow', 'sac': {'flr': '0.1%', "
@@ -36,7 +36,7 @@ Y1564_ARGS = ("services", "steps", "step_duration", "eir_step", "policing",
               "policing_overshoot", "ir_tolerance", "spt_duration", "interval",
               "availability_threshold", "availability_n", "fdv_quantile", "drain", "retries",
               "wire", "learning_frames", "checkpoint", "checkpoint_every", "bursts",
-              "burst_sizes", "burst_idle", "burst_tolerance")
+              "burst_sizes", "burst_idle", "burst_tolerance", "direction")
 
 
 def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
@@ -48,12 +48,14 @@ def parse_y1564(mark: pytest.Mark) -> Y1564Mark:
 
 
 @pytest.fixture
-def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any) -> Y1564Runner:
+def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: Any,
+          _netload_built: Any) -> Y1564Runner:
     """Y.1564 procedures on the marker's services and wire: `y1564.sct()`,
-    `y1564.bursts()`, `y1564.spt()`, `y1564.run()` (docs/y1564.md)."""
+    `y1564.bursts()`, `y1564.spt()`, `y1564.run()` (docs/y1564.md); the DUT's hooks
+    (docs/hooks.md) run around every step, interval and burst."""
     from ..bench.settings import Y1564Mark
     from ..bench.y1564 import Y1564Runner
-    from .fixtures import _engine_of_wire, _settings, report_dir
+    from .fixtures import _engine_of_wire, _settings, report_dir, trial_hooks
 
     mark = request.node.get_closest_marker("y1564")
     parsed = parse_y1564(mark) if mark is not None else Y1564Mark()
@@ -62,6 +64,7 @@ def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: An
         return Y1564Runner(_engine_of_wire(netload_ports, parsed.wire, netload_engine),
                            netload_ports, parsed, test=request.node.nodeid,
                            step_override_s=settings.trial_duration_s,
-                           checkpoint_dir=report_dir(request.config))
+                           checkpoint_dir=report_dir(request.config),
+                           hooks=trial_hooks(request, _netload_built[1]))
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"@pytest.mark.y1564: {exc}") from None

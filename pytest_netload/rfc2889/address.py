@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..search.bisection import check_count, check_rate, search_count, search_rate
 from ..search.lower_bound import lower_bound_by_generator
 from ..search.resolution import Resolution, check_reachable
@@ -67,6 +68,11 @@ class AddressTrial:
     invalid_reason: str | None = None
     learning_rate_fps: float | None = None
     test_rate_fps: float | None = None
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         check_count(self.count, "address trial count")
@@ -88,7 +94,8 @@ class AddressTrial:
                 "flooded": self.flooded, "lost": self.lost, "learned_all": self.learned_all,
                 "learning_rate_fps": self.learning_rate_fps,
                 "test_rate_fps": self.test_rate_fps, "valid": self.valid,
-                "invalid_reason": self.invalid_reason}
+                "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ each receiving port at the throughput, from that trial.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..measure.latency import LatencyResult
 from ..search.bisection import check_count, check_rate, search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
@@ -40,6 +41,11 @@ class BroadcastTrial:
     invalid_reason: str | None = None
     port_names: tuple[str, ...] = ()
     """The receiving ports in the order of `rx`; empty when the binding does not say."""
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         check_rate(self.offered_pps, "broadcast trial offered_pps")
@@ -88,7 +94,8 @@ class BroadcastTrial:
                 "forwarding_pps": self.forwarding_pps, "port_names": list(self.port_names),
                 "latency": [None if lat is None or lat.empty else lat.as_dict()
                             for lat in self.latency],
-                "valid": self.valid, "invalid_reason": self.invalid_reason}
+                "valid": self.valid, "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 BroadcastMeasurer = Measurer[float, BroadcastTrial]

@@ -22,11 +22,12 @@ expected share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..search.bisection import check_rate
 from ..search.settings import TrialSettings
 from ..search.trial import Measurer, require_valid, valid_trial
@@ -86,6 +87,11 @@ class CongestionTrial:
     invalid_reason: str | None = None
     port_names: tuple[str, ...] = ()
     """The topology's ports playing A, B, C and D, in that order; empty when unnamed."""
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         check_rate(self.load_pps_per_port, "congestion trial load_pps_per_port")
@@ -114,7 +120,8 @@ class CongestionTrial:
         return {"load_pps_per_port": self.load_pps_per_port, "duration_s": self.duration_s,
                 "streams": [s.as_dict() for s in self.streams],
                 "pause_frames": self.pause_frames, "port_names": list(self.port_names),
-                "valid": self.valid, "invalid_reason": self.invalid_reason}
+                "valid": self.valid, "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 CongestionMeasurer = Measurer[float, CongestionTrial]

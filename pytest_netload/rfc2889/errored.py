@@ -21,10 +21,11 @@ the others still run. Each case is one trial (a generator failure is retried) of
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..search.bisection import check_count, check_rate
 from ..search.settings import TrialSettings
 from ..search.trial import Measurer, valid_trial
@@ -77,6 +78,11 @@ class ErroredTrial:
     duration_s: float
     valid: bool = True
     invalid_reason: str | None = None
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         check_count(self.tx, "errored trial tx", least=0)
@@ -91,7 +97,8 @@ class ErroredTrial:
         return {"kind": self.case.kind, "frame_size": self.case.frame_size, "tx": self.tx,
                 "forwarded": self.forwarded, "filtered": self.filtered,
                 "duration_s": self.duration_s, "valid": self.valid,
-                "invalid_reason": self.invalid_reason}
+                "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 ErroredMeasurer = Measurer[ErroredCase, ErroredTrial]

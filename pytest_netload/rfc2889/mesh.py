@@ -12,10 +12,11 @@ forwards the maximum without loss is measured once.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..search.bisection import check_rate, search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
@@ -49,6 +50,11 @@ class MeshTrial:
     invalid_reason: str | None = None
     port_names: tuple[str, ...] = ()
     """The ports in the order of `tx` and `rx`; empty when the binding does not say."""
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tx", _counts(self.tx, "tx"))
@@ -101,7 +107,8 @@ class MeshTrial:
                 "rx": list(self.rx), "tx_total": self.tx_total, "rx_total": self.rx_total,
                 "lost": self.lost, "loss_ratio": self.loss_ratio,
                 "forwarding_pps": self.forwarding_pps, "valid": self.valid,
-                "invalid_reason": self.invalid_reason}
+                "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 ForwardingMeasurer = Measurer[float, MeshTrial]

@@ -16,10 +16,11 @@ core's binary search from the maximum down to the resolution).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..search.bisection import check_rate, search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
@@ -57,6 +58,11 @@ class PartialMeshTrial:
     valid: bool = True
     invalid_reason: str | None = None
     port_names: tuple[str, ...] = ()
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tx", _counts(self.tx, "tx"))
@@ -95,7 +101,8 @@ class PartialMeshTrial:
                 "port_names": list(self.port_names), "tx": list(self.tx),
                 "rx": list(self.rx), "lost": self.lost, "loss_ratio": self.loss_ratio,
                 "forwarding_pps": self.forwarding_pps, "valid": self.valid,
-                "invalid_reason": self.invalid_reason}
+                "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 PartialMeshMeasurer = Measurer[float, PartialMeshTrial]

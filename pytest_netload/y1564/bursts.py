@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..search.settings import TrialSettings
 from ..search.trial import Measurer, valid_trial
 from ..units import frame_bits
@@ -76,6 +77,11 @@ class BurstSample:
     the first frame to the last); None: not measured (a burst of one frame)."""
     valid: bool = True
     invalid_reason: str | None = None
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         for name in ("tx_frames", "rx_frames", "frame_size"):
@@ -97,7 +103,8 @@ class BurstSample:
         return {"tx_frames": int(self.tx_frames), "rx_frames": int(self.rx_frames),
                 "lost": self.lost, "frame_size": int(self.frame_size),
                 "rate_bps": None if self.rate_bps is None else float(self.rate_bps),
-                "valid": self.valid, "invalid_reason": self.invalid_reason}
+                "valid": self.valid, "invalid_reason": self.invalid_reason,
+                **dut_record(self.attribution, self.dut_health)}
 
 
 BurstMeasurer = Measurer[Burst, BurstSample]
@@ -196,7 +203,8 @@ class BurstStep:
                 "lost": None if s is None else s.lost,
                 "rate_bps": None if s is None or s.rate_bps is None else float(s.rate_bps),
                 "passed": self.passed, "reason": self.reason, "tries": self.tries,
-                "invalid_reasons": list(self.invalid_reasons)}
+                "invalid_reasons": list(self.invalid_reasons),
+                **({} if s is None else dut_record(s.attribution, s.dut_health))}
 
 
 @dataclass(frozen=True)

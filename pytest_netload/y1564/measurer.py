@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
+from ..measure.dut import LossAttribution, dut_record
 from ..measure.latency import LatencyResult
 from ..search.trial import Measurer
 
@@ -66,6 +67,11 @@ class ServiceSample:
     invalid_reason: str | None = None
     yellow_tx_frames: int | None = None
     yellow_rx_frames: int | None = None
+    attribution: LossAttribution | None = field(default=None, compare=False, repr=False)
+    """The trial's loss attributed to the DUT's and the generator's counters (the DUT
+    hooks, bench/dut_trial.py); None where not read."""
+    dut_health: str | None = None
+    """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
         if (self.yellow_tx_frames is None) != (self.yellow_rx_frames is None):
@@ -150,6 +156,7 @@ class ServiceSample:
             "lost": self.lost, "flr": self.flr, "ir_bps": self.ir_bps, "ftd_s": self.ftd_s,
             "fdv_s": self.fdv_s(), "valid": self.valid, "invalid_reason": self.invalid_reason,
             "yellow": self.yellow_dict(),
+            **dut_record(self.attribution, self.dut_health),
         }
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..measure.dut import dut_record
 from ..search.settings import TrialSettings
 from ..search.trial import valid_trial
 from ..units import run_seconds
@@ -83,6 +84,7 @@ class SctStep:
             "checks": [c.as_dict() for c in self.checks], "passed": self.passed,
             "reason": self.reason, "tries": self.tries,
             "invalid_reasons": list(self.invalid_reasons),
+            **({} if s is None else dut_record(s.attribution, s.dut_health)),
         }
 
 

@@ -21,7 +21,7 @@ import math
 import numbers
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -258,6 +258,10 @@ class Service:
     """The colour field's value of green frames (the load up to the CIR)."""
     yellow: int | None
     """The colour field's value of yellow frames (the load above the CIR)."""
+    wire: str = field(default="", repr=False)
+    """The wire the service runs on ("p0->p1"), where a test runs services on several
+    (Y.1564 with direction="both": each direction is a service); "" on the one wire.
+    Services on different wires never overlap."""
 
     def __init__(self, name: str, cir: object, eir: object = None, cbs: object = None,
                  ebs: object = None, frame_size: object = DEFAULT_FRAME_SIZE,
@@ -443,7 +447,7 @@ def check_services(services: Iterable[Service | Mapping[str, Any]],
     for i, a in enumerate(out):
         for b in out[i + 1:]:
             how = next((h for ca in a.classifiers for cb in b.classifiers
-                        if (h := ca.overlap(cb)) is not None), None)
+                        if (h := ca.overlap(cb)) is not None), None) if a.wire == b.wire else None
             if how is not None:
                 detail = ", ".join(f"{k} {v}" for k, v in how.items())
                 raise NetloadConfigError(

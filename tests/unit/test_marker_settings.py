@@ -257,13 +257,13 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      ' eir_step, policing, policing_overshoot, ir_tolerance, spt_duration, interval,'
      ' availability_threshold, availability_n, fdv_quantile, drain, retries, wire,'
      ' learning_frames, checkpoint, checkpoint_every, bursts, burst_sizes, burst_idle,'
-     ' burst_tolerance)'),
+     ' burst_tolerance, direction)'),
     ("y1564", (), {"service": []},
      "unknown argument 'service'; y1564 takes services, steps, step_duration, eir_step,"
      ' policing, policing_overshoot, ir_tolerance, spt_duration, interval,'
      ' availability_threshold, availability_n, fdv_quantile, drain, retries, wire,'
      ' learning_frames, checkpoint, checkpoint_every, bursts, burst_sizes, burst_idle,'
-     ' burst_tolerance: rename or remove it'),
+     ' burst_tolerance, direction: rename or remove it'),
     ("y1564", (), {"services": "data"},
      "services='data': give a list of services, each a dict like {'name': 'data', 'cir':"
      " '10Mbit/s'}"),
