@@ -8,8 +8,10 @@ the service's green and yellow DSCP or PCP and counted apart at RX. One call of
 load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
 the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
 y1564/ (service configuration test, service performance test) call it: a step of
-the configuration test is one run, an interval of the performance test is one run,
-so between two intervals the traffic pauses for the drain (`drain`, default 0.1 s).
+the configuration test is one run. The performance test is one run too
+(`EngineServiceMeasurer.measure_intervals`): the engine snapshots every service's
+counters and latency histogram at each interval's end while traffic flows, so no
+pause separates two intervals and a policer's bucket never refills between them.
 `EngineBurstMeasurer` sends the burst tests' bursts: after the idle time, one
 count-bounded run of the service's stream at the port's maximum rate.
 """
@@ -25,9 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
-from ..errors import NetloadConfigError
+from ..engine.handles import hardware_clock
+from ..engine.intervals import Interval
+from ..errors import NetloadConfigError, NetloadEnvironmentError
+from ..measure.histogram import LogHistogram
+from ..measure.latency import LatencyResult
 from ..measure.recording import record_measurement
 from ..search.settings import TrialSettings
 from ..traffic.patterns import CBR
@@ -51,7 +59,7 @@ from . import progress
 from .harness import WiredPorts
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
-from .validity import generator_failure, late_burst_reason
+from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
 
 __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",
            "Y1564Result",
@@ -75,6 +83,8 @@ class EngineServiceMeasurer:
     cir_bps: Mapping[str, float] = field(default_factory=dict)
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
+    intervals: list[Any] = field(default_factory=list, repr=False)
+    """The last `measure_intervals` run's intervals (`engine.intervals.Interval`)."""
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
@@ -88,8 +98,8 @@ class EngineServiceMeasurer:
         green_bps = min(bps, self.cir_bps[name])
         return [("green", stream, green_bps), ("yellow", yellow, bps - green_bps)]
 
-    def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
-        """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
+    def _entries(self, load: Mapping[str, float]) -> list[tuple[str, str, float, float, Any]]:
+        """(service, colour, L2 bit rate, pps, Tx) of each stream `load` sends."""
         entries: list[tuple[str, str, float, float, Any]] = []
         for name, bps in load.items():
             for colour, stream, part in self._split(name, bps):
@@ -98,6 +108,11 @@ class EngineServiceMeasurer:
                 pps = part / frame_bits(stream.mean_frame_size, "l2")
                 phases = tuple(CBR().phases(lambda _r, p=pps: p, Rate(pps, "pps"), seed=1))
                 entries.append((name, colour, part, pps, Tx(stream, 0, phases)))
+        return entries
+
+    def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
+        """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
+        entries = self._entries(load)
         if not entries:
             return {}
         progress.trial_start(offered_bps=sum(e[2] for e in entries))
@@ -128,6 +143,76 @@ class EngineServiceMeasurer:
                 yellow_tx_frames=None if yellow is None else int(yellow[1].tx_packets),
                 yellow_rx_frames=None if yellow is None else int(yellow[1].rx_unique))
         return out
+
+    def measure_intervals(self, load: Mapping[str, float], interval_s: float, count: int,
+                          on_interval: Callable[[Mapping[str, ServiceSample]], None]) -> None:
+        """Each service of `load` at its rate for `count` intervals of `interval_s`, in
+        one run: `on_interval` gets each interval's samples as it ends. An interval is
+        invalid when its snapshot was lost or the generator sent more than 1 % short of
+        its schedule in it."""
+        entries = self._entries(load)
+        if not entries:
+            for _ in range(count):
+                on_interval({})
+            return
+        progress.trial_start(offered_bps=sum(e[2] for e in entries))
+        hello = self.engine._hello()
+        resolution = 1e9 / hello.tsc_hz if hello.tsc_hz else None
+        clocks = ["nic-hardware" if hardware_clock(e[4].stream, self.rx) else "tsc-software"
+                  for e in entries]
+        got = 0
+
+        def one(iv: Interval) -> None:
+            nonlocal got
+            got += 1
+            parts: dict[str, dict[str, tuple[int, int, float, LatencyResult | None]]] = {}
+            reasons: dict[str, list[str]] = {}
+            for i, (name, colour, bps, pps, _tx) in enumerate(entries):
+                tx = int(iv.tx_packets[i])
+                scheduled = pps * interval_s
+                why = None if iv.valid[i] else (
+                    "the engine's snapshot of this interval was lost (its host read them "
+                    "too late): the counts span more than the interval")
+                if why is None and tx < scheduled * (1 - TX_TOLERANCE) - 1:
+                    why = (f"the generator sent {fmt.count(tx)} of "
+                           f"{fmt.count(round(scheduled))} scheduled frames in this interval")
+                if why is not None:
+                    reasons.setdefault(name, []).append(
+                        f"{colour} frames: {why}" if name in self.yellow else why)
+                hist = iv.latency_hist[i]
+                latency = None
+                if hist.any():
+                    h = LogHistogram(hist.astype(np.uint64), iv.latency_lower_ns)
+                    latency = LatencyResult(h, clock=clocks[i], resolution_ns=resolution,
+                                            samples=h.total,
+                                            duplicates=int(iv.duplicates[i]),
+                                            reordered=int(iv.reordered[i]))
+                parts.setdefault(name, {})[colour] = (tx, int(iv.rx_unique[i]), bps, latency)
+            out: dict[str, ServiceSample] = {}
+            for name, by_colour in parts.items():
+                green, yellow = by_colour.get("green"), by_colour.get("yellow")
+                why = "; ".join(reasons.get(name, [])) or None
+                out[name] = ServiceSample(
+                    service=name, offered_bps=sum(p[2] for p in by_colour.values()),
+                    duration_s=interval_s,
+                    frame_size=int(round(self.streams[name].mean_frame_size)),
+                    tx_frames=0 if green is None else green[0],
+                    rx_frames=0 if green is None else green[1],
+                    latency=None if green is None else green[3],
+                    valid=why is None, invalid_reason=why,
+                    yellow_tx_frames=None if yellow is None else yellow[0],
+                    yellow_rx_frames=None if yellow is None else yellow[1])
+            self.intervals.append(iv)
+            on_interval(out)
+
+        run = self.engine.run([e[4] for e in entries], self.rx,
+                              duration_s=interval_s * count, interval_s=interval_s,
+                              drain_s=self.drain_s, on_interval=one)
+        self.runs += 1
+        self.last_run = run
+        if got != count:
+            raise NetloadEnvironmentError(
+                f"the engine gave {got} of the run's {count} intervals; its log may say why")
 
 
 @dataclass
@@ -225,6 +310,9 @@ class Y1564Runner:
                 "'data', 'cir': '10Mbit/s', 'sac': {'flr': '0.1%', 'ftd': '10ms'}}])")
         self.services = check_services(mark.services, ports.topology.line_rate_bps)
         self._learned = False
+        #: The last `spt()` run's engine intervals (`engine.intervals.Interval`, in order):
+        #: each service's counts and first/last arrival per interval.
+        self.spt_intervals: list[Any] = []
 
     def service(self, name: str) -> Service:
         for s in self.services:
@@ -369,6 +457,7 @@ class Y1564Runner:
         again = bool(path is not None and path.exists()) if resume is None else resume
         on_interval = self._spt_progress(seconds)
         with self._measurer(self.services) as measurer:
+            self.spt_intervals = measurer.intervals
             result = service_performance_test(
                 measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
                 availability_threshold=m.availability_threshold,
