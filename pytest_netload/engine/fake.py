@@ -41,7 +41,7 @@ import numpy as np
 from .. import _native_facts as facts
 from .. import errors
 from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, parse_fake_engine
-from .fake_intervals import snapshots
+from .fake_intervals import count_of, snapshots
 from .fake_model import (
     HIST_MAX_SUB_BITS,
     HIST_MIN_SUB_BITS,
@@ -402,12 +402,12 @@ class FakeHost:
         spec = run.spec
         if not spec.interval_ns:
             return ()
-        every = snapshots(run.outcome.arrays, spec.duration_ns, spec.interval_ns)
-        upto = len(every) if state == "done" else min(len(every) - 1,
-                                                       elapsed // spec.interval_ns)
-        out = tuple(every[run.intervals_sent:upto])
+        count = count_of(spec.duration_ns, spec.interval_ns)
+        upto = count if state == "done" else min(count - 1, elapsed // spec.interval_ns)
+        out = snapshots(run.outcome.arrays, spec.duration_ns, spec.interval_ns,
+                        run.intervals_sent, upto)
         run.intervals_sent = max(run.intervals_sent, upto)
-        return out
+        return tuple(out)
 
     def op_run_stop(self, run_id: int) -> None:
         """TX stops where the last poll found it: the run is worked out again, to then."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from .intervals import FIELDS, pack
 
-__all__ = ["snapshots"]
+__all__ = ["count_of", "snapshots"]
 
 
 def _before(first: float, last: float, n: int, t: float) -> int:
@@ -36,14 +36,20 @@ def _between(first: float, last: float, n: int, lo: float, hi: float) -> tuple[i
     return max(1, round(first + a * step)), max(1, round(first + (b - 1) * step))
 
 
-def snapshots(arrays: dict[str, np.ndarray], duration_ns: int, interval_ns: int
-              ) -> list[dict[str, Any]]:
-    """Every interval's cumulative snapshot of a worked-out run, in order."""
+def count_of(duration_ns: int, interval_ns: int) -> int:
+    """The intervals of a run."""
+    return max(1, round(duration_ns / interval_ns))
+
+
+def snapshots(arrays: dict[str, np.ndarray], duration_ns: int, interval_ns: int,
+              start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+    """The cumulative snapshots of intervals start..stop (default: to the last) of a
+    worked-out run, in order."""
     tx, rx, hist = arrays["tx"], arrays["rx"], arrays["rx_latency_hist"]
     n_tx = len(tx)
-    count = max(1, round(duration_ns / interval_ns))
+    count = count_of(duration_ns, interval_ns)
     out = []
-    for k in range(count):
+    for k in range(start, count if stop is None else min(stop, count)):
         end = (k + 1) * interval_ns if k < count - 1 else float("inf")
         stats = np.zeros((n_tx, len(FIELDS)), dtype=np.uint64)
         h = np.zeros_like(hist, dtype=np.uint64)

@@ -53,9 +53,8 @@ def test_continuous(y1564):
     if not all(0 < g < 0.03 for g in gaps) and whole.tx_preemptions \
             and whole.tx_wait_cpu_ns > max(gaps) * 1e9:
         # the worker (TX and RX) lost its CPU longer than the gap: the machine's pause
-        pytest.skip(f"busy machine: gaps {gaps}; the worker waited "
-                    f"{whole.tx_wait_cpu_ns / 1e6:.0f} ms for its CPU in "
-                    f"{whole.tx_preemptions} preemptions")
+        pytest.skip("busy machine: gaps %s; the worker waited %.0f ms for its CPU in %d "
+                    "preemptions" % (gaps, whole.tx_wait_cpu_ns / 1e6, whole.tx_preemptions))
     assert all(0 < g < 0.03 for g in gaps), gaps  # RX polls in bursts on a busy veth
     # The policer passes at most its CIR plus one bucket over the whole run: its bucket
     # filled once. A run per interval refilled it in every pause (6 x 100 kbit here).
