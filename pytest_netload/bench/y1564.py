@@ -21,9 +21,10 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,9 @@ from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
 from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
 
+#: Intervals of the last SPT run the measurer keeps for a look after it (an hour's).
+KEPT_INTERVALS = 3600
+
 __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",
            "Y1564Result",
            "Y1564Runner", "checkpoint_path"]
@@ -83,8 +87,11 @@ class EngineServiceMeasurer:
     cir_bps: Mapping[str, float] = field(default_factory=dict)
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
-    intervals: list[Any] = field(default_factory=list, repr=False)
-    """The last `measure_intervals` run's intervals (`engine.intervals.Interval`)."""
+    intervals: deque[Any] = field(default_factory=lambda: deque(maxlen=KEPT_INTERVALS),
+                                  repr=False)
+    """The last `measure_intervals` run's intervals (`engine.intervals.Interval`), the
+    last KEPT_INTERVALS of them, without their latency histograms (a 24-h run's would
+    take gigabytes)."""
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
@@ -156,6 +163,7 @@ class EngineServiceMeasurer:
                 on_interval({})
             return
         progress.trial_start(offered_bps=sum(e[2] for e in entries))
+        self.intervals.clear()
         hello = self.engine._hello()
         resolution = 1e9 / hello.tsc_hz if hello.tsc_hz else None
         clocks = ["nic-hardware" if hardware_clock(e[4].stream, self.rx) else "tsc-software"
@@ -202,7 +210,7 @@ class EngineServiceMeasurer:
                     valid=why is None, invalid_reason=why,
                     yellow_tx_frames=None if yellow is None else yellow[0],
                     yellow_rx_frames=None if yellow is None else yellow[1])
-            self.intervals.append(iv)
+            self.intervals.append(replace(iv, latency_hist=iv.latency_hist[:, :0]))
             on_interval(out)
 
         run = self.engine.run([e[4] for e in entries], self.rx,
@@ -310,8 +318,9 @@ class Y1564Runner:
                 "'data', 'cir': '10Mbit/s', 'sac': {'flr': '0.1%', 'ftd': '10ms'}}])")
         self.services = check_services(mark.services, ports.topology.line_rate_bps)
         self._learned = False
-        #: The last `spt()` run's engine intervals (`engine.intervals.Interval`, in order):
-        #: each service's counts and first/last arrival per interval.
+        #: The last `spt()` run's engine intervals (`engine.intervals.Interval`, in order,
+        #: the last hour's, without histograms): each service's counts and first/last
+        #: arrival per interval.
         self.spt_intervals: list[Any] = []
 
     def service(self, name: str) -> Service:
@@ -457,13 +466,15 @@ class Y1564Runner:
         again = bool(path is not None and path.exists()) if resume is None else resume
         on_interval = self._spt_progress(seconds)
         with self._measurer(self.services) as measurer:
-            self.spt_intervals = measurer.intervals
-            result = service_performance_test(
-                measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
-                availability_threshold=m.availability_threshold,
-                availability_n=m.availability_n, checkpoint=path, resume=again,
-                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
-                on_interval=on_interval)
+            try:
+                result = service_performance_test(
+                    measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
+                    availability_threshold=m.availability_threshold,
+                    availability_n=m.availability_n, checkpoint=path, resume=again,
+                    fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
+                    on_interval=on_interval)
+            finally:
+                self.spt_intervals = list(measurer.intervals)
         record_measurement("y1564_spt", {**result.as_dict(), "traffic": self._traffic(),
                                          "checkpoint": None if path is None else str(path),
                                          "resumed": again})

@@ -44,7 +44,7 @@ def test_continuous(y1564):
     whole = y1564.engine.last_result.streams[0]  # every frame in exactly one interval
     assert sum(int(iv.tx_packets[0]) for iv in ivs) == whole.tx_packets
     assert sum(int(iv.rx_packets[0]) for iv in ivs) == whole.rx_packets
-    assert sum(int(iv.latency_hist[0].sum()) for iv in ivs) == whole.latency_samples
+    assert sum(int(iv.latency_samples[0]) for iv in ivs) == whole.latency_samples
     print("GAPS_S", gaps)
     print("IR_BPS", ir)
     print("FIRST_LAST_NS", [(int(iv.first_rx_ns[0]), int(iv.last_rx_ns[0])) for iv in ivs])
@@ -60,7 +60,9 @@ def test_continuous(y1564):
     # filled once. A run per interval refilled it in every pause (6 x 100 kbit here).
     # The sum, not each interval: which interval a frame near an end falls in moves
     # with the RX polls, the total does not.
-    assert sum(ir) <= 6 * 10_000_000 + 12_500 * 8 + 50_000, ir
+    # 0.3 % of rate slack: the engine's TSC rate and the kernel's clock (the policer's)
+    # were seen 0.15 % apart; a bucket per interval is 1 % an interval more.
+    assert sum(ir) <= 6 * 10_000_000 * 1.003 + 12_500 * 8, ir
 """
 
 
