@@ -44,7 +44,7 @@ MAX_LINES = 600
 # (layer, what it holds, its .c files), highest first
 LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("run", "a run's life (start, workers, poll, stop, free) and what it measured",
-     ("run.c", "results.c")),
+     ("run.c", "results.c", "interval.c")),
     ("tasks", "a worker's tasks: the run's configuration loaded into them, the TX step, "
      "the RX step and its accounting, the delay line",
      ("conf.c", "tx.c", "rx.c", "rx_account.c", "fwd.c")),

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 14,
+	NETLOAD_ABI_VERSION = 15,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
@@ -372,6 +372,8 @@ struct netload_run_conf {
 	uint32_t capture_snaplen; /* bytes kept of each (0: 128) */
 	uint64_t hist_pages;      /* histogram pages of 64 buckets for the run, all streams and
 	                           * RX queues; 0: as many as fit (see rx.c) */
+	uint64_t interval_ns;     /* 0: none; else the run (duration_ns, a multiple of it) is
+	                           * counted in intervals of this length too (interval.c) */
 };
 
 struct netload_run_status {
@@ -474,3 +476,31 @@ int netload_run_capture(const struct netload_run *run, uint32_t rx_index, uint8_
 		uint32_t snaplen, uint32_t *len, uint64_t *ns, uint32_t n);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);
+/*
+ * Intervals (a run with interval_ns): each stream's counters at the end of
+ * interval k, cumulative from the start; a frame is in the interval its RX
+ * poll's clock falls in, a TX packet in the one its send falls in. Interval k
+ * ends at (k + 1) * interval_ns after the start deadline; the last one at the
+ * run's end, drain included.
+ */
+struct netload_interval_stats {
+	uint64_t tx_packets;
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t duplicates;
+	uint64_t reordered;
+	uint64_t latency_sum_ns;
+	uint64_t latency_samples;
+	uint64_t hist_unrecorded;
+	uint64_t first_rx_ns;     /* first arrival in this interval, ns after the start
+	                           * deadline; 0: none in it */
+	uint64_t last_rx_ns;      /* last arrival in it; 0: none */
+};
+/* The host has read the intervals before `read` (their ring slots are free again);
+ * returns how many intervals can be read now (the last one once the run is done),
+ * or < 0. */
+int netload_run_intervals(struct netload_run *run, uint32_t read);
+/* Interval k of stream tx_index, its latency histogram (cumulative) into counts[0..n):
+ * 0, or 1 when the snapshot was lost (the host read the ring too late), or < 0. */
+int netload_run_interval(const struct netload_run *run, uint32_t k, uint32_t tx_index,
+		struct netload_interval_stats *out, uint64_t *counts, uint32_t n);

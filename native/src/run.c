@@ -150,6 +150,10 @@ worker_main(void *arg)
 	for (;;) {
 		if (unlikely(SHARED_LOAD(&run->abort)))
 			break;
+		/* Intervals: the snapshots of ends passed (the packets sent and the frames
+		 * polled so far were all before the end). */
+		if (unlikely(run->ivl != NULL))
+			netload_ivl_turn(run, w, rte_rdtsc());
 		if (sending) {
 			uint32_t active = 0;
 			int over;
@@ -217,6 +221,8 @@ worker_main(void *arg)
 	/* Histogram additions still in the queues' logs, before the results are read. */
 	for (i = 0; i < w->n_rx; i++)
 		netload_rx_flush(run, &run->rx[w->rx[i]]);
+	if (run->ivl != NULL)
+		netload_ivl_finish(run, w);
 	cpu_account(run, w, &mark);
 	__atomic_add_fetch(&run->finished, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -247,6 +253,7 @@ netload_run_free(struct netload_run *run)
 	for (i = 0; run->rx != NULL && i < run->n_rx; i++)
 		netload_rx_task_free(run, &run->rx[i]);
 	netload_rx_arena_free(run);
+	netload_ivl_free(run);
 	for (i = 0; i < run->n_fwd; i++) {
 		if (run->fwd[i].slots != NULL)
 			netload_fwd_release_all(&run->fwd[i]);
@@ -415,6 +422,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		netload_scale(c->duration_ns, run->hz, NETLOAD_NS_PER_S, &run->end_tsc);
 		run->end_tsc += run->start_tsc;
 	}
+	ret = netload_ivl_init(run, c);
+	if (ret < 0)
+		goto fail;
 	SHARED_STORE(&run->tx_end_tsc, run->end_tsc);
 	if (SHARED_LOAD(&run->tx_running) == 0)
 		SHARED_STORE(&run->drain_end_tsc, run->end_tsc ? run->end_tsc :

@@ -117,6 +117,7 @@ struct rx_stream_state {
 	uint64_t **ipdv_pos;      /* |IPDV| of increases, ns */
 	uint64_t **ipdv_neg;      /* |IPDV| of decreases */
 	uint64_t first_tsc;
+	uint64_t ivl_first_tsc;   /* first arrival of the current interval; 0: none yet */
 	/* The commonest values, counted here and added to bucket 0 of their histogram
 	 * when it is read (results.c): gap 0 (frames of one burst) and IPDV 0 (frames
 	 * of one TX burst), kept off the pages, whose every addition is a cache miss
@@ -170,6 +171,8 @@ struct rx_task {
 	uint64_t sleeps;
 	uint64_t *seen_block;     /* every stream's sequence window, in one allocation */
 	uint64_t **tables;        /* every stream's histogram page tables */
+	uint64_t snap_tsc;        /* the next interval's end (interval.c); UINT64_MAX: none */
+	uint32_t snaps;           /* shared: interval snapshots taken */
 	uint32_t hlog_n;          /* additions waiting in hlog */
 	struct rx_hist_add hlog[NETLOAD_RX_HLOG];
 	/* The burst whose accounting waits for the next poll (rx.c netload_rx_burst):
@@ -213,6 +216,8 @@ struct worker {
 	/* ARP/ND replies this worker sends: on (ctl_port[i], ctl_queue[i]), TX queues
 	 * no other worker uses in this run */
 	uint32_t n_ctl;
+	uint64_t tx_snap_tsc;     /* its TX tasks' next interval end; UINT64_MAX: none */
+	uint32_t tx_snaps;        /* shared: their interval snapshots taken */
 	uint16_t ctl_port[RTE_MAX_ETHPORTS];
 	uint16_t ctl_queue[RTE_MAX_ETHPORTS];
 } __rte_cache_aligned;
@@ -251,7 +256,63 @@ struct netload_run {
 	uint64_t drain_end_tsc;   /* set once TX has ended everywhere */
 	uint32_t finished;        /* workers returned */
 	int reaped;
+	struct run_intervals *ivl; /* NULL: no intervals (interval.c) */
 };
+
+/*
+ * Interval snapshots (interval.c): a ring of NETLOAD_IVL_RING slots, each every
+ * stream's cumulative counters and latency histogram at one interval's end, per
+ * RX queue and per TX task; a worker writes a slot only once the host has read
+ * the interval it held before.
+ */
+#define NETLOAD_IVL_RING 16
+
+struct ivl_rx {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t duplicates;
+	uint64_t reordered;
+	uint64_t lat_sum;
+	uint64_t lat_samples;
+	uint64_t hist_unrecorded;
+	uint64_t first_tsc;       /* first arrival in the interval; 0: none */
+	uint64_t last_tsc;        /* last one in it; 0: none */
+};
+
+struct run_intervals {
+	uint64_t interval_ns;
+	uint32_t n_snaps;         /* interval ends inside the run: all but the last's */
+	uint32_t read;            /* shared: intervals the host has read */
+	uint64_t *rx_seq;         /* [slot][rx]: k + 1 of the snapshot it holds; 0: none */
+	struct ivl_rx *rx;        /* [slot][rx][tx] */
+	uint64_t *hist;           /* [slot][rx][tx][lat_buckets] */
+	uint64_t *tx_seq;         /* [slot][tx] */
+	uint64_t *tx;             /* [slot][tx]: packets sent */
+	uint8_t *tx_sent;         /* [tx]: a worker sends it (not expect-only) */
+};
+
+/* The end of interval j of `run` on the TSC; UINT64_MAX past its last snapshot. */
+static inline uint64_t
+netload_ivl_end_tsc(const struct netload_run *run, uint32_t j)
+{
+	uint64_t cycles = 0;
+
+	if (run->ivl == NULL || j >= run->ivl->n_snaps)
+		return UINT64_MAX;
+	netload_scale((uint64_t)(j + 1) * run->ivl->interval_ns, run->hz, NETLOAD_NS_PER_S,
+			&cycles);
+	return run->start_tsc + cycles;
+}
+
+/* rx.c: the interval snapshots of an RX queue due by `now` (its frames accounted
+ * so far all arrived before the interval's end). */
+void netload_rx_snapshot(struct netload_run *run, struct rx_task *t, uint64_t now);
+
+/* interval.c: the snapshots, taken by the workers at each interval's end. */
+int netload_ivl_init(struct netload_run *run, const struct netload_run_conf *c);
+void netload_ivl_free(struct netload_run *run);
+void netload_ivl_turn(struct netload_run *run, struct worker *w, uint64_t now);
+void netload_ivl_finish(struct netload_run *run, struct worker *w);
 
 /* TSC cycles of `run` as ns, exactly (128-bit); the per-frame conversion is
  * netload_ticks_ns. */

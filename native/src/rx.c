@@ -171,6 +171,9 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	}
 	asan_fence(bufs, n, 1);
 	now = rte_rdtsc();
+	/* An interval ended before this burst came: the frames so far are all its. */
+	if (unlikely(now >= t->snap_tsc))
+		netload_rx_snapshot(run, t, now);
 	/* Did this burst arrive while TX was still on (its schedule, or its actual end)? */
 	tx_end = SHARED_LOAD(&run->tx_end_tsc);
 	by_end = tx_end == 0 || now < tx_end;
@@ -285,6 +288,7 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 
 	t->port_id = q->port_id;
 	t->queue = q->queue;
+	t->snap_tsc = UINT64_MAX;  /* netload_ivl_init sets it in a run with intervals */
 	if (c->capture_frames) {
 		t->capture = rte_malloc("netload_cap",
 				(size_t)c->capture_frames * run->capture_snaplen, 0);
@@ -357,4 +361,52 @@ netload_rx_task_free(const struct netload_run *run, struct rx_task *t)
 		rte_free(t->streams[j].sample_rx);
 	}
 	rte_free(t->streams);
+}
+
+/*
+ * The interval snapshots of queue t due by `now`: every frame accounted so far
+ * arrived before the interval's end, since a burst after it takes the snapshot
+ * before it is accounted (netload_rx_burst) and the worker takes it between
+ * polls (interval.c). Several ends passed at once (a stalled worker) give equal
+ * snapshots. A slot the host has not read yet is not overwritten: the snapshot
+ * is lost, and reading it says so.
+ */
+void
+netload_rx_snapshot(struct netload_run *run, struct rx_task *t, uint64_t now)
+{
+	struct run_intervals *iv = run->ivl;
+	uint32_t q = (uint32_t)(t - run->rx), i;
+
+	netload_rx_flush(run, t);
+	while (now >= t->snap_tsc) {
+		uint32_t j = t->snaps, slot = j % NETLOAD_IVL_RING;
+		size_t base = ((size_t)slot * run->n_rx + q) * run->n_tx;
+
+		if (j - SHARED_LOAD(&iv->read) < NETLOAD_IVL_RING) {
+			for (i = 0; i < run->n_tx; i++) {
+				struct rx_stream_state *st = &t->streams[i];
+				struct ivl_rx *o = &iv->rx[base + i];
+				uint64_t *h = iv->hist + (base + i) * run->lat_buckets;
+
+				o->packets = st->packets;
+				o->bytes = st->bytes;
+				o->duplicates = st->duplicates;
+				o->reordered = st->reordered;
+				o->lat_sum = st->lat_sum;
+				o->lat_samples = st->lat_samples;
+				o->hist_unrecorded = st->hist_unrecorded;
+				o->first_tsc = st->ivl_first_tsc;
+				o->last_tsc = st->ivl_first_tsc ? st->last_tsc : 0;
+				memset(h, 0, sizeof(*h) * run->lat_buckets);
+				netload_rx_hist_add_into(st->lat_hist, h, run->lat_buckets);
+				if (st->lat_b.n != 0 && st->lat_b.idx < run->lat_buckets)
+					h[st->lat_b.idx] += st->lat_b.n;
+			}
+			SHARED_STORE(&iv->rx_seq[(size_t)slot * run->n_rx + q], (uint64_t)j + 1);
+		}
+		for (i = 0; i < run->n_tx; i++)
+			t->streams[i].ivl_first_tsc = 0;
+		SHARED_STORE(&t->snaps, j + 1);
+		t->snap_tsc = netload_ivl_end_tsc(run, j + 1);
+	}
 }

@@ -316,6 +316,8 @@ gap(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st, uint
 			batch_add(run, t, st, st->gap_hist, &st->gap_b,
 					netload_hist_index_inline(netload_ticks_ns(g, run->ns_mult)));
 	}
+	if (unlikely(st->ivl_first_tsc == 0))
+		st->ivl_first_tsc = now;
 	st->gap_zero += frames - 1;
 	st->last_tsc = now;
 }

@@ -8,8 +8,10 @@ the service's green and yellow DSCP or PCP and counted apart at RX. One call of
 load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
 the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
 y1564/ (service configuration test, service performance test) call it: a step of
-the configuration test is one run, an interval of the performance test is one run,
-so between two intervals the traffic pauses for the drain (`drain`, default 0.1 s).
+the configuration test is one run. The performance test is one run too
+(`EngineServiceMeasurer.measure_intervals`): the engine snapshots every service's
+counters and latency histogram at each interval's end while traffic flows, so no
+pause separates two intervals and a policer's bucket never refills between them.
 `EngineBurstMeasurer` sends the burst tests' bursts: after the idle time, one
 count-bounded run of the service's stream at the port's maximum rate.
 """
@@ -20,16 +22,23 @@ import contextlib
 import copy
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
-from ..errors import NetloadConfigError
+from ..engine.handles import hardware_clock
+from ..engine.intervals import Interval
+from ..errors import NetloadConfigError, NetloadEnvironmentError
 from ..measure.dut import LossAttribution, merge_attributions
+from ..measure.histogram import LogHistogram
+from ..measure.latency import LatencyResult
 from ..measure.recording import record_measurement
 from ..search.settings import TrialSettings
 from ..traffic.patterns import CBR
@@ -55,7 +64,10 @@ from .harness import WiredPorts
 from .lanes import plan_wires
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
-from .validity import generator_failure, late_burst_reason
+from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
+
+#: Intervals of the last SPT run the measurer keeps for a look after it (an hour's).
+KEPT_INTERVALS = 3600
 
 __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",
            "Y1564Result",
@@ -83,6 +95,11 @@ class EngineServiceMeasurer:
     last_run: Any = field(default=None, repr=False)
     attributions: list[LossAttribution] = field(default_factory=list, repr=False)
     """Each run's loss attribution, all services together, in order."""
+    intervals: deque[Any] = field(default_factory=lambda: deque(maxlen=KEPT_INTERVALS),
+                                  repr=False)
+    """The last `measure_intervals` run's intervals (`engine.intervals.Interval`), the
+    last KEPT_INTERVALS of them, without their latency histograms (a 24-h run's would
+    take gigabytes)."""
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
@@ -96,8 +113,8 @@ class EngineServiceMeasurer:
         green_bps = min(bps, self.cir_bps[name])
         return [("green", stream, green_bps), ("yellow", yellow, bps - green_bps)]
 
-    def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
-        """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
+    def _entries(self, load: Mapping[str, float]) -> list[tuple[str, str, float, float, Any]]:
+        """(service, colour, L2 bit rate, pps, Tx) of each stream `load` sends."""
         entries: list[tuple[str, str, float, float, Any]] = []
         for name, bps in load.items():
             for colour, stream, part in self._split(name, bps):
@@ -106,6 +123,11 @@ class EngineServiceMeasurer:
                 pps = part / frame_bits(stream.mean_frame_size, "l2")
                 phases = tuple(CBR().phases(lambda _r, p=pps: p, Rate(pps, "pps"), seed=1))
                 entries.append((name, colour, part, pps, Tx(stream, 0, phases)))
+        return entries
+
+    def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
+        """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
+        entries = self._entries(load)
         if not entries:
             return {}
         progress.trial_start(offered_bps=sum(e[2] for e in entries))
@@ -167,6 +189,89 @@ class EngineServiceMeasurer:
         return replace(sample, valid=sample.valid and judged.valid, invalid_reason=reason,
                        attribution=judged.attribution if alone else None,
                        dut_health=judged.dut_health)
+
+    def measure_intervals(self, load: Mapping[str, float], interval_s: float, count: int,
+                          on_interval: Callable[[Mapping[str, ServiceSample]], None]) -> None:
+        """Each service of `load` at its rate for `count` intervals of `interval_s`, in
+        one run: `on_interval` gets each interval's samples as it ends. An interval is
+        invalid when its snapshot was lost or the generator sent more than 1 % short of
+        its schedule in it."""
+        entries = self._entries(load)
+        if not entries:
+            for _ in range(count):
+                on_interval({})
+            return
+        progress.trial_start(offered_bps=sum(e[2] for e in entries))
+        self.intervals.clear()
+        hello = self.engine._hello()
+        resolution = 1e9 / hello.tsc_hz if hello.tsc_hz else None
+        clocks = ["nic-hardware" if hardware_clock(e[4].stream, self.rx) else "tsc-software"
+                  for e in entries]
+        got = 0
+
+        def one(iv: Interval) -> None:
+            nonlocal got
+            got += 1
+            parts: dict[str, dict[str, tuple[int, int, float, LatencyResult | None]]] = {}
+            reasons: dict[str, list[str]] = {}
+            for i, (name, colour, bps, pps, _tx) in enumerate(entries):
+                tx = int(iv.tx_packets[i])
+                scheduled = pps * interval_s
+                why = None if iv.valid[i] else (
+                    "the engine's snapshot of this interval was lost (its host read them "
+                    "too late): the counts span more than the interval")
+                if why is None and tx < scheduled * (1 - TX_TOLERANCE) - 1:
+                    why = (f"the generator sent {fmt.count(tx)} of "
+                           f"{fmt.count(round(scheduled))} scheduled frames in this interval")
+                if why is not None:
+                    reasons.setdefault(name, []).append(
+                        f"{colour} frames: {why}" if name in self.yellow else why)
+                hist = iv.latency_hist[i]
+                latency = None
+                if hist.any():
+                    h = LogHistogram(hist.astype(np.uint64), iv.latency_lower_ns)
+                    latency = LatencyResult(h, clock=clocks[i], resolution_ns=resolution,
+                                            samples=h.total,
+                                            duplicates=int(iv.duplicates[i]),
+                                            reordered=int(iv.reordered[i]))
+                parts.setdefault(name, {})[colour] = (tx, int(iv.rx_unique[i]), bps, latency)
+            out: dict[str, ServiceSample] = {}
+            for name, by_colour in parts.items():
+                green, yellow = by_colour.get("green"), by_colour.get("yellow")
+                why = "; ".join(reasons.get(name, [])) or None
+                out[name] = ServiceSample(
+                    service=name, offered_bps=sum(p[2] for p in by_colour.values()),
+                    duration_s=interval_s,
+                    frame_size=int(round(self.streams[name].mean_frame_size)),
+                    tx_frames=0 if green is None else green[0],
+                    rx_frames=0 if green is None else green[1],
+                    latency=None if green is None else green[3],
+                    valid=why is None, invalid_reason=why,
+                    yellow_tx_frames=None if yellow is None else yellow[0],
+                    yellow_rx_frames=None if yellow is None else yellow[1])
+            self.intervals.append(replace(iv, latency_hist=iv.latency_hist[:, :0]))
+            on_interval(out)
+
+        def run_trial() -> tuple[Any, RunLoss]:
+            run = self.engine.run([e[4] for e in entries], self.rx,
+                                  duration_s=interval_s * count, interval_s=interval_s,
+                                  drain_s=self.drain_s, on_interval=one)
+            return run, RunLoss(sum(int(s.tx_packets) - int(s.rx_unique)
+                                    for s in run.streams))
+
+        # the whole run is one trial to the DUT hooks: their counters before and after
+        # it, its loss attributed (every interval's together)
+        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
+        ctx = self.dut.context(sizes[0] if len(sizes) == 1 else
+                               " + ".join(f"{n}B" for n in sizes),
+                               sum(e[3] for e in entries), interval_s * count)
+        self.last_run, judged = self.dut.around(ctx, run_trial, lambda t: t.lost)
+        self.runs += 1
+        if judged.attribution is not None:
+            self.attributions.append(judged.attribution)
+        if got != count:
+            raise NetloadEnvironmentError(
+                f"the engine gave {got} of the run's {count} intervals; its log may say why")
 
 
 @dataclass
@@ -303,6 +408,10 @@ class Y1564Runner:
         """The services tested: the marker's, or with direction="both" each of them in
         each direction."""
         self._learned = False
+        #: The last `spt()` run's engine intervals (`engine.intervals.Interval`, in order,
+        #: the last hour's, without histograms): each service's counts and first/last
+        #: arrival per interval.
+        self.spt_intervals: list[Any] = []
 
     def service(self, name: str) -> Service:
         for s in self.services:
@@ -470,12 +579,15 @@ class Y1564Runner:
         again = bool(path is not None and path.exists()) if resume is None else resume
         on_interval = self._spt_progress(seconds)
         with self._measurer(self.services, "y1564_spt") as measurer:
-            result = service_performance_test(
-                measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
-                availability_threshold=m.availability_threshold,
-                availability_n=m.availability_n, checkpoint=path, resume=again,
-                fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
-                on_interval=on_interval)
+            try:
+                result = service_performance_test(
+                    measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
+                    availability_threshold=m.availability_threshold,
+                    availability_n=m.availability_n, checkpoint=path, resume=again,
+                    fdv_quantile=m.fdv_quantile, checkpoint_every_s=m.checkpoint_every_s,
+                    on_interval=on_interval)
+            finally:
+                self.spt_intervals = list(measurer.intervals)
         merged = merge_attributions(measurer.attributions)
         whole = {} if merged is None else {"loss_attribution": merged.as_dict()}
         record_measurement("y1564_spt", {**result.as_dict(),

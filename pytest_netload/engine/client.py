@@ -40,6 +40,7 @@ from .handles import (
     hardware_clock,
     link_events,
 )
+from .intervals import Interval
 from .leftovers import mark_crashed, new_log_dir, remove_host_leftovers, remove_runtime_dir
 from .link import PCI_ADDRESS as PCI_ADDRESS  # noqa: PLC0414 - re-exported for the fixtures
 from .protocol import Hello, PortInfo, RunSpec, StreamSpec, latency_sub_bits
@@ -524,6 +525,8 @@ class Engine:
         capture: int | None = None,
         capture_snaplen: int = 128,
         hist_pages: int = 0,
+        interval_s: float = 0.0,
+        on_interval: Callable[[Interval], None] | None = None,
     ) -> RunResult:
         """Run `tx`, a `RunSpec` (`protocol.py`), or the spec its keywords make: send
         until every stream sent `count` packets or `duration_s` passed.
@@ -540,22 +543,27 @@ class Engine:
         buckets (0, the default: as many as fit; see docs/latency.md). Ctrl-C (or SIGTERM, or an error raised by
         `progress`) stops TX, keeps what was measured (as `engine.last_result`, marked
         interrupted) and re-raises; `progress` sees each poll's status (`RunStatus`'s
-        fields, a dict).
+        fields, a dict). `interval_s` (with `duration_s` a whole number of them) counts
+        the run in intervals too, while traffic flows: `on_interval` gets each
+        `intervals.Interval` (what each stream sent and received in it, its latency
+        histogram) as the poll after its end brings it, the last one once the run is
+        done; errors it raises stop the run as `progress`'s do.
         """
         settings = {"expect": tuple(expect), "count": count, "duration_s": duration_s,
                     "drain_s": drain_s, "start_delay_s": start_delay_s, "burst": burst,
                     "timing_samples": timing_samples, "forward": tuple(forward),
                     "latency_digits": latency_digits, "capture": capture,
-                    "capture_snaplen": capture_snaplen, "hist_pages": hist_pages}
+                    "capture_snaplen": capture_snaplen, "hist_pages": hist_pages,
+                    "interval_s": interval_s}
         if isinstance(tx, RunSpec):
             if tuple(rx) or settings != _RUN_DEFAULTS:
                 raise errors.NetloadConfigError(
                     "Engine.run(spec): give the run's ports and settings in the RunSpec, not "
-                    "as arguments beside it (only progress= goes there)")
+                    "as arguments beside it (only progress= and on_interval= go there)")
             spec = tx
         else:
             spec = RunSpec(tuple(tx), tuple(rx), **settings)
-        return execute(self, spec, progress)
+        return execute(self, spec, progress, on_interval)
 
     def memory(self) -> dict[str, int]:
         """The engine's memory: its DPDK heap (`heap_bytes`, `heap_used_bytes`,

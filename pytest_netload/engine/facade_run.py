@@ -23,6 +23,7 @@ from .facade import (
     hist_lower_bounds_ns,
     lib,
 )
+from .intervals import FIELDS, pack
 from .protocol import RunStart, RunStatus
 
 __all__ = ["Run"]
@@ -96,17 +97,47 @@ class Run:
                 "capture_frames": self.capture_frames,
                 "capture_snaplen": self.capture_snaplen,
                 "hist_pages": spec.hist_pages,
+                "interval_ns": spec.interval_ns,
             },
         )
         out = ffi.new("struct netload_run **")
         _check(lib.netload_run_start(conf, out), "run start")
         self.ptr = out[0]
+        self.intervals_read = 0
 
     def poll(self, wait_ms: int) -> RunStatus:
         st = ffi.new("struct netload_run_status *")
         _check(lib.netload_run_poll(self.ptr, wait_ms, st), "run poll")
         return RunStatus(RUN_STATES[st.state], int(st.elapsed_ns), int(st.tx_packets),
                          int(st.rx_packets), int(st.end_ns))
+
+    def intervals(self) -> list[dict[str, Any]]:
+        """The interval snapshots taken since the last call (`intervals.pack`), in
+        order; their ring slots are free again once read."""
+        if not self.spec.interval_ns:
+            return []
+        ready = _check(lib.netload_run_intervals(self.ptr, self.intervals_read),
+                       "run intervals")
+        n_tx = len(self.spec.tx)
+        buckets = int(lib.netload_hist_buckets(self.latency_sub_bits))
+        out = []
+        st = ffi.new("struct netload_interval_stats *")
+        for k in range(self.intervals_read, ready):
+            stats = np.zeros((n_tx, len(FIELDS)), dtype=np.uint64)
+            hist = np.zeros((n_tx, buckets), dtype=np.uint64)
+            lost = []
+            for i in range(n_tx):
+                got = _check(lib.netload_run_interval(
+                    self.ptr, k, i, st, ffi.from_buffer("uint64_t[]", hist[i]), buckets),
+                    "run interval")
+                lost.append(got == 1)
+                stats[i] = [getattr(st, name) for name in FIELDS]
+            out.append(pack(k, lost, stats, hist, None if k else
+                            hist_lower_bounds_ns(self.latency_sub_bits)))
+        if ready > self.intervals_read:
+            self.intervals_read = ready
+            _check(lib.netload_run_intervals(self.ptr, ready), "run intervals")
+        return out
 
     def stop(self) -> None:
         _check(lib.netload_run_stop(self.ptr), "run stop")

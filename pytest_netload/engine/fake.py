@@ -41,6 +41,7 @@ import numpy as np
 from .. import _native_facts as facts
 from .. import errors
 from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, parse_fake_engine
+from .fake_intervals import count_of, snapshots
 from .fake_model import (
     HIST_MAX_SUB_BITS,
     HIST_MIN_SUB_BITS,
@@ -92,6 +93,7 @@ class _FakeRun:
     polls: int = 0
     elapsed_ns: int = 0
     stopped: bool = False
+    intervals_sent: int = 0
 
 
 class FakeHost:
@@ -391,8 +393,21 @@ class FakeHost:
         else:
             state, elapsed, tx, rx = "draining", o.tx_end_ns, o.tx_packets, o.rx_packets
         run.elapsed_ns = elapsed
-        return RunStatus(state, int(elapsed), int(tx), int(rx),
-                         run.spec.duration_ns).encode()
+        return RunStatus(state, int(elapsed), int(tx), int(rx), run.spec.duration_ns,
+                         self._intervals(run, state, elapsed)).encode()
+
+    def _intervals(self, run: _FakeRun, state: str, elapsed: int) -> tuple[dict[str, Any], ...]:
+        """The snapshots of the intervals that ended by `elapsed` (all once done) and
+        were not sent yet: the real host's order, one poll's worth at a time."""
+        spec = run.spec
+        if not spec.interval_ns:
+            return ()
+        count = count_of(spec.duration_ns, spec.interval_ns)
+        upto = count if state == "done" else min(count - 1, elapsed // spec.interval_ns)
+        out = snapshots(run.outcome.arrays, spec.duration_ns, spec.interval_ns,
+                        run.intervals_sent, upto)
+        run.intervals_sent = max(run.intervals_sent, upto)
+        return tuple(out)
 
     def op_run_stop(self, run_id: int) -> None:
         """TX stops where the last poll found it: the run is worked out again, to then."""

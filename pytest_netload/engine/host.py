@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -326,7 +327,10 @@ class Host:
 
     def op_run_poll(self, run_id: int, wait_ms: int = 100) -> dict[str, Any]:
         self.watches[run_id].sample()  # each poll (~100 ms): where a link drop is placed
-        return self.runs[run_id][0].poll(wait_ms).encode()
+        run = self.runs[run_id][0]
+        status = run.poll(wait_ms)
+        # after the poll: the last interval is readable once it says done
+        return replace(status, intervals=tuple(run.intervals())).encode()
 
     def op_run_stop(self, run_id: int) -> None:
         self.runs[run_id][0].stop()

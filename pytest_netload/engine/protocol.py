@@ -328,6 +328,7 @@ class RunStart(_Message):
     capture_frames: int = 0
     capture_snaplen: int = 0  # 0: 128
     hist_pages: int = 0  # 0: as many as fit
+    interval_ns: int = 0  # 0: none; else snapshots at each interval's end (intervals.py)
 
     @property
     def ports(self) -> set[int]:
@@ -345,6 +346,8 @@ class RunStatus(_Message):
     tx_packets: int = 0  # so far, all streams
     rx_packets: int = 0  # so far, all queues
     end_ns: int = 0  # TX end on the schedule; 0: bounded by counts or phases
+    intervals: tuple[dict[str, Any], ...] = field(default=(), metadata={"items": dict})
+    """A run with intervals: the snapshots taken since the last poll (`intervals.pack`)."""
 
 
 @dataclass(frozen=True)
@@ -414,6 +417,7 @@ class RunSpec:
     capture: int | None = None
     capture_snaplen: int = 128
     hist_pages: int = 0
+    interval_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("tx", "rx", "expect", "forward"):
@@ -421,9 +425,17 @@ class RunSpec:
         count = self.count
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise errors.NetloadConfigError(f"count={count!r}: give a number of packets >= 0")
-        for name in ("duration_s", "drain_s", "start_delay_s"):
+        for name in ("duration_s", "drain_s", "start_delay_s", "interval_s"):
             object.__setattr__(self, name, run_seconds(getattr(self, name), what=name,
                                                        zero_ok=True))
+        if self.interval_s:
+            whole = self.duration_s / self.interval_s
+            if not self.duration_s or self.interval_s < 0.01 or \
+                    abs(whole - round(whole)) > 1e-9 * max(whole, 1):
+                raise errors.NetloadConfigError(
+                    f"interval_s={self.interval_s!r}: intervals need a duration_s "
+                    f"({self.duration_s!r}) that is a whole number of them, each at least "
+                    "10 ms; e.g. duration_s=60, interval_s=1")
 
     def start(self, native: Sequence[Tx], expected: Sequence[LoadedStream],
               rx_ports: Sequence[Port], hw: Sequence[bool], capture_default: int) -> RunStart:
@@ -448,6 +460,7 @@ class RunSpec:
             capture_frames=int(capture_default if self.capture is None else self.capture),
             capture_snaplen=int(self.capture_snaplen),
             hist_pages=_hist_pages(self.hist_pages),
+            interval_ns=round(self.interval_s * 1e9),
         )
 
 

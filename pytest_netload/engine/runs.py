@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from ..measure.results import RunResult, build_run_result, merge_queue_results
 from .handles import LoadedStream, Tx, hardware_clock, link_events
+from .intervals import Interval, Intervals
 from .protocol import RunResults, RunSpec, RunStatus
 from .wire import unpack_array
 
@@ -26,8 +27,10 @@ POLL_SLICE_MS = 100  # a poll waits at most this long: Ctrl-C and stops work bet
 
 
 def execute(engine: Engine, spec: RunSpec,
-            progress: Callable[[dict[str, Any]], None] | None) -> RunResult:
-    """Run `spec` on `engine` (`Engine.run`'s body)."""
+            progress: Callable[[dict[str, Any]], None] | None,
+            on_interval: Callable[[Interval], None] | None = None) -> RunResult:
+    """Run `spec` on `engine` (`Engine.run`'s body); with ``spec.interval_s``,
+    `on_interval` gets each interval as its snapshot arrives (intervals.py)."""
     entries = [e if isinstance(e, Tx) else Tx(e, spec.count) if isinstance(e, LoadedStream)
                else Tx(*e) for e in spec.tx]
     expected = list(spec.expect)
@@ -52,6 +55,7 @@ def execute(engine: Engine, spec: RunSpec,
     streams = [e.stream for e in native] + native_expected
     hw = [hardware_clock(s, rx_ports) for s in streams]
     start = spec.start(native, native_expected, rx_ports, hw, engine.capture_default)
+    decoder = Intervals([len(parts) for parts in per_entry] + [s.queues for s in expected])
     run_id = engine._call("run_start", **start.encode())
     stopped_by: BaseException | None = None
     started_at = time.time()
@@ -60,10 +64,14 @@ def execute(engine: Engine, spec: RunSpec,
         while True:
             status = RunStatus.decode(engine._call("run_poll", run_id=run_id,
                                                    wait_ms=POLL_SLICE_MS))
+            in_callback = True
+            for payload in status.intervals:
+                interval = decoder.add(payload)
+                if on_interval is not None:
+                    on_interval(interval)
             if progress is not None:
-                in_callback = True
-                progress(status.as_dict())
-                in_callback = False
+                progress({k: v for k, v in status.as_dict().items() if k != "intervals"})
+            in_callback = False
             if status.state == "done":
                 break
     except BaseException as exc:

@@ -1,7 +1,10 @@
 """Y.1564 §8.2 service performance test: every service at its CIR at once, for a long time.
 
 The run is measured as consecutive intervals of ``interval_s`` (1 s, the Y.1563 availability
-interval); the standard's durations are 15 min, 2 h and 24 h (any is allowed). Per service:
+interval); the standard's durations are 15 min, 2 h and 24 h (any is allowed). A measurer
+with ``measure_intervals(load, interval_s, count, on_interval)`` (the engine's) measures
+them all in one run, traffic never pausing between two; one with only ``measure`` is
+called once an interval. Per service:
 
 - availability over the intervals (availability.py: Y.1563, SES when FLR > threshold);
 - FLR, IR, FTD and FDV over the *available* intervals only, as Y.1563 counts them: the
@@ -346,19 +349,34 @@ def service_performance_test(
             writer = CheckpointWriter(path, every, header=header)
     elif resume:
         raise NetloadConfigError("resume=True needs checkpoint=<path> to resume from")
+    index = len(done)
+
+    def take(samples: Mapping[str, ServiceSample]) -> None:
+        nonlocal index
+        if index >= total:
+            raise NetloadConfigError(f"the measurer gave more than the run's {total} "
+                                     "intervals; a measure_intervals must give exactly count")
+        records = {s.name: record_of(sample_of(samples, s.name), layout) for s in chosen}
+        if writer is not None:
+            writer.interval(index, records, layout)
+        for run in runs:
+            run.add(index, records[run.service.name])
+        if on_interval is not None:
+            on_interval(index, samples)
+        index += 1
+
     try:
-        for index, records in enumerate(done):
+        for i, records in enumerate(done):
             for run in runs:
-                run.add(index, records[run.service.name])
-        for index in range(len(done), total):
-            samples = measurer.measure(loads, interval)
-            records = {s.name: record_of(sample_of(samples, s.name), layout) for s in chosen}
-            if writer is not None:
-                writer.interval(index, records, layout)
-            for run in runs:
-                run.add(index, records[run.service.name])
-            if on_interval is not None:
-                on_interval(index, samples)
+                run.add(i, records[run.service.name])
+        continuous = getattr(measurer, "measure_intervals", None)
+        if continuous is not None and index < total:
+            continuous(loads, interval, total - index, take)
+            if index != total:
+                raise NetloadConfigError(f"the measurer gave {index - len(done)} of the "
+                                         f"{total - len(done)} intervals asked for")
+        while index < total:
+            take(measurer.measure(loads, interval))
     finally:
         if writer is not None:
             writer.close()

@@ -325,3 +325,20 @@ def test_a_colour_aware_sct_counts_green_and_yellow_apart(pytester: pytest.Pytes
     assert sct["steps"][0]["yellow"] is None
     html = (pytester.path / "netload-results" / "report.html").read_text()
     assert "Yellow recv / sent" in html and "colour-aware by DSCP: green 10, yellow 12" in html
+
+
+def test_a_colour_aware_spt_is_one_run_of_its_green_frames(pytester: pytest.Pytester) -> None:
+    """The SPT sends each service at its CIR, all green, in one engine run: every
+    interval counted, none invalid, no yellow frames."""
+    result = _run(pytester, f"""
+        import pytest
+
+        @pytest.mark.y1564(services=[{COLOURED}], spt_duration="5s", checkpoint=False)
+        def test_colour(y1564):
+            result = y1564.spt()
+            (s,) = result.services
+            assert result.intervals == 5 and s.invalid_intervals == 0 and result.passed
+            assert len(y1564.spt_intervals) == 5
+            assert all(iv.tx_packets.shape == (1,) for iv in y1564.spt_intervals)
+    """)
+    result.assert_outcomes(passed=1)
