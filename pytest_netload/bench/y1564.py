@@ -21,37 +21,25 @@ from __future__ import annotations
 import contextlib
 import copy
 import re
-import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from .. import format as fmt
-from ..engine.client import Engine, LoadedStream, Port, Tx
-from ..engine.handles import hardware_clock
-from ..engine.intervals import Interval
-from ..errors import NetloadConfigError, NetloadEnvironmentError
-from ..measure.dut import LossAttribution, merge_attributions
-from ..measure.histogram import LogHistogram
-from ..measure.latency import LatencyResult
+from ..engine.client import Engine, LoadedStream, Port
+from ..errors import NetloadConfigError
+from ..measure.dut import merge_attributions
 from ..measure.recording import record_measurement
 from ..search.settings import TrialSettings
-from ..traffic.patterns import CBR
 from ..traffic.streams import udp
-from ..units import Rate, frame_bits
 from ..y1564 import (
     AvailabilityTracker,
-    Burst,
     BurstResult,
-    BurstSample,
     SctResult,
     Service,
-    ServiceSample,
     SptResult,
     burst_test,
     check_services,
@@ -59,265 +47,16 @@ from ..y1564 import (
     service_performance_test,
 )
 from . import progress
-from .dut_trial import DutTrials, RunLoss, TrialHooks
+from .dut_trial import DutTrials, TrialHooks
 from .harness import WiredPorts
 from .lanes import plan_wires
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
-from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
-
-#: Intervals of the last SPT run the measurer keeps for a look after it (an hour's).
-KEPT_INTERVALS = 3600
+from .y1564_measurers import EngineBurstMeasurer, EngineServiceMeasurer
 
 __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",
            "Y1564Result",
            "Y1564Runner", "checkpoint_path"]
-
-
-@dataclass
-class EngineServiceMeasurer:
-    """`ServiceMeasurer` on loaded streams, one per service (by name); a colour-aware
-    service has a second, yellow stream (in `yellow`): its load up to its CIR (in `cir_bps`)
-    goes on the green stream, the rest on the yellow one, each its own signature stream, so
-    RX counts the colours apart."""
-
-    engine: Engine
-    streams: Mapping[str, LoadedStream]
-    rx: list[Port]
-    drain_s: float = Y1564_DRAIN_S
-    burst_bytes: Mapping[str, int | None] = field(default_factory=dict)
-    """Each service's CBS (+ EBS): how late the generator may run (validity.late_burst_reason)."""
-    yellow: Mapping[str, LoadedStream] = field(default_factory=dict)
-    cir_bps: Mapping[str, float] = field(default_factory=dict)
-    dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_sct"))
-    """The DUT hooks around each run (bench/dut_trial.py), as RFC 2544's trials have them."""
-    runs: int = 0
-    last_run: Any = field(default=None, repr=False)
-    attributions: list[LossAttribution] = field(default_factory=list, repr=False)
-    """Each run's loss attribution, all services together, in order."""
-    intervals: deque[Any] = field(default_factory=lambda: deque(maxlen=KEPT_INTERVALS),
-                                  repr=False)
-    """The last `measure_intervals` run's intervals (`engine.intervals.Interval`), the
-    last KEPT_INTERVALS of them, without their latency histograms (a 24-h run's would
-    take gigabytes)."""
-
-    def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
-        """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
-        stream = self.streams.get(name)
-        if stream is None:
-            raise NetloadConfigError(f"service {name!r} has no stream here; the services "
-                                     f"are {sorted(self.streams)}")
-        yellow = self.yellow.get(name)
-        if yellow is None:
-            return [("green", stream, bps)]
-        green_bps = min(bps, self.cir_bps[name])
-        return [("green", stream, green_bps), ("yellow", yellow, bps - green_bps)]
-
-    def _entries(self, load: Mapping[str, float]) -> list[tuple[str, str, float, float, Any]]:
-        """(service, colour, L2 bit rate, pps, Tx) of each stream `load` sends."""
-        entries: list[tuple[str, str, float, float, Any]] = []
-        for name, bps in load.items():
-            for colour, stream, part in self._split(name, bps):
-                if not part > 0:
-                    continue
-                pps = part / frame_bits(stream.mean_frame_size, "l2")
-                phases = tuple(CBR().phases(lambda _r, p=pps: p, Rate(pps, "pps"), seed=1))
-                entries.append((name, colour, part, pps, Tx(stream, 0, phases)))
-        return entries
-
-    def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
-        """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
-        entries = self._entries(load)
-        if not entries:
-            return {}
-        progress.trial_start(offered_bps=sum(e[2] for e in entries))
-        samples: dict[str, ServiceSample] = {}
-
-        def run_trial() -> tuple[Any, RunLoss]:
-            run = self.engine.run([e[4] for e in entries], self.rx, duration_s=duration_s,
-                                  drain_s=self.drain_s)
-            by_name: dict[str, dict[str, tuple[float, Any, str | None]]] = {}
-            for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
-                why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
-                    late_burst_reason(s, bps, self.burst_bytes.get(name),
-                                      whose=f"service {name!r}")
-                by_name.setdefault(name, {})[colour] = (bps, s, why)
-            for name, parts in by_name.items():
-                samples[name] = self._sample(name, parts, duration_s)
-            # the run as the hooks judge it: valid unless they say otherwise (a service
-            # the generator failed keeps its own reason; the others stay valid); yellow
-            # frames the DUT dropped are in its counters too
-            return run, RunLoss(sum(x.lost + (x.yellow_tx_frames or 0) -
-                                    (x.yellow_rx_frames or 0) for x in samples.values()))
-
-        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
-        ctx = self.dut.context(sizes[0] if len(sizes) == 1 else  # several: "64B + 512B"
-                               " + ".join(f"{n}B" for n in sizes),
-                               sum(e[3] for e in entries), duration_s)
-        self.last_run, judged = self.dut.around(ctx, run_trial, lambda t: t.lost)
-        self.runs += 1
-        if judged.attribution is not None:
-            self.attributions.append(judged.attribution)
-        return {name: self._judged(x, judged, len(samples) == 1)
-                for name, x in samples.items()}
-
-    def _sample(self, name: str, parts: Mapping[str, tuple[float, Any, str | None]],
-                duration_s: float) -> ServiceSample:
-        """Service `name`'s sample from its colours' (L2 rate, stream result, invalid
-        reason): the green (or only) stream's frames, the yellow one's apart."""
-        green, yellow = parts.get("green"), parts.get("yellow")
-        reasons = [f"{c} frames: {p[2]}" if yellow is not None else p[2]
-                   for c, p in parts.items() if p[2] is not None]
-        why = "; ".join(reasons) or None
-        g = green[1] if green is not None else None
-        return ServiceSample(
-            service=name, offered_bps=sum(p[0] for p in parts.values()),
-            duration_s=duration_s, frame_size=int(round(self.streams[name].mean_frame_size)),
-            tx_frames=0 if g is None else int(g.tx_packets),
-            rx_frames=0 if g is None else int(g.rx_unique),
-            latency=g.latency_result() if g is not None and g.latency_samples else None,
-            valid=why is None, invalid_reason=why,
-            yellow_tx_frames=None if yellow is None else int(yellow[1].tx_packets),
-            yellow_rx_frames=None if yellow is None else int(yellow[1].rx_unique))
-
-    @staticmethod
-    def _judged(sample: ServiceSample, judged: RunLoss, alone: bool) -> ServiceSample:
-        """`sample` with the hooks' findings on its run: their invalid reason (a DUT that
-        is not well, or one that dropped on the generator's behalf) where the generator's
-        own was none; the run's attribution where the service had the run to itself."""
-        reason = sample.invalid_reason if not sample.valid else judged.invalid_reason
-        return replace(sample, valid=sample.valid and judged.valid, invalid_reason=reason,
-                       attribution=judged.attribution if alone else None,
-                       dut_health=judged.dut_health)
-
-    def measure_intervals(self, load: Mapping[str, float], interval_s: float, count: int,
-                          on_interval: Callable[[Mapping[str, ServiceSample]], None]) -> None:
-        """Each service of `load` at its rate for `count` intervals of `interval_s`, in
-        one run: `on_interval` gets each interval's samples as it ends. An interval is
-        invalid when its snapshot was lost or the generator sent more than 1 % short of
-        its schedule in it."""
-        entries = self._entries(load)
-        if not entries:
-            for _ in range(count):
-                on_interval({})
-            return
-        progress.trial_start(offered_bps=sum(e[2] for e in entries))
-        self.intervals.clear()
-        hello = self.engine._hello()
-        resolution = 1e9 / hello.tsc_hz if hello.tsc_hz else None
-        clocks = ["nic-hardware" if hardware_clock(e[4].stream, self.rx) else "tsc-software"
-                  for e in entries]
-        got = 0
-
-        def one(iv: Interval) -> None:
-            nonlocal got
-            got += 1
-            parts: dict[str, dict[str, tuple[int, int, float, LatencyResult | None]]] = {}
-            reasons: dict[str, list[str]] = {}
-            for i, (name, colour, bps, pps, _tx) in enumerate(entries):
-                tx = int(iv.tx_packets[i])
-                scheduled = pps * interval_s
-                why = None if iv.valid[i] else (
-                    "the engine's snapshot of this interval was lost (its host read them "
-                    "too late): the counts span more than the interval")
-                if why is None and tx < scheduled * (1 - TX_TOLERANCE) - 1:
-                    why = (f"the generator sent {fmt.count(tx)} of "
-                           f"{fmt.count(round(scheduled))} scheduled frames in this interval")
-                if why is not None:
-                    reasons.setdefault(name, []).append(
-                        f"{colour} frames: {why}" if name in self.yellow else why)
-                hist = iv.latency_hist[i]
-                latency = None
-                if hist.any():
-                    h = LogHistogram(hist.astype(np.uint64), iv.latency_lower_ns)
-                    latency = LatencyResult(h, clock=clocks[i], resolution_ns=resolution,
-                                            samples=h.total,
-                                            duplicates=int(iv.duplicates[i]),
-                                            reordered=int(iv.reordered[i]))
-                parts.setdefault(name, {})[colour] = (tx, int(iv.rx_unique[i]), bps, latency)
-            out: dict[str, ServiceSample] = {}
-            for name, by_colour in parts.items():
-                green, yellow = by_colour.get("green"), by_colour.get("yellow")
-                why = "; ".join(reasons.get(name, [])) or None
-                out[name] = ServiceSample(
-                    service=name, offered_bps=sum(p[2] for p in by_colour.values()),
-                    duration_s=interval_s,
-                    frame_size=int(round(self.streams[name].mean_frame_size)),
-                    tx_frames=0 if green is None else green[0],
-                    rx_frames=0 if green is None else green[1],
-                    latency=None if green is None else green[3],
-                    valid=why is None, invalid_reason=why,
-                    yellow_tx_frames=None if yellow is None else yellow[0],
-                    yellow_rx_frames=None if yellow is None else yellow[1])
-            self.intervals.append(replace(iv, latency_hist=iv.latency_hist[:, :0]))
-            on_interval(out)
-
-        def run_trial() -> tuple[Any, RunLoss]:
-            run = self.engine.run([e[4] for e in entries], self.rx,
-                                  duration_s=interval_s * count, interval_s=interval_s,
-                                  drain_s=self.drain_s, on_interval=one)
-            return run, RunLoss(sum(int(s.tx_packets) - int(s.rx_unique)
-                                    for s in run.streams))
-
-        # the whole run is one trial to the DUT hooks: their counters before and after
-        # it, its loss attributed (every interval's together)
-        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
-        ctx = self.dut.context(sizes[0] if len(sizes) == 1 else
-                               " + ".join(f"{n}B" for n in sizes),
-                               sum(e[3] for e in entries), interval_s * count)
-        self.last_run, judged = self.dut.around(ctx, run_trial, lambda t: t.lost)
-        self.runs += 1
-        if judged.attribution is not None:
-            self.attributions.append(judged.attribution)
-        if got != count:
-            raise NetloadEnvironmentError(
-                f"the engine gave {got} of the run's {count} intervals; its log may say why")
-
-
-@dataclass
-class EngineBurstMeasurer:
-    """`BurstMeasurer` on loaded streams, one per service (by name): the idle time, then
-    the burst as one count-bounded run at the port's maximum rate."""
-
-    engine: Engine
-    streams: Mapping[str, LoadedStream]
-    rx: list[Port]
-    drain_s: float = Y1564_DRAIN_S
-    sleep: Any = time.sleep
-    dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_burst"))
-    """The DUT hooks around each burst (bench/dut_trial.py)."""
-    runs: int = 0
-    last_run: Any = field(default=None, repr=False)
-
-    def measure(self, load: Burst, duration_s: float) -> BurstSample:
-        stream = self.streams.get(load.service)
-        if stream is None:
-            raise NetloadConfigError(f"service {load.service!r} has no stream here; the "
-                                     f"services are {sorted(self.streams)}")
-        self.sleep(load.idle_s)  # the bucket refills
-        size = int(round(stream.mean_frame_size))
-        burst_s = max(duration_s - load.idle_s, 1e-9)  # the burst's time at the line rate
-        ctx = self.dut.context(size, load.frames / burst_s, burst_s)
-        self.last_run, sample = self.dut.around(
-            ctx, lambda: self._burst(stream, load, size), lambda t: t.lost)
-        self.runs += 1
-        return sample
-
-    def _burst(self, stream: LoadedStream, load: Burst, size: int) -> tuple[Any, BurstSample]:
-        progress.trial_start()
-        run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
-        s = run.streams[0]
-        span_s = s.tx_span_ns / 1e9
-        rate = size * 8 * (s.tx_packets - 1) / span_s if s.tx_packets > 1 and span_s > 0 \
-            else None
-        pps = rate / (size * 8) if rate else 1e6
-        why = generator_failure(run, s, load.frames, pps, load.frames / pps, tx_tolerance=0.0)
-        if why is None and s.tx_packets < load.frames:
-            why = (f"the generator sent {fmt.count(s.tx_packets)} of the burst's "
-                   f"{fmt.count(load.frames)} frames")
-        return run, BurstSample(service=load.service, frame_size=size,
-                                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
-                                rate_bps=rate, valid=why is None, invalid_reason=why)
 
 
 @dataclass(frozen=True)
