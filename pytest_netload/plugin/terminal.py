@@ -7,13 +7,13 @@ so the table is the same with or without xdist.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .history import add_to_history, session_history
 from .selection import is_netload_test
 
 # The formatter and the rows' notes (rfc2544/, measure/) are imported where used: a session that measured nothing never loads them.
@@ -435,7 +435,9 @@ class Summary:
         from ..reports import json as json_report
         from ..reports.verdict import verdict_line
         from .fixtures import report_dir
+        from .keys import SETTINGS_KEY
 
+        history = self.config.stash[SETTINGS_KEY].history
         doc = self._document(self._session(session, exitstatus))
         self._sections(doc)
         self.verdict = verdict_line(doc)
@@ -463,9 +465,9 @@ class Summary:
                 f"could not write {path}: {exc.strerror or exc}; the results went to {base} "
                 "instead; give a writable --netload-report-dir")
         self._compare(doc, base)
-        self._reports(doc, base, self._history(doc))
+        self._reports(doc, base, session_history(history, doc, self.write_errors))
         self._save_baseline(doc, base)
-        self._add_to_history(doc)
+        add_to_history(history, doc, self.write_errors)
 
     def _sections(self, doc: dict[str, Any]) -> None:
         """The pytest_netload_report_sections hooks' sections, into the document; a hook
@@ -482,44 +484,6 @@ class Summary:
             return
         if sections:
             doc["report_sections"] = sections
-
-    def _history(self, doc: dict[str, Any]) -> list[dict[str, Any]] | None:
-        """With --netload-history: the earlier sessions' documents there, then this one
-        (the report's trends); None without it, or while it holds none. A file there that
-        does not load is named among the write errors, and the report has no trends."""
-        from ..errors import NetloadConfigError
-        from .keys import SETTINGS_KEY
-
-        where = self.config.stash[SETTINGS_KEY].history
-        if where is None or not any(Path(where).glob("*.json")):
-            return None
-        from ..reports.load import load_history
-
-        try:
-            return [*load_history((where,), "--netload-history"), doc]
-        except NetloadConfigError as exc:
-            self.write_errors.append(f"trends left out of the report: {exc}")
-            return None
-
-    def _add_to_history(self, doc: dict[str, Any]) -> None:
-        """This session's results into the --netload-history directory, named by the
-        time it was created, for the next session's trends."""
-        from ..reports import json as json_report
-        from .keys import SETTINGS_KEY
-
-        where = self.config.stash[SETTINGS_KEY].history
-        if where is None:
-            return
-        stamp = "".join(c if c.isalnum() else "-" for c in str(doc.get("created", "")))
-        try:
-            Path(where).mkdir(parents=True, exist_ok=True)
-            # `created` has whole seconds: the write time orders (and keeps apart) the
-            # sessions of one second, as load_history reads a directory in name order
-            json_report.write(doc, Path(where) / f"results-{stamp}-{time.time_ns()}.json")
-        except OSError as exc:
-            self.write_errors.append(
-                f"could not add the results to --netload-history {where}: "
-                f"{exc.strerror or exc}; give a writable directory")
 
     def _reports(self, doc: dict[str, Any], base: Any,
                  history: list[dict[str, Any]] | None = None) -> None:
