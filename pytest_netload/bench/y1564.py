@@ -41,6 +41,7 @@ from ..y1564 import (
     SctResult,
     Service,
     SptResult,
+    burst_plan,
     burst_test,
     check_services,
     service_configuration_test,
@@ -83,6 +84,25 @@ class Y1564Result:
                 "bursts": [r.as_dict() for r in self.bursts],
                 "spt": None if self.spt is None else self.spt.as_dict(),
                 "passed": self.passed}
+
+
+def _step_progress() -> Callable[[Any], None]:
+    """The `on_step` of a Y.1564 procedure (configuration steps, bursts): each step, as
+    it ends, to the progress line as trial k, with its loss, or why it has no sample."""
+    count = 0
+
+    def on_step(step: Any) -> None:
+        nonlocal count
+        count += 1
+        sample = step.sample
+        progress.report(event="trial", trial=count, name=step.name,
+                        offered_bps=getattr(step, "offered_bps", None),
+                        loss_ratio=None if sample is None or not sample.tx_frames
+                        else sample.lost / sample.tx_frames,
+                        valid=sample is not None, passed=step.passed,
+                        note=None if sample is not None else step.reason)
+
+    return on_step
 
 
 def _renamed(service: Service, name: str, wire: str) -> Service:
@@ -234,18 +254,7 @@ class Y1564Runner:
         progress.start(f"Y.1564 SCT {service.name}", test=self.test,
                        frame_size=service.frame_size, what="step", total=steps, exact=True,
                        trial_s=self.step_override_s or m.step_duration_s)
-        count = 0
-
-        def on_step(step: Any) -> None:
-            nonlocal count
-            count += 1
-            sample = step.sample
-            progress.report(event="trial", trial=count, name=step.name,
-                            offered_bps=step.offered_bps,
-                            loss_ratio=None if sample is None else sample.flr,
-                            valid=sample is not None, passed=step.passed,
-                            note=None if sample is not None else step.reason)
-
+        on_step = _step_progress()
         with self._measurer((service,), "y1564_sct") as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
@@ -270,22 +279,10 @@ class Y1564Runner:
 
     def _bursts(self, service: Service) -> BurstResult:
         m = self.mark
-        tests = 2 if service.ebs_bytes > 0 and service.eir_bps > 0 else 1
         progress.start(f"Y.1564 bursts {service.name}", test=self.test,
                        frame_size=service.frame_size, what="burst",
-                       total=tests * len(m.burst_sizes), exact=True)
-        count = 0
-
-        def on_step(step: Any) -> None:
-            nonlocal count
-            count += 1
-            sample = step.sample
-            progress.report(event="trial", trial=count, name=step.name,
-                            loss_ratio=None if sample is None or not sample.tx_frames
-                            else 1 - sample.rx_frames / sample.tx_frames,
-                            valid=sample is not None, passed=step.passed,
-                            note=None if sample is not None else step.reason)
-
+                       total=len(burst_plan(service)) * len(m.burst_sizes), exact=True)
+        on_step = _step_progress()
         with self._streams((service,)) as (loaded, _yellow, rx):
             measurer = EngineBurstMeasurer(self.engine, loaded, rx, m.drain_s,
                                            dut=self._dut("y1564_burst"))

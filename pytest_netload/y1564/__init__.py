@@ -11,7 +11,8 @@ engine: the bench binds the measurer to real runs, unit tests to fake DUT models
 from .availability import (AVAILABILITY_N, AVAILABILITY_THRESHOLD, AvailabilityResult,
                            AvailabilityTracker, availability)
 from .bursts import (BURST_SHARES, BURST_TOLERANCE_FRAMES, Burst, BurstMeasurer, BurstResult,
-                     BurstSample, BurstStep, bucket_passes, burst_test, full_burst_frames)
+                     BurstSample, BurstStep, bucket_passes, burst_plan, burst_test,
+                     full_burst_frames)
 from .checks import Check
 from .measurer import FDV_QUANTILE, ServiceMeasurer, ServiceSample
 from .sct import (IR_TOLERANCE, POLICING_OVERSHOOT, SCT_STEP_S, SCT_STEPS, SctResult, SctStep,

@@ -42,7 +42,7 @@ from .services import Service
 
 __all__ = ["BURST_IDLE_REFILLS", "BURST_MIN_IDLE_S", "BURST_SHARES", "BURST_TOLERANCE_FRAMES",
            "Burst", "BurstMeasurer", "BurstResult", "BurstSample", "BurstStep",
-           "bucket_passes", "burst_test", "full_burst_frames"]
+           "bucket_passes", "burst_plan", "burst_test", "full_burst_frames"]
 
 BURST_SHARES: tuple[float, ...] = (1.0,)
 BURST_TOLERANCE_FRAMES = 1
@@ -259,7 +259,9 @@ def _l2_line_rate(line_rate_bps: float | None, frame_size: int) -> float | None:
     return line_rate_bps * frame_bits(frame_size, "l2") / frame_bits(frame_size, "l1")
 
 
-def _plan(service: Service, ebs: bool) -> list[tuple[str, str, int, float]]:
+def burst_plan(service: Service, ebs: bool = True) -> list[tuple[str, str, int, float]]:
+    """The bucket tests of `service`: (label, test, depth in bytes, fill rate in bit/s) of
+    its CBS test and, with `ebs` and an EIR and EBS, its colour-blind EBS test."""
     if service.cbs_bytes <= 0:
         raise NetloadConfigError(
             f"service {service.name!r} has no cbs: the burst test sends bursts sized to the "
@@ -305,7 +307,7 @@ def burst_test(
     s = service.frame_size
     line = _l2_line_rate(line_rate_bps, s)
     done: list[BurstStep] = []
-    for label, test, depth, fill in _plan(service, ebs):
+    for label, test, depth, fill in burst_plan(service, ebs):
         idle = float(idle_s) if idle_s is not None else \
             max(BURST_IDLE_REFILLS * depth * 8 / fill, BURST_MIN_IDLE_S)
         for share in sizes:
