@@ -189,3 +189,22 @@ def test_a_measurer_that_gives_too_few_intervals_is_refused() -> None:
 
     with pytest.raises(NetloadConfigError, match="gave 4 of the 5"):
         service_performance_test(Short({"data": 512}), SERVICES, duration_s=5, interval_s=1)
+
+
+def test_a_24_hour_spt_is_one_call_of_86400_intervals() -> None:
+    """Y.1564's longest SPT, 24 h in 1-s intervals: one measurer call, every interval
+    counted (a run per interval would have paused 86,400 times)."""
+    dut = ContinuousDut({"data": 512})
+    result = service_performance_test(dut, SERVICES, duration_s=86_400, interval_s=1)
+    assert dut.calls == [86_400] and result.intervals == 86_400 and result.passed
+
+
+def test_the_default_15_minute_spt_run_splits_exactly_into_its_intervals() -> None:
+    """The SPT's default, 15 min in 1-s intervals, as one fake-engine run: 900 intervals,
+    in order, whose counts add up to the run's."""
+    got: list = []
+    whole = _engine_run(1.0, 900.0, on_interval=got.append).streams[0]
+    assert [iv.index for iv in got] == list(range(900))
+    assert sum(int(iv.tx_packets[0]) for iv in got) == whole.tx_packets
+    assert sum(int(iv.rx_packets[0]) for iv in got) == whole.rx_packets
+    assert all(iv.valid == (True,) for iv in got)
