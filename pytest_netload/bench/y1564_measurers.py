@@ -22,7 +22,7 @@ from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..engine.handles import hardware_clock
 from ..engine.intervals import Interval
-from ..errors import NetloadConfigError, NetloadEnvironmentError
+from ..errors import InvalidTrial, NetloadConfigError, NetloadEnvironmentError
 from ..measure.dut import LossAttribution
 from ..measure.histogram import LogHistogram
 from ..measure.latency import LatencyResult
@@ -238,6 +238,11 @@ class EngineServiceMeasurer:
         if got != count:
             raise NetloadEnvironmentError(
                 f"the engine gave {got} of the run's {count} intervals; its log may say why")
+        if not judged.valid:
+            # the hooks judged the whole run after its intervals were counted (a DUT not
+            # well, or dropping on the generator's behalf): no interval of it may pass
+            raise InvalidTrial(f"the service performance test's run: {judged.invalid_reason}; "
+                               "its intervals were not judged")
 
 
 @dataclass

@@ -128,6 +128,34 @@ def test_an_unhealthy_dut_makes_a_y1564_step_invalid_and_retried(
     result.assert_outcomes(passed=1)
 
 
+def test_an_unhealthy_dut_after_the_spt_run_is_no_pass(pytester: pytest.Pytester) -> None:
+    """The SPT is one engine run, its intervals counted as it runs: a DUT the health hooks
+    find unwell after it makes the test an error naming why, never a PASS."""
+    result = _run(pytester, f"""
+        import pytest
+
+        @pytest.fixture(autouse=True)
+        def _sick(request):
+            @pytest.hookimpl
+            def pytest_netload_dut_health(trial, dut, result):
+                return "the DUT rebooted" if trial.procedure == "y1564_spt" else None
+
+            request.config.pluginmanager.register(
+                type("Sick", (), {{"pytest_netload_dut_health":
+                                  staticmethod(pytest_netload_dut_health)}})(), "sick")
+            yield
+            request.config.pluginmanager.unregister(name="sick")
+
+        @pytest.mark.y1564(services=[{SERVICE}], spt_duration="3s")
+        def test_spt(y1564):
+            y1564.spt()
+    """)
+    outcomes = result.parseoutcomes()
+    assert "passed" not in outcomes, outcomes
+    result.stdout.fnmatch_lines(["*the service performance test's run: DUT health: the DUT "
+                                 "rebooted*"])
+
+
 def test_rfc2889_trials_run_between_the_hooks(pytester: pytest.Pytester) -> None:
     result = _run(pytester, """
         import pytest
