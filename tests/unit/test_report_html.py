@@ -117,7 +117,7 @@ def test_cover_shows_dut_date_verdict_and_package(full_page: str) -> None:
                      re.DOTALL)
     assert "pytest-netload 0.1.0" in full_page
     assert "10.00 Gbit/s (L1)" in full_page
-    assert "14: 10 passed, 3 failed, 1 errored, 0 skipped" in full_page
+    assert "15: 11 passed, 3 failed, 1 errored, 0 skipped" in full_page
 
 
 def test_real_sample_passes(sample_page: str) -> None:
