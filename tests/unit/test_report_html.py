@@ -451,3 +451,15 @@ def test_the_title_names_the_standards_the_results_hold(kinds: tuple[str, ...],
 
     doc = {"tests": [{"measurements": [{"kind": k} for k in kinds]}]}
     assert report_title(doc) == title
+
+
+def test_where_frames_land_has_its_tables(full_page: str) -> None:
+    spread = full_page[full_page.index("Where frames land: spread over members"):]
+    spread = spread[:spread.index("</table>")]
+    assert "p1 2,200 (expected 2,133, +3.125 %)" in spread
+    assert "64 flows" in spread and '<span class="badge PASS">PASS</span>' in spread
+    assert "± 50.00 %" in spread
+    delivery = full_page[full_page.index("Where frames land: forwarding decisions"):]
+    delivery = delivery[:delivery.index("</table>")]
+    assert "delivered to p2" in delivery and "not delivered to p1" in delivery
+    assert "p1 0, p2 1,000, p3 0" in delivery
