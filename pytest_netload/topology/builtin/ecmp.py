@@ -15,8 +15,8 @@ the same flows land on the same members run after run.
 Known answers: one source/destination pair lands on one member with L3 hashing, whatever
 its ports; many UDP source ports spread over every member with L4 hashing.
 
-Every wire from ``p0`` leads to the ECMP destination (:data:`ECMP_DST`): the topology's
-flows say so (:class:`_EcmpTopology`), so ``udp(flows=64)`` bound to wire 0 is hashed
+Every wire from ``p0`` leads to the ECMP destination: the topology's flows say so
+(topology/multipath.py, the model the fake engine's ``fake:ecmp=N`` shares), so ``udp(flows=64)`` bound to wire 0 is hashed
 over the members. The members' wires back to ``p0`` are plain routed ones. Everything
 lives in the DUT's namespace and the tagged veth pairs: teardown and the sweep remove it
 as they remove netns-router.
@@ -41,22 +41,26 @@ from pytest_netload.topology.builtin.netns import (
     _ports,
     _set_up,
 )
-from pytest_netload.topology.facts import LINE_RATE_BPS, WIRES
-from pytest_netload.topology.model import Flow, Topology, Wire
+from pytest_netload.topology.facts import LINE_RATE_BPS
+from pytest_netload.topology.multipath import (
+    ECMP_DST,
+    ECMP_DST6,
+    ECMP_ROUTED,
+    ECMP_ROUTED6,
+    MAX_MEMBERS,
+    EcmpTopology,
+    ecmp_wires,
+    member_addresses,
+)
 
 __all__ = ["ECMP_DST", "ECMP_DST6", "ECMP_ROUTED", "ECMP_ROUTED6", "HASHES", "HASH_SEED",
            "MAX_MEMBERS", "check_ecmp"]
 
-MAX_MEMBERS = 8
 HASHES = {"l3": "0", "l4": "1"}  # hash= -> fib_multipath_hash_policy
 HASH_SEED = 0x6E6C  # "nl": fib_multipath_hash_seed where the kernel has it (0 is random)
 # p0's link and the range routed back to it (netns-router's)
 SENDER = ("198.18.0.1", "198.18.0.2", 24, "198.18.0.0/16")
 SENDER6 = ("2001:2::1", "2001:2::2", 64, "2001:2:0:1000::/52")
-ECMP_ROUTED = "198.19.128.0/17"
-ECMP_DST = "198.19.128.1"
-ECMP_ROUTED6 = "2001:2:0:2000::/52"
-ECMP_DST6 = "2001:2:0:2000::1"
 
 
 def check_ecmp(ecmp: object, hash_: object) -> None:
@@ -69,38 +73,6 @@ def check_ecmp(ecmp: object, hash_: object) -> None:
         raise NetloadConfigError(
             f"hash = {hash_!r}: give one of {list(HASHES)} (l3: source and destination "
             "address; l4: the 5-tuple, the default)")
-
-
-def _member(i: int, family: str) -> tuple[str, str, int]:
-    """(DUT address, generator address, prefix length) of member ``i`` (1-based)."""
-    if family == "ipv6":
-        return f"2001:2:0:{i:x}::1", f"2001:2:0:{i:x}::2", 64
-    return f"198.19.{i - 1}.1", f"198.19.{i - 1}.2", 24
-
-
-class _EcmpFlow(Flow):
-    """A wire of the ECMP router: from ``p0`` its frames go to the ECMP destination."""
-
-    __slots__ = ()
-
-    @property
-    def dst_ip(self) -> str | None:
-        if self.tx.name != "p0":
-            return self.rx.ip
-        return ECMP_DST6 if ":" in (self.tx.ip or "") else ECMP_DST
-
-
-class _EcmpTopology(Topology):
-    """The ECMP router's topology: every wire from p0 addresses the ECMP destination."""
-
-    def flows(self) -> list[Flow]:
-        return [_EcmpFlow(self.port(w.tx), self.port(w.rx)) for w in self.wires]
-
-
-def _wires(members: int) -> tuple[Wire, ...]:
-    """p0 -> p1 and back first (facts.WIRES), then p0 -> pi and back for each member."""
-    rest = [w for i in range(2, members + 1) for w in (("p0", f"p{i}"), (f"p{i}", "p0"))]
-    return tuple(Wire(tx, rx) for tx, rx in [*WIRES, *rest])
 
 
 def _hash_settings(family: str, policy: str) -> list[tuple[tuple[str, ...], str]]:
@@ -143,7 +115,7 @@ def _route_ecmp(pair: _Pair, family: str, neighbours: str, members: int) -> None
         nsr.route("add", dst=net, dst_len=int(blen), gateway=g_ip, oif=index)
         hops = []
         for i in range(1, members + 1):
-            m_dut, m_gen, m_len = _member(i, family)
+            m_dut, m_gen, m_len = member_addresses(i, family)
             (index,) = nsr.link_lookup(ifname=pair.duts[i])
             nsr.addr("add", index=index, address=m_dut, prefixlen=m_len)
             nsr.link("set", index=index, state="up")
@@ -180,14 +152,14 @@ def build_ecmp(res: _Resources, backend: str, *, members: int, hash_: str, famil
     dut = Dut(pair.ns, pair.duts, info)
     _generators_up(pair)
     sender = SENDER6 if family == "ipv6" else SENDER
-    gen_ips = [sender[1]] + [_member(i, family)[1] for i in range(1, members + 1)]
-    dut_ips = [sender[0]] + [_member(i, family)[0] for i in range(1, members + 1)]
+    gen_ips = [sender[1]] + [member_addresses(i, family)[1] for i in range(1, members + 1)]
+    dut_ips = [sender[0]] + [member_addresses(i, family)[0] for i in range(1, members + 1)]
     peer_macs = [pair.dut_macs[0] if neighbours == "static" else None] + \
         [pair.dut_macs[i] for i in range(1, members + 1)]
-    topology = _EcmpTopology(
+    topology = EcmpTopology(
         name="netns-router",
         ports=_ports(pair, backend, gen_ips, peer_macs, dut_ips),
-        wires=_wires(members),
+        wires=ecmp_wires(members),
         line_rate_bps=LINE_RATE_BPS,
         dut=dut.info,
         namespace=pair.ns,
