@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+import shutil
+from pathlib import Path
+
 from pytest_netload.reports.load import load
 
 pytest_plugins = ["pytester"]
+
+EXAMPLE = Path(__file__).parents[2] / "conftest_examples" / "ecmp"
 
 SESSION = """
     import pytest
@@ -99,3 +104,15 @@ def test_a_bad_fake_ecmp_setting_is_a_usage_error(pytester: pytest.Pytester) -> 
     result = pytester.runpytest("--netload-engine=fake:ecmp=1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*fake DUT ecmp=1: give 0 (no ECMP) or 2 to 8 member ports*"])
+
+
+@pytest.mark.parametrize(("hash_", "outcomes"), [("l4", {"passed": 2}),
+                                                 ("l3", {"passed": 1, "failed": 1})])
+def test_the_example_suite_on_the_fake_ecmp_router(pytester: pytest.Pytester, hash_: str,
+                                                   outcomes: dict[str, int]) -> None:
+    shutil.copytree(EXAMPLE, pytester.path / "ecmp")
+    result = pytester.runpytest(f"--netload-engine=fake:ecmp=4,ecmp_hash={hash_}",
+                                "-p", "no:cacheprovider", "ecmp")
+    result.assert_outcomes(**outcomes)
+    if hash_ == "l3":
+        assert "every one landed on p" in result.stdout.str()
