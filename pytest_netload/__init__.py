@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         NetloadWarning,
     )
     from .measure.dut import DutCounter, DutHealth, LossAttribution
+    from .measure.landing import PortCounts
     from .measure.results import RunResult, StreamResult
     from .traffic.mix import bidirectional
     from .traffic.packets import (
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from .verdicts.assertions import (assert_delivered_to, assert_latency, assert_loss,
                                       assert_not_delivered, assert_rfc2889, assert_sac,
                                       assert_spread, assert_throughput)
-    from .measure.landing import PortCounts
     from .y1564 import Sac, Service
 
 # public name -> the module that defines it (relative to this package)

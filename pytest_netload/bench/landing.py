@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine.client import Engine, Port
+from ..engine.client import Port
 from ..errors import NetloadConfigError
 from ..measure.landing import PortCounts
 from ..measure.recording import record_measurement

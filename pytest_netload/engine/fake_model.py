@@ -407,7 +407,6 @@ class _Model:
                             "first_ns": 0, "last_ns": s.last_ns, "end_ns": s.end_ns,
                             "end_reason": TX_END[s.reason]})
         total_rx = int(received.sum())
-        rx_bytes = sum(row["bytes"] for row in rows_rx)
         landed = self._landed(streams, received, rows_rx, rx)
         queues = [{"packets": p, "bytes": b, "bursts": -(-p // RX_BURST)} for p, b in landed]
         arrays: dict[str, np.ndarray] = {

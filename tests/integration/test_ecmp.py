@@ -7,8 +7,8 @@
 - L3 hashing, the same 64 source ports: one address pair is one flow to the hash, so every
   frame lands on one member; assert_spread fails (caught), assert_delivered_to(that
   member) passes and assert_not_delivered passes for the other two.
-- A stream to member p2's own address is routed to p2 alone (a forwarding decision), and
-  the router's build and teardown leave nothing behind.
+- A stream to member p2's own address is routed to p2 alone (a forwarding decision), IPv6
+  spreads as IPv4 does, and the router's build and teardown leave nothing behind.
 
 The tests run as one plugin session (pytester, a subprocess) with both topologies through
 the netload_topology marker, so the fixture, the topology option, the records and the
@@ -66,6 +66,13 @@ def test_a_members_own_address_is_routed_to_it_alone(port_counts):
     assert_not_delivered(counts, "p3")
 
 
+@pytest.mark.netload_topology("netns-router:ecmp=3,family=ipv6")
+def test_ipv6_l4_hash_spreads_many_flows(port_counts, dut):
+    assert dut.info["ecmp_destination"] == "2001:2:0:2000::1"
+    counts = port_counts(udp(flows=64, name="64 IPv6 flows"), over=MEMBERS)
+    assert_spread(counts, over=MEMBERS)
+
+
 @pytest.mark.netload_topology("netns-router:ecmp=3,hash=l3")
 def test_l3_hash_puts_one_pair_on_one_member(port_counts, dut):
     assert dut.info["fib_multipath_hash_policy"] == "0"
@@ -92,7 +99,7 @@ def test_ecmp_known_answers(pytester: pytest.Pytester) -> None:
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rA", timeout=600)
     finally:
         os.environ.pop("ECMP_OUT", None)
-    assert result.parseoutcomes().get("passed") == 3, result.stdout.str()[-3000:]
+    assert result.parseoutcomes().get("passed") == 4, result.stdout.str()[-3000:]
     l4 = json.loads((out / "l4.json").read_text())
     l3 = json.loads((out / "l3.json").read_text())
     assert sum(l4["counts"].values()) == 6400 and min(l4["counts"].values()) > 0

@@ -5,10 +5,10 @@ the fake's L4 hash spreads 64 flows, its L3 hash puts one address pair on one me
 
 from __future__ import annotations
 
-import pytest
-
 import shutil
 from pathlib import Path
+
+import pytest
 
 from pytest_netload.reports.load import load
 

@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pytest_netload import (PortCounts, assert_delivered_to, assert_not_delivered,
-                            assert_spread)
+from pytest_netload import PortCounts, assert_delivered_to, assert_not_delivered, assert_spread
 from pytest_netload.bench.landing import flows_of
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.measure.landing import MIN_EXPECTED, merge_counts, spread_test

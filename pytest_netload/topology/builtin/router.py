@@ -152,7 +152,7 @@ def _build_routed(
 
 def netns_router(
     backend: str = "af_packet", *, prefix: str = PREFIX, family: str = "ipv4",
-    neighbours: str = "arp", ecmp: int | None = None, hash: str = "l4",  # noqa: A002
+    neighbours: str = "arp", ecmp: int | None = None, hash: str = "l4",
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
     """The Linux kernel forwarding between two subnets in its own namespace.
 
