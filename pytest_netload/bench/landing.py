@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engine.client import Port
 from ..errors import NetloadConfigError
-from ..measure.landing import PortCounts
+from ..measure.landing import PortCounts, split_flows
 from ..measure.recording import record_measurement
 from ..traffic.streams import L4Spec
 from ..units import as_rate
@@ -58,6 +58,23 @@ def _name_of(port: Any, ports: WiredPorts) -> str:
         return ports.name_of(port)
     raise NetloadConfigError(f"port {port!r}: give a port of netload_ports or its name "
                              "('p1')")
+
+
+def _split(arrays: Any, names: list[str], rx: list[Port]) -> tuple[int | None, int | None]:
+    """(flows sampled, flows split over ports) from the frames each RX queue captured
+    (the plugin keeps the last 256 of every run); (None, None) without captures."""
+    if "capture_data" not in arrays:
+        return None, None
+    data, lens, count = arrays["capture_data"], arrays["capture_len"], arrays["capture_count"]
+    frames: dict[str, list[bytes]] = {}
+    i = 0
+    for name, port in zip(names, rx):
+        kept = frames.setdefault(name, [])
+        for q in range(i, i + max(port.rx_queues, 1)):
+            kept += [bytes(data[q][k][:min(int(lens[q][k]), data.shape[2])])
+                     for k in range(int(count[q]))]
+        i += max(port.rx_queues, 1)
+    return split_flows(frames)
 
 
 class FrameCounter:
@@ -123,7 +140,9 @@ class FrameCounter:
             counts[name] = int(q["packets"][i:i + n].sum() - q["foreign"][i:i + n].sum())
             i += n
         (sent,) = run.streams
-        pc = PortCounts(sent.name, tx_name, counts, sent.tx_packets, n_flows)
+        sampled, split = _split(run.arrays, names, rx)
+        pc = PortCounts(sent.name, tx_name, counts, sent.tx_packets, n_flows,
+                        sampled_flows=sampled, split_flows=split)
         record_measurement("port_counts", {**pc.as_dict(), "rx_packets": pc.rx_packets,
                                            "offered_pps": result.offered_pps})
         return pc

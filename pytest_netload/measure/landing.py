@@ -31,8 +31,8 @@ from typing import Any
 
 from ..errors import NetloadConfigError
 
-__all__ = ["DEFAULT_ALPHA", "MIN_EXPECTED", "PortCounts", "SpreadTest", "merge_counts",
-           "spread_test"]
+__all__ = ["DEFAULT_ALPHA", "MIN_EXPECTED", "PortCounts", "SpreadTest", "flow_key",
+           "merge_counts", "split_flows", "spread_test"]
 
 DEFAULT_ALPHA = 0.001
 """The chi-square test's significance level by default: a fair hash fails it once in a
@@ -64,6 +64,11 @@ class PortCounts:
     flows: int | None = None
     streams: tuple[str, ...] = field(default=())
     """The streams summed into this one (merge_counts); empty for a single stream."""
+    sampled_flows: int | None = None
+    """Distinct flows among the frames the watched ports captured (the last ones each port
+    saw); None without captures."""
+    split_flows: int | None = None
+    """How many of those flows were seen on more than one port; None without captures."""
 
     def __post_init__(self) -> None:
         counts = {str(k): _whole(v, f"frames on port {k!r}") for k, v in self.counts.items()}
@@ -90,7 +95,8 @@ class PortCounts:
 
     def as_dict(self) -> dict[str, Any]:
         return {"stream": self.stream, "tx": self.tx, "tx_packets": self.tx_packets,
-                "flows": self.flows, "counts": dict(self.counts)}
+                "flows": self.flows, "counts": dict(self.counts),
+                "sampled_flows": self.sampled_flows, "split_flows": self.split_flows}
 
 
 def merge_counts(parts: Iterable[PortCounts]) -> PortCounts:
@@ -107,11 +113,56 @@ def merge_counts(parts: Iterable[PortCounts]) -> PortCounts:
             raise NetloadConfigError(
                 f"streams {items[0].stream!r} and {p.stream!r} were counted on different "
                 f"ports ({sorted(ports)} and {sorted(p.counts)}): count them over the same")
-    flows = None if any(p.flows is None for p in items) else sum(p.flows or 0 for p in items)
+    def total(key: str) -> int | None:
+        values = [getattr(p, key) for p in items]
+        return None if any(v is None for v in values) else sum(values)
+
     names = tuple(n for p in items for n in (p.streams or (p.stream,)))
     return PortCounts(" + ".join(names), ",".join(sorted({p.tx for p in items})),
                       {k: sum(p.counts[k] for p in items) for k in items[0].counts},
-                      sum(p.tx_packets for p in items), flows, names)
+                      sum(p.tx_packets for p in items), total("flows"), names,
+                      total("sampled_flows"), total("split_flows"))
+
+
+_VLAN_TYPES = (0x8100, 0x88A8)
+
+
+def flow_key(frame: bytes) -> tuple[bytes, bytes, int, int, int] | None:
+    """The 5-tuple of an Ethernet frame (VLAN tags skipped): source and destination
+    address, protocol, source and destination port; None for a frame that is not UDP or
+    TCP over IPv4 or IPv6, or too short to say (a fragment's later pieces too)."""
+    at = 12
+    while len(frame) >= at + 2 and int.from_bytes(frame[at:at + 2], "big") in _VLAN_TYPES:
+        at += 4
+    if len(frame) < at + 2:
+        return None
+    kind, ip = int.from_bytes(frame[at:at + 2], "big"), at + 2
+    if kind == 0x0800 and len(frame) >= ip + 20:
+        proto, l4 = frame[ip + 9], ip + (frame[ip] & 0x0F) * 4
+        if int.from_bytes(frame[ip + 6:ip + 8], "big") & 0x1FFF:
+            return None  # a later fragment: no ports
+        src, dst = frame[ip + 12:ip + 16], frame[ip + 16:ip + 20]
+    elif kind == 0x86DD and len(frame) >= ip + 40:
+        proto, l4 = frame[ip + 6], ip + 40
+        src, dst = frame[ip + 8:ip + 24], frame[ip + 24:ip + 40]
+    else:
+        return None
+    if proto not in (6, 17) or len(frame) < l4 + 4:
+        return None
+    return (src, dst, proto, int.from_bytes(frame[l4:l4 + 2], "big"),
+            int.from_bytes(frame[l4 + 2:l4 + 4], "big"))
+
+
+def split_flows(frames: Mapping[str, Iterable[bytes]]) -> tuple[int, int]:
+    """(distinct flows, flows seen on more than one port) among the frames each port
+    (port name -> frames) captured; frames that are not UDP or TCP count for none."""
+    where: dict[tuple[bytes, bytes, int, int, int], set[str]] = {}
+    for port, kept in frames.items():
+        for frame in kept:
+            key = flow_key(frame)
+            if key is not None:
+                where.setdefault(key, set()).add(port)
+    return len(where), sum(1 for ports in where.values() if len(ports) > 1)
 
 
 @dataclass(frozen=True)

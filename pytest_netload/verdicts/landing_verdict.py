@@ -63,7 +63,7 @@ def _table(names: Sequence[str], got: Sequence[int], expected: Sequence[float] |
 def assert_spread(obj: Any, over: Sequence[Any], *,
                   weights: Sequence[float] | Mapping[str, float] | None = None,
                   tolerance: float | None = None, alpha: float = DEFAULT_ALPHA,
-                  flows: int | None = None) -> None:
+                  flows: int | None = None, per_packet: bool = False) -> None:
     """Check that a stream's frames spread over the member ports ``over`` (ECMP next hops,
     LAG members) as ``weights`` say (default: evenly).
 
@@ -75,6 +75,11 @@ def assert_spread(obj: Any, over: Sequence[Any], *,
     member's relative deviation from its expected frames: 0.25 lets each member get
     75-125 % of its share. With fewer than 5 expected flows (frames) per member the
     chi-square test does not apply: give more flows, or a tolerance to judge by alone.
+
+    A hash keeps each flow on one member: where the ports' captured frames show a flow on
+    two members (``counts.split_flows``), the check fails. ``per_packet=True`` judges a
+    per-packet spread (round-robin LAG, packet spraying) instead: every frame counts as
+    one placement, and split flows are expected.
     """
     __tracebackhide__ = True
     counts = _counts(obj, "assert_spread")
@@ -82,9 +87,17 @@ def assert_spread(obj: Any, over: Sequence[Any], *,
         raise NetloadConfigError(f"assert_spread: over = {over!r}: give the member ports as a "
                                  "list, e.g. over=[p1, p2, p3]")
     members = [_port_name(p) for p in over]
+    if not isinstance(per_packet, bool):
+        raise NetloadConfigError(f"assert_spread: per_packet = {per_packet!r}: give True (a "
+                                 "per-packet spread) or False (a hash of flows, the default)")
+    if per_packet and flows is not None:
+        raise NetloadConfigError("assert_spread: per_packet=True counts frames; leave flows "
+                                 "out")
     test = spread_test(counts.counts, members, weights=weights,
-                       flows=flows if flows is not None else counts.flows, alpha=alpha,
+                       flows=None if per_packet else
+                       flows if flows is not None else counts.flows, alpha=alpha,
                        tolerance=tolerance)
+    split = None if per_packet else counts.split_flows
     if test.p is None and tolerance is None and test.total:
         raise NetloadConfigError(
             f"assert_spread: {test.units} {test.unit}s over {len(members)} members is fewer "
@@ -92,7 +105,10 @@ def assert_spread(obj: Any, over: Sequence[Any], *,
             f"{5 * len(members)}), or give tolerance= (the largest relative deviation per "
             "member) to judge by it alone")
     outside = {k: v for k, v in counts.counts.items() if k not in members and v}
-    record = {"stream": counts.stream, **test.as_dict(), "outside": outside}
+    passed = test.passed and not split
+    record = {"stream": counts.stream, **test.as_dict(), "outside": outside,
+              "split_flows": split, "sampled_flows": None if per_packet else counts.sampled_flows,
+              "passed": passed}
     record_measurement("spread", record)
     got = _table(test.members, test.counts, test.expected, test.deviations)
     stat = (f"chi-square {test.chi2:.3g}, p = {test.p:.3g} over {fmt.count(test.units)} "
@@ -101,14 +117,22 @@ def assert_spread(obj: Any, over: Sequence[Any], *,
     even = "evenly" if weights is None else f"by weights {list(test.weights)}"
     required = f"spread {even}: p >= {test.alpha:g}" + (
         f" and every member within +-{fmt.share(test.tolerance)} of its share"
-        if test.tolerance is not None else "")
-    message = f"{got}; {stat}"
-    record_verdict("spread", test.passed, test.p, test.alpha, message=message,
+        if test.tolerance is not None else "") + (
+        ", and no flow on two members" if split is not None else "")
+    flows_line = None if split is None else (
+        f"flows: {split} of {counts.sampled_flows} sampled on more than one port (from the "
+        "last frames each port captured)")
+    message = f"{got}; {stat}" + (f"; {flows_line}" if flows_line else "")
+    record_verdict("spread", passed, test.p, test.alpha, message=message,
                    stream=counts.stream, tolerance=test.tolerance,
                    max_deviation=record["max_deviation"], unit=test.unit)
-    if test.passed:
+    if passed:
         return
-    if test.total == 0:
+    if test.passed:
+        verdict = (f"{split} of the {counts.sampled_flows} flows of stream {counts.stream!r} "
+                   "sampled at the watched ports landed on more than one port: a hash keeps "
+                   "each flow on one member (per_packet=True judges a per-packet spread)")
+    elif test.total == 0:
         verdict = (f"no frame of stream {counts.stream!r} landed on any member "
                    f"{list(test.members)} (sent {fmt.count(counts.tx_packets)})")
     else:
@@ -121,7 +145,7 @@ def assert_spread(obj: Any, over: Sequence[Any], *,
              f"tolerance: {'none' if test.tolerance is None else fmt.share(test.tolerance)}"
              + (f", largest deviation {fmt.share(test.max_deviation)}"
                 if not math.isinf(test.max_deviation) else ", a member of weight 0 got frames"),
-             f"required: {required}"]
+             *([flows_line] if flows_line else []), f"required: {required}"]
     if outside:
         lines.append(f"outside the members: {_table(list(outside), list(outside.values()))}")
     raise AssertionError("\n".join(lines))

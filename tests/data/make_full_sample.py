@@ -242,7 +242,8 @@ def _traffic_and_latency() -> None:
 
 def _where_frames_land() -> None:
     """ECMP over three next hops: 64 flows spread (L4 hash), one flow on one member."""
-    many = PortCounts("p0->p1", "p0", {"p1": 2_200, "p2": 1_700, "p3": 2_500}, 6_400, 64)
+    many = PortCounts("p0->p1", "p0", {"p1": 2_200, "p2": 1_700, "p3": 2_500}, 6_400, 64,
+                      sampled_flows=64, split_flows=0)
     one = PortCounts("one pair", "p0", {"p1": 0, "p2": 1_000, "p3": 0}, 1_000, 1)
     for pc in (many, one):
         record_measurement("port_counts", {**pc.as_dict(), "rx_packets": pc.rx_packets,

@@ -3,7 +3,8 @@
 - L4 hashing (the default), 64 UDP source ports from one address pair: the flows spread
   over the three members; assert_spread passes, and its chi-square statistic, p and the
   per-member counts are in results.json and the HTML report. Each member's frames are a
-  whole number of flows (100 frames each): no flow was split over members.
+  whole number of flows (100 frames each), and the frames the members captured show
+  every one of the 64 flows on one member only: no flow was split.
 - L3 hashing, the same 64 source ports: one address pair is one flow to the hash, so every
   frame lands on one member; assert_spread fails (caught), assert_delivered_to(that
   member) passes and assert_not_delivered passes for the other two.
@@ -54,8 +55,10 @@ def test_l4_hash_spreads_many_flows(port_counts, dut):
     _keep("l4", counts)
     assert counts.flows == 64 and counts.tx_packets == 6400
     assert_spread(counts, over=MEMBERS)
-    # every member got whole flows: a flow (100 frames) never split over two members
+    # no flow split over two members: each member got whole flows (100 frames each), and
+    # the frames the members captured last show every flow on one member only
     assert all(n % 100 == 0 for n in counts.counts.values()), counts
+    assert (counts.sampled_flows, counts.split_flows) == (64, 0), counts
 
 
 @pytest.mark.netload_topology("netns-router:ecmp=3")

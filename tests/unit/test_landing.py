@@ -252,3 +252,58 @@ def test_delivered_to_and_not_delivered() -> None:
     assert_delivered_to(split, "p2", only=False)
     with pytest.raises(NetloadConfigError, match=r"port 'p9' was not watched"):
         assert_not_delivered(one, "p9")
+
+
+# ---- flows split over members (from the ports' captured frames) ---------------------------
+
+
+def _udp_frame(sport: int, *, vlan: bool = False, v6: bool = False) -> bytes:
+    from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6, Vlan
+
+    stack = Eth(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
+    if vlan:
+        stack = stack / Vlan(10)
+    ip = IPv6(src="2001:2::2", dst="2001:2:0:2000::1") if v6 else \
+        IPv4(src="198.18.0.2", dst="198.19.128.1")
+    return (stack / ip / UDP(sport=sport, dport=9)).build().headers + bytes(20)
+
+
+def test_flow_key_reads_the_5_tuple() -> None:
+    from pytest_netload.measure.landing import flow_key
+
+    key = flow_key(_udp_frame(1025))
+    assert key == (bytes([198, 18, 0, 2]), bytes([198, 19, 128, 1]), 17, 1025, 9)
+    assert flow_key(_udp_frame(1025, vlan=True)) == key
+    v6 = flow_key(_udp_frame(2000, v6=True))
+    assert v6 is not None and v6[2:] == (17, 2000, 9) and len(v6[0]) == 16
+    arp = bytes(12) + b"\x08\x06" + bytes(28)
+    assert flow_key(arp) is None and flow_key(b"\x00" * 10) is None
+
+
+def test_split_flows_counts_flows_seen_on_two_ports() -> None:
+    from pytest_netload.measure.landing import split_flows
+
+    frames = {"p1": [_udp_frame(1), _udp_frame(2), _udp_frame(1)],
+              "p2": [_udp_frame(3), _udp_frame(2)], "p3": []}
+    assert split_flows(frames) == (3, 1)
+    assert split_flows({"p1": [_udp_frame(1)], "p2": [_udp_frame(2)]}) == (2, 0)
+
+
+def test_a_split_flow_fails_the_spread_unless_per_packet() -> None:
+    counts = PortCounts("s", "p0", {"p1": 1000, "p2": 1000}, 2000, 20, sampled_flows=20,
+                        split_flows=3)
+    with recording("t::split") as record, pytest.raises(AssertionError) as info:
+        assert_spread(counts, over=["p1", "p2"])
+    text = str(info.value)
+    assert text.startswith("3 of the 20 flows of stream 's' sampled at the watched ports "
+                           "landed on more than one port")
+    assert "flows: 3 of 20 sampled on more than one port" in text
+    assert "and no flow on two members" in text
+    (m,) = record.measurements
+    assert (m["split_flows"], m["sampled_flows"], m["passed"]) == (3, 20, False)
+    with recording("t::spray") as record:
+        assert_spread(counts, over=["p1", "p2"], per_packet=True)
+    (m,) = record.measurements
+    assert (m["unit"], m["units"], m["split_flows"], m["passed"]) == ("frame", 2000, None, True)
+    with pytest.raises(NetloadConfigError, match="per_packet=True counts frames"):
+        assert_spread(counts, over=["p1", "p2"], per_packet=True, flows=20)

@@ -463,3 +463,4 @@ def test_where_frames_land_has_its_tables(full_page: str) -> None:
     delivery = delivery[:delivery.index("</table>")]
     assert "delivered to p2" in delivery and "not delivered to p1" in delivery
     assert "p1 0, p2 1,000, p3 0" in delivery
+    assert "0 of 64 sampled" in spread  # no flow split over two members

@@ -1,5 +1,6 @@
 """The report's "Where frames land" tables: each assert_spread check (per member its
-frames, expected frames and deviation; the chi-square statistic, p and the verdict) and
+frames, expected frames and deviation; the chi-square statistic, p, the sampled flows
+seen on two ports and the verdict) and
 each assert_delivered_to / assert_not_delivered check (the stream's frames per watched
 port)."""
 
@@ -29,6 +30,8 @@ def _spread(nodeid: str, m: Mapping[str, Any]) -> dict[str, Any]:
             "units": f"{fmt_count(m['units'])} {m['unit']}s", "chi2": stat, "p": p,
             "alpha": f"{m['alpha']:g}", "tolerance": tol,
             "outside": ", ".join(f"{k} {fmt_count(v)}" for k, v in m["outside"].items()),
+            "split": DASH if m.get("split_flows") is None else
+            f"{fmt_count(m['split_flows'])} of {fmt_count(m['sampled_flows'])} sampled",
             "verdict": "PASS" if m["passed"] else "FAIL"}
 
 
