@@ -123,9 +123,11 @@ def assert_spread(obj: Any, over: Sequence[Any], *,
         f"flows: {split} of {counts.sampled_flows} sampled on more than one port (from the "
         "last frames each port captured)")
     message = f"{got}; {stat}" + (f"; {flows_line}" if flows_line else "")
-    record_verdict("spread", passed, test.p, test.alpha, message=message,
-                   stream=counts.stream, tolerance=test.tolerance,
-                   max_deviation=record["max_deviation"], unit=test.unit)
+    record_verdict("spread", passed,
+                   None if test.p is None else f"p = {test.p:.3g} over {test.units} {test.unit}s",
+                   required, message=message, stream=counts.stream, p=test.p,
+                   alpha=test.alpha, tolerance=test.tolerance,
+                   max_deviation=record["max_deviation"], counted=test.unit)
     if passed:
         return
     if test.passed:
@@ -167,7 +169,9 @@ def _record_delivery(check: str, counts: PortCounts, name: str, got: int, ok: bo
                                     "port": name, "expect": check, "frames": got,
                                     "tx_packets": counts.tx_packets,
                                     "counts": dict(counts.counts), "passed": ok})
-    record_verdict(check, ok, got, name, message=message, stream=counts.stream)
+    required = f"frames on {name}" if check == "delivered_to" else f"no frame on {name}"
+    record_verdict(check, ok, f"{got:,} frames on {name}", required, message=message,
+                   stream=counts.stream, port=name, frames=got)
 
 
 def assert_delivered_to(obj: Any, port: Any, *, only: bool = True) -> None:

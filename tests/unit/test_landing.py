@@ -186,7 +186,9 @@ def test_assert_spread_passes_and_records() -> None:
         "spread", "flow", 64, [1700, 2200, 2500], True)
     assert m["p"] == pytest.approx(stats.chisquare([17, 22, 25]).pvalue)
     (v,) = record.verdicts
-    assert (v["check"], v["passed"], v["required"]) == ("spread", True, 0.001)
+    assert (v["check"], v["passed"], v["required"], v["alpha"]) == (
+        "spread", True, "spread evenly: p >= 0.001", 0.001)
+    assert v["measured"] == "p = 0.465 over 64 flows" and v["p"] == m["p"]
 
 
 def test_assert_spread_on_one_member_says_so() -> None:
@@ -239,8 +241,10 @@ def test_delivered_to_and_not_delivered() -> None:
     assert [(m["port"], m["expect"], m["frames"], m["passed"]) for m in record.measurements] \
         == [("p2", "delivered_to", 1000, True), ("p1", "not_delivered", 0, True),
             ("p3", "not_delivered", 0, True)]
-    assert [v["check"] for v in record.verdicts] == ["delivered_to", "not_delivered",
-                                                     "not_delivered"]
+    assert [(v["check"], v["measured"], v["required"]) for v in record.verdicts] == [
+        ("delivered_to", "1,000 frames on p2", "frames on p2"),
+        ("not_delivered", "0 frames on p1", "no frame on p1"),
+        ("not_delivered", "0 frames on p3", "no frame on p3")]
     with pytest.raises(AssertionError, match=r"^no frame of stream 'pair' reached p1\n"
                                              r"measured: p1 0, p2 1,000, p3 0 of 1,000 sent"):
         assert_delivered_to(one, "p1")
