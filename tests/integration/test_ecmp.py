@@ -9,7 +9,8 @@
   frame lands on one member; assert_spread fails (caught), assert_delivered_to(that
   member) passes and assert_not_delivered passes for the other two.
 - A stream to member p2's own address is routed to p2 alone (a forwarding decision), IPv6
-  spreads as IPv4 does, and the router's build and teardown leave nothing behind.
+  spreads as IPv4 does, and the router's teardown, and the sweep after a killed process,
+  leave nothing behind.
 
 The tests run as one plugin session (pytester, a subprocess) with both topologies through
 the netload_topology marker, so the fixture, the topology option, the records and the
@@ -20,12 +21,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
-from pytest_netload.topology.builtin import build
+from pytest_netload.topology.builtin import build, sweep_stale
 
 pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.integration,
@@ -35,6 +43,11 @@ pytestmark = [
 SUITE = """
 import json
 import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from pytest_netload import assert_delivered_to, assert_not_delivered, assert_spread, udp
@@ -127,9 +140,17 @@ def test_ecmp_known_answers(pytester: pytest.Pytester) -> None:
     assert "Where frames land: forwarding decisions" in page
 
 
-def test_ecmp_router_is_removed_with_everything_it_made() -> None:
-    import subprocess
+def _present(names: set[str]) -> set[str]:
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
+                           check=True).stdout
+    spaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                            check=True).stdout
+    found = {line.split(":")[1].strip().split("@")[0] for line in links.splitlines()}
+    found |= {line.split()[0] for line in spaces.splitlines() if line.strip()}
+    return names & found
 
+
+def test_ecmp_router_is_removed_with_everything_it_made() -> None:
     with build("netns-router", ecmp=4, hash="l3") as built:
         ns = built.topology.namespace
         assert ns is not None
@@ -139,9 +160,29 @@ def test_ecmp_router_is_removed_with_everything_it_made() -> None:
         (route,) = json.loads(routes)
         assert [h["gateway"] for h in route["nexthops"]] == [
             "198.19.0.2", "198.19.1.2", "198.19.2.2", "198.19.3.2"]
-        gens = [p.iface for p in built.topology.ports]
-    assert ns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                                    check=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True,
-                           check=True).stdout
-    assert not [g for g in gens if f" {g}@" in links or f" {g}:" in links]
+        policy = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n",
+                                 "net.ipv4.fib_multipath_hash_policy"], capture_output=True,
+                                text=True, check=True).stdout
+        assert policy.strip() == "0"
+        names = {p.iface for p in built.topology.ports if p.iface} | {ns}
+        assert _present(names) == names
+    assert _present(names) == set()
+
+
+def test_the_sweep_removes_what_a_killed_process_left() -> None:
+    code = textwrap.dedent("""
+        import os
+        from pytest_netload.topology.builtin import build, sweep_stale
+        cm = build("netns-router", ecmp=3)  # kept: a collected context would clean up
+        b = cm.__enter__()
+        print(b.topology.namespace, *(p.iface for p in b.topology.ports), flush=True)
+        os.kill(os.getpid(), 9)  # SIGKILL: no atexit, no handler
+    """)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    names = set(proc.stdout.split())
+    assert len(names) == 5 and _present(names) == names  # the namespace and 4 interfaces
+    assert names <= set(sweep_stale())
+    assert _present(names) == set()
