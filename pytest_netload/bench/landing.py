@@ -103,6 +103,13 @@ class FrameCounter:
         if not names or len(set(names)) != len(names):
             raise NetloadConfigError(f"over = {names!r}: give one or more different ports "
                                      "to count the frames on")
+        tx_engine = self.ports.ports[tx_name].engine
+        elsewhere = [n for n in names if self.ports.ports[n].engine is not tx_engine]
+        if elsewhere:
+            raise NetloadConfigError(
+                f"over = {names!r}: {elsewhere} are ports of another engine than {tx_name!r}; "
+                "a run counts frames on the sending engine's ports only: watch ports of "
+                "one engine")
         if tx_name in names:
             raise NetloadConfigError(
                 f"over = {names!r} holds the sending port {tx_name!r}: its own frames are "

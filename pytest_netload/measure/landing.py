@@ -293,6 +293,10 @@ def spread_test(counts: Mapping[str, int], members: Sequence[str], *,
                               or flows < 1):
         raise NetloadConfigError(f"flows = {flows!r}: give the stream's flow count, >= 1")
     w = _weights(weights, members)
+    if sum(1 for x in w if x > 0) < 2:
+        raise NetloadConfigError(
+            f"weights = {list(w)!r}: give two or more members a positive weight; to check "
+            "that frames land on one port only, use assert_delivered_to")
     got = tuple(_whole(counts[m], f"frames on {m}") for m in members)
     total = sum(got)
     shares = [x / sum(w) for x in w]
@@ -302,7 +306,7 @@ def spread_test(counts: Mapping[str, int], members: Sequence[str], *,
     units = flows if flows is not None else total
     chi2 = p = None
     live = [i for i, s in enumerate(shares) if s > 0]
-    if total and min(units * shares[i] for i in live) >= MIN_EXPECTED and len(live) >= 2:
+    if total and min(units * shares[i] for i in live) >= MIN_EXPECTED:
         from scipy import stats  # type: ignore[import-untyped]
 
         scale = units / total

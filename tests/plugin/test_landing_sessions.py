@@ -28,6 +28,9 @@ SESSION = """
         counts = port_counts(udp(flows=64, name="many"))
         assert counts.ports == tuple(MEMBERS) and counts.tx_packets == 6400
         assert_spread(counts, over=MEMBERS)
+        both = port_counts([udp(flows=32, name="a"), udp(flows=32, sport=5000, name="b")])
+        assert [c.stream for c in both] == ["a", "b"] and both[0].tx_packets == 3200
+        assert_spread(both, over=MEMBERS)  # summed: 64 flows
 
     def test_one_pair(port_counts):
         counts = port_counts(udp(flows=64, name="one pair"), over=MEMBERS, count=640)
@@ -54,13 +57,14 @@ def test_l4_hash_spreads_and_the_records_say_how(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["*test_one_pair*", "*reached p*, but also*"])
     doc = load(pytester.path / "netload-results" / "results.json")
     tests = {t["nodeid"].rpartition("::")[2]: t for t in doc["tests"]}
-    (spread,) = [m for m in tests["test_spread"]["measurements"] if m["kind"] == "spread"]
+    spread, merged = [m for m in tests["test_spread"]["measurements"] if m["kind"] == "spread"]
+    assert (merged["stream"], merged["units"]) == ("a + b", 64)
     assert (spread["members"], spread["unit"], spread["units"], spread["passed"]) == (
         ["p1", "p2", "p3"], "flow", 64, True)
     assert sum(spread["counts"]) == 6400 and 0 < spread["p"] <= 1
-    (counted,) = [m for m in tests["test_spread"]["measurements"] if m["kind"] == "port_counts"]
+    counted = next(m for m in tests["test_spread"]["measurements"] if m["kind"] == "port_counts")
     assert (counted["tx"], counted["flows"], counted["offered_pps"]) == ("p0", 64, 2000.0)
-    assert [v["check"] for v in tests["test_spread"]["verdicts"]] == ["spread"]
+    assert [v["check"] for v in tests["test_spread"]["verdicts"]] == ["spread", "spread"]
     page = (pytester.path / "netload-results" / "report.html").read_text()
     assert "Where frames land: spread over members" in page
 

@@ -96,6 +96,7 @@ def test_no_frame_at_all_never_passes() -> None:
     ({"weights": [1, 1]}, r"give 3 weights, one per member"),
     ({"weights": [1, -1, 1]}, r"numbers >= 0 with a positive sum"),
     ({"weights": [0, 0, 0]}, r"numbers >= 0 with a positive sum"),
+    ({"weights": [1, 0, 0]}, r"two or more members a positive weight.*assert_delivered_to"),
     ({"weights": {"p1": 1, "p2": 1}}, r"missing \['p3'\]"),
 ])
 def test_bad_input_names_the_argument(kwargs: dict[str, Any], message: str) -> None:
