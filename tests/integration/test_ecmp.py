@@ -173,7 +173,8 @@ def test_the_sweep_removes_what_a_killed_process_left() -> None:
     code = textwrap.dedent("""
         import os
         from pytest_netload.topology.builtin import build, sweep_stale
-        cm = build("netns-router", ecmp=3)  # kept: a collected context would clean up
+        cm = build("netns-router", ecmp=3, prefix="ecmpsw")  # kept: a collected context
+        # would clean up; its own prefix: no other session's sweep (of "nl") takes it first
         b = cm.__enter__()
         print(b.topology.namespace, *(p.iface for p in b.topology.ports), flush=True)
         os.kill(os.getpid(), 9)  # SIGKILL: no atexit, no handler
@@ -184,5 +185,5 @@ def test_the_sweep_removes_what_a_killed_process_left() -> None:
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     names = set(proc.stdout.split())
     assert len(names) == 5 and _present(names) == names  # the namespace and 4 interfaces
-    assert names <= set(sweep_stale())
+    assert names <= set(sweep_stale(prefix="ecmpsw"))
     assert _present(names) == set()
