@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import _native_facts as facts
 from .. import errors
-from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, parse_fake_engine
+from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, hashed_flows, parse_fake_engine
 from .fake_intervals import count_of, snapshots
 from .fake_model import (
     HIST_MAX_SUB_BITS,
@@ -288,7 +288,9 @@ class FakeHost:
         self._stream_ids += 1
         handle = self._next()
         self.streams[handle] = FakeStream(self._stream_ids, port_id, str(name or ""), frames,
-                                          sequence, stream.stamp_every or 1)
+                                          sequence, stream.stamp_every or 1,
+                                          hashed_flows(stream.fields, stream.l3_offset,
+                                                       stream.l4_offset))
         return {"handle": handle, "stream_id": self._stream_ids, "csum_offloaded": False}
 
     def op_stream_free(self, handle: int) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _native_facts as facts
 from .. import errors
 from ..units import FCS_BYTES, frame_bits
-from .fake_dut import FakeDut
+from .fake_dut import FakeDut, ecmp_member
 from .protocol import PhaseSpec, PortStats, TxEntry
 
 HIST_SUB_BITS = facts.HIST_SUB_BITS        # gap and IPDV histograms
@@ -283,6 +283,7 @@ class FakeStream:
     frames: list[bytes]
     sequence: list[int]
     stamp_every: int = 1
+    flows: tuple[int, int] = (1, 1)  # (L3, L4) flows a hash sees: fake_dut.hashed_flows
 
     @property
     def sizes(self) -> list[int]:
@@ -406,9 +407,8 @@ class _Model:
                             "first_ns": 0, "last_ns": s.last_ns, "end_ns": s.end_ns,
                             "end_reason": TX_END[s.reason]})
         total_rx = int(received.sum())
-        rx_bytes = sum(row["bytes"] for row in rows_rx)
-        queues = [{"packets": total_rx if q == 0 else 0, "bytes": rx_bytes if q == 0 else 0,
-                   "bursts": -(-total_rx // RX_BURST) if q == 0 else 0} for q in range(len(rx))]
+        landed = self._landed(streams, received, rows_rx, rx)
+        queues = [{"packets": p, "bytes": b, "bursts": -(-p // RX_BURST)} for p, b in landed]
         arrays: dict[str, np.ndarray] = {
             "tx": _records(TX_STATS, rows_tx),
             "rx": _records(RX_STREAM_STATS, rows_rx),
@@ -437,6 +437,30 @@ class _Model:
             c["ibytes"] += queues[q]["bytes"]
         return _Outcome(arrays, counts, int(tx.sum()), total_rx, tx_end,
                         tx_end + drain_ns if rx else tx_end)
+
+    def _landed(self, streams: list[FakeStream], received: np.ndarray,
+                rows_rx: list[dict[str, int]], rx: Sequence[tuple[int, int]]
+                ) -> list[tuple[int, int]]:
+        """(packets, bytes) per RX entry: all on the first, or with ECMP each stream's flows
+        on the first queue of the run's RX ports by fake_dut.ecmp_member (bytes pro rata)."""
+        out = [[0, 0] for _ in rx]
+        ports = list(dict.fromkeys(p for p, _ in rx))
+        first = {p: next(q for q, (pp, _) in enumerate(rx) if pp == p) for p in ports}
+        for i, s in enumerate(streams):
+            got, size = int(received[i]), rows_rx[i]["bytes"]
+            if not got:
+                continue
+            if not self.dut.ecmp or len(ports) < 2:
+                out[0][0] += got
+                out[0][1] += size
+                continue
+            flows = s.flows[0] if self.dut.ecmp_hash == "l3" else s.flows[1]
+            per = np.full(flows, got // flows) + (np.arange(flows) < got % flows)
+            for k, n in enumerate(per):
+                q = first[ports[ecmp_member(k, len(ports), self.dut.seed)]]
+                out[q][0] += int(n)
+                out[q][1] += round(size * int(n) / got)
+        return [(p, b) for p, b in out]
 
     def _arrivals(self, i: int, s: _Sent, pieces: list[_Piece], got: np.ndarray,
                   left: list[float], mu: float, delay: float, jitter: float, r_i: int,
