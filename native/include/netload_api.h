@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 15,
+	NETLOAD_ABI_VERSION = 17,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
@@ -320,6 +320,9 @@ struct netload_tx_conf {
 	int hw_clock;             /* latency on NIC clocks: TX stamps read the stream
 	                           * port's clock, RX uses the frame's hardware
 	                           * timestamp; every port involved needs hw_timestamps */
+	uint64_t start_ns;        /* paced streams: the first packet's deadline after the
+	                           * common start (0: at it); the phases' ends stay counted
+	                           * from the common start (a capture's flows replayed) */
 };
 
 struct netload_rx_conf {

@@ -59,6 +59,7 @@ class Run:
                 "n_phases": len(e.phases),
                 "phases": cphases,
                 "hw_clock": int(e.hw_clock),
+                "start_ns": e.start_ns,
             })
         ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
         cfwd = ffi.new("struct netload_fwd_conf[]", max(len(spec.forwarders), 1))

@@ -349,6 +349,10 @@ class FakeHost:
                     raise errors.NetloadConfigError(
                         f"run start: run: TX entry {i} phase {k} has a gap of 0 ps; give "
                         "1 ps or more")
+            if e.start_ns and not e.phases:
+                raise errors.NetloadConfigError(
+                    f"run start: run: TX entry {i} starts {e.start_ns} ns late but is not "
+                    "paced; give it a pacing phase")
             bounded = bool(e.phases) and e.phases[-1].duration_ns > 0
             if not e.expect_only and not e.count and not spec.duration_ns and not bounded:
                 raise errors.NetloadConfigError(

@@ -161,7 +161,8 @@ def _schedule(entry: TxEntry, port_gap_ps: int, duration_ns: int,
     count = entry.count
     limits = [x * 1000 for x in (duration_ns or None, stop_ns) if x is not None]
     limit = min(limits) if limits else None
-    t, sent, last_ps = 0, 0, 0
+    t, sent, last_ps = entry.start_ns * 1000, 0, 0  # a late start (run.c's first deadline)
+    bound = 0  # where the phase ends are counted from: the common start, as run.c's
     segments: list[tuple[float, float, float]] = []
     walked: list[_Phase] = []
     reason, end_ps = "phases", 0
@@ -170,7 +171,11 @@ def _schedule(entry: TxEntry, port_gap_ps: int, duration_ns: int,
             np.array([port_gap_ps], dtype=np.int64)
         starts = np.concatenate(([0], np.cumsum(gaps)[:-1])).astype(np.int64)
         period = int(gaps.sum())
-        end = t + ph.duration_ns * 1000 if ph.duration_ns else None
+        end = bound + ph.duration_ns * 1000 if ph.duration_ns else None
+        bound = end or bound
+        if end is not None and t >= end:
+            t = end_ps = end  # the phase ended before its first deadline
+            continue
         stop = min(x for x in (end, limit) if x is not None) if (end or limit) else None
         n = _below(starts, period, stop - t) if stop is not None else None
         if count and (n is None or sent + n >= count):

@@ -295,6 +295,7 @@ class TxEntry(_Message):
     expect_only: bool = False  # not sent: RX expects it (another generator sends it)
     phases: tuple[PhaseSpec, ...] = field(default=(), metadata={"of": PhaseSpec})
     hw_clock: bool = False  # latency on NIC clocks
+    start_ns: int = 0  # paced: the first packet's deadline after the common start
 
 
 @dataclass(frozen=True)
@@ -445,7 +446,7 @@ class RunSpec:
         n = len(native)
         return RunStart(
             tx=tuple([TxEntry(e.stream.handle, e.queue, int(e.count), False,
-                              tuple(_phase(p) for p in e.phases), h)
+                              tuple(_phase(p) for p in e.phases), h, int(e.start_ns))
                       for e, h in zip(native, hw[:n])]
                      + [TxEntry(s.handle, 0, 0, True, (), h)
                         for s, h in zip(expected, hw[n:])]),

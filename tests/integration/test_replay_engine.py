@@ -1,0 +1,130 @@
+"""A capture replayed on the real engine (net_ring: TX loops back to RX in-process).
+
+At the capture's timing: a generated capture of four UDP flows with irregular gaps
+(exponential, mean 100 us, and a few 2-ms pauses) is replayed once; every frame of every
+flow arrives, accounted to its flow, and the received gaps are compared with the
+capture's, in capture order: the median and p99 of the gap error are printed (pytest -s)
+and bounded. At a fixed rate: the flows as weighted streams, the rate exact to 0.1 %.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_netload import Engine, Port, from_pcap
+from pytest_netload.engine.client import Tx
+from pytest_netload.traffic.patterns import Phase
+
+from calm import CalmController, calm_run
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the engine host runs DPDK: needs root"),
+]
+
+FLOWS = 4
+FRAMES = 4000
+
+
+def write_capture(path: Path, frames: int = FRAMES, seed: int = 7) -> np.ndarray:
+    """A nanosecond pcap of `frames` UDP frames over FLOWS flows (sizes 64-1400 B),
+    irregular gaps; returns each frame's time in ns from the first."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+    from scapy.utils import PcapWriter
+
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(100_000, frames - 1).astype(np.int64) + 1_000
+    gaps[rng.choice(frames - 1, 5, replace=False)] = 2_000_000
+    times = np.concatenate(([0], np.cumsum(gaps)))
+    with PcapWriter(str(path), nano=True, sync=False) as w:
+        for i, t in enumerate(times.tolist()):
+            f = int(rng.integers(FLOWS))
+            p = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+                 / IP(src="198.18.0.2", dst="198.19.0.2") / UDP(sport=1000 + f, dport=9)
+                 / Raw(bytes(int(rng.integers(18, 1350)))))
+            p.time = 1_700_000_000 + t / 1e9
+            w.write(p)
+    return times
+
+
+class CalmReplay(CalmController):
+    def replay(self, *args: Any, **kwargs: Any) -> Any:
+        return calm_run(lambda: super(CalmReplay, self).replay(*args, **kwargs))
+
+
+def gap_errors(replay: Any, result: Any) -> np.ndarray:
+    """Received gap minus the capture's gap, ns, for every consecutive pair of frames in
+    capture order (each flow's arrivals are its frames in order: none lost or reordered)."""
+    due, rx = [], []
+    for part, s in zip(replay.parts, result.run.streams):
+        assert s.sample_rx_ns is not None and len(s.sample_rx_ns) == part.packets
+        due.append(part.times_ns)
+        rx.append(s.sample_rx_ns.astype(np.int64))
+    due_all, rx_all = np.concatenate(due), np.concatenate(rx)
+    order = np.argsort(due_all, kind="stable")
+    return np.diff(rx_all[order]) - np.diff(due_all[order])
+
+
+def test_replay_at_the_captures_timing(ring: Callable[..., Port], tmp_path: Path) -> None:
+    times = write_capture(tmp_path / "cap.pcap")
+    replay = from_pcap(tmp_path / "cap.pcap")
+    assert replay.packets == FRAMES and len(replay.flows) == FLOWS
+    assert replay.capture.resolution_ns == 1
+    port = ring()
+    rc = CalmReplay(port.engine, port, rx=[port])
+    r = rc.replay(replay, timing_samples=FRAMES)
+    assert len(replay.parts) > FLOWS  # each flow's distinct frames fill several streams
+    for part, s in zip(replay.parts, r.run.streams):
+        assert (s.tx_packets, s.rx_packets, s.lost, s.duplicates, s.reordered) == (
+            part.packets, part.packets, 0, 0, 0), s
+    err = gap_errors(replay, r)
+    median, p99 = float(np.median(np.abs(err))), float(np.percentile(np.abs(err), 99))
+    span = max(int(s.rx_last_ns) for s in r.run.streams) - \
+        min(int(s.rx_first_ns) for s in r.run.streams)
+    print(f"\nreplay of {FRAMES} frames in {FLOWS} flows over {times[-1] / 1e6:.1f} ms: "
+          f"|gap error| median {median:.0f} ns, p99 {p99:.0f} ns, max {np.abs(err).max():.0f}"
+          f" ns; received span {span / 1e6:.3f} ms (capture {times[-1] / 1e6:.3f} ms)")
+    assert median < 2_000, err
+    assert p99 < 50_000, err
+    assert span == pytest.approx(int(times[-1]), rel=0.001)
+
+
+def test_a_late_start_leaves_at_its_offset(engine: Engine, ring: Callable[..., Port],
+                                           tmp_path: Path) -> None:
+    write_capture(tmp_path / "cap.pcap", frames=50)
+    replay = from_pcap(tmp_path / "cap.pcap")
+    port = ring()
+    stream = engine.load(port, replay.stream(0), queues=1)
+    try:
+        run = calm_run(lambda: engine.run(
+            [Tx(stream, 3, (Phase(np.array([1_000_000_000], dtype=np.uint64)),),
+                start_ns=5_000_000)], [port], timing_samples=3))
+    finally:
+        stream.free()
+    (s,) = run.streams
+    tx = s.sample_tx_ns.astype(np.int64)
+    assert tx[0] >= 5_000_000 and tx[0] < 5_000_000 + 1_000_000, tx
+    assert np.diff(tx) == pytest.approx([1_000_000, 1_000_000], abs=200_000)
+
+
+def test_replay_at_a_fixed_rate_is_exact(ring: Callable[..., Port], tmp_path: Path) -> None:
+    write_capture(tmp_path / "cap.pcap", frames=400)
+    replay = from_pcap(tmp_path / "cap.pcap")
+    port = ring()
+    rc = CalmController(port.engine, port, rx=[port])
+    r = rc.run(replay.streams(), "20kpps", duration="1s")
+    sent = sum(s.result.tx_packets for s in r.streams)
+    got = sum(s.result.rx_packets for s in r.streams)
+    assert got == sent
+    assert abs(sent - 20_000) <= 0.001 * 20_000, sent
+    for o, part in zip(r.streams, replay.parts):
+        assert o.result.tx_packets == pytest.approx(20_000 * part.packets / replay.packets,
+                                                    abs=2)
