@@ -240,10 +240,10 @@ def read_capture(path: str | os.PathLike[str], *, max_frames: int | None = None,
             f"capture {name!r} is not a pcap or pcapng file ({exc}); write it with tcpdump "
             "-w, tshark -w or wireshark") from exc
     with reader:
-        flows, packets, total, first, last, resolution, complete = _read(
+        flows, packets, total, first, last, resolution, complete, end = _read(
             reader, name, max_frames, max_flows, budget)
         if complete:
-            _check_whole(reader, name, packets)
+            _check_whole(reader, name, packets, end)
     if not packets:
         raise NetloadConfigError(f"capture {name!r} holds no frames; capture some traffic "
                                  "into it first")
@@ -252,11 +252,12 @@ def read_capture(path: str | os.PathLike[str], *, max_frames: int | None = None,
 
 
 def _read(reader: Any, name: str, max_frames: int | None, max_flows: int,
-          budget: Budget) -> tuple[dict[Any, Flow], int, int, int, int, int, bool]:
+          budget: Budget) -> tuple[dict[Any, Flow], int, int, int, int, int, bool, int]:
     flows: dict[Any, Flow] = {}
     packets = total = 0
     first = last = 0
     resolution = 1
+    end = reader.f.tell()  # the offset after the last frame read
     ng = hasattr(reader, "interfaces")
     if not ng and not getattr(reader, "nano", False):
         resolution = 1000
@@ -314,20 +315,34 @@ def _read(reader: Any, name: str, max_frames: int | None, max_flows: int,
         flow.add(frame, d, time_ns - first, budget, where)
         packets += 1
         total += len(frame)
+        end = reader.f.tell()
         if max_frames is not None and packets >= max_frames:
-            return flows, packets, total, first, last, resolution, False
-    return flows, packets, total, first, last, resolution, True
+            return flows, packets, total, first, last, resolution, False, end
+    return flows, packets, total, first, last, resolution, True, end
 
 
-def _check_whole(reader: Any, name: str, packets: int) -> None:
-    """A file that ends inside a record header or block: the readers stop quietly there."""
+def _check_whole(reader: Any, name: str, packets: int, end: int) -> None:
+    """The readers stop quietly at a record or block the file ends inside: what follows
+    the last frame (`end`, its offset) must be whole pcapng blocks, or nothing in a pcap."""
     f = reader.f
     try:
-        at, size = f.tell(), os.path.getsize(name)
-    except (OSError, ValueError):
+        size = os.path.getsize(name)
+    except OSError:
         return
-    if type(f).__name__ != "GzipFile" and at < size:
+    if type(f).__name__ == "GzipFile" or end >= size:
+        return
+    if hasattr(reader, "interfaces"):  # pcapng: trailing blocks (statistics) chain to the end
+        with open(name, "rb") as raw:
+            raw.seek(end)
+            while end + 12 <= size:
+                head = raw.read(8)
+                length = struct.unpack(reader.endian + "I", head[4:8])[0]
+                if length < 12 or length % 4 or end + length > size:
+                    break
+                raw.seek(end + length)
+                end += length
+    if end < size:
         raise NetloadConfigError(
-            f"capture {name!r}: {size - at} bytes after frame {packets} are not a whole "
+            f"capture {name!r}: {size - end} bytes after frame {packets} are not a whole "
             f"record (the file is truncated); copy it whole, or keep the frames before it "
             f"(editcap -r {name} out.pcap 1-{packets})")
