@@ -157,7 +157,7 @@ def _check_fits(template: Template, name: str, size: int | str, wire: str) -> No
 
 def _kind(source: L4Spec | Stream | ReplayFlow) -> str:
     if isinstance(source, ReplayFlow):
-        return "pcap"
+        return "template"  # its frames, captured (results.schema.json's kinds); named pcap#N
     if isinstance(source, L4Spec):
         return source.protocol
     return "template"

@@ -286,7 +286,7 @@ def test_a_replay_is_a_mix_of_its_streams_at_frame_size_pcap(tmp_path: Path) -> 
     r = from_pcap(write(tmp_path / "a.pcap", [udp4(1000), udp4(1001), udp4(1000, 300)]))
     mix = as_mix(r)
     assert [p.weight for p in mix.forward] == pytest.approx([2 / 3, 1 / 3])
-    assert [d["kind"] for d in mix.describe()] == ["pcap", "pcap"]
+    assert [d["kind"] for d in mix.describe()] == ["template", "template"]
     port = SimpleNamespace
     wire = SimpleNamespace(tx=port(name="p0", vlan=None, ip=None, peer_ip=None),
                            rx=port(name="p1", ip=None, peer_ip=None),
