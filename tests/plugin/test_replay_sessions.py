@@ -99,3 +99,31 @@ def _topology(pytester: pytest.Pytester) -> Path:
     path = pytester.path / "lab.toml"
     path.write_text(TOPOLOGY)
     return path
+
+
+def test_rate_controller_replays_at_the_captures_timing_and_at_a_rate(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(capture=CAPTURE)
+    pytester.makepyfile(test_timing="""
+        import pytest
+        from pytest_netload import from_pcap
+        from capture import write
+
+        def test_timing(rate_controller, tmp_path):
+            replay = from_pcap(write(tmp_path / "site.pcap"))
+            r = rate_controller().replay(replay, loops=2, timing_samples=100)
+            assert [s.result.tx_packets for s in r.streams] == [2 * p.packets
+                                                                 for p in replay.parts]
+            assert r.run.lost == 0 and r.pattern == "capture"
+            first = r.streams[1].result  # the second flow starts one frame in
+            assert first.sample_tx_ns[0] == pytest.approx(replay.parts[1].times_ns[0],
+                                                          abs=1000)
+            fast = rate_controller().replay(replay, speed=2)
+            assert fast.pattern == "capture x2"
+            paced = rate_controller().run(replay, "10kpps", duration="1s")
+            assert sum(s.result.tx_packets for s in paced.streams) == pytest.approx(10_000,
+                                                                                    abs=4)
+    """)
+    result = pytester.runpytest(FAKE, f"--netload-topology={_topology(pytester)}",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
