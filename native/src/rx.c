@@ -122,6 +122,8 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 	}
 	return;
 foreign:
+	if (unlikely(run->flows != NULL) && netload_flows_count(run, t, m))
+		return;  /* a frame of an unsigned stream, counted by its flow */
 	t->foreign++;
 	if (netload_nd_ports[t->port_id] != NULL)
 		netload_nd_input(t->port_id, m);

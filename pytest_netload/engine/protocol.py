@@ -248,6 +248,9 @@ class StreamSpec(_Message):
     fields: tuple[FieldSpec, ...] = field(default=(), metadata={"of": FieldSpec})
     seed: int = 0  # the random field ops' seed (0: the core seeds them from its TSC)
     stamp_every: int = 1  # a TX timestamp in every Nth packet (0 is read as 1)
+    signature: bool = True  # False: frames sent as given, counted on RX by `flow_key`
+    flow_key: bytes = b""  # unsigned: family, proto, has_ports, src[16], dst[16], sport,
+    # dport (big-endian), 39 bytes (`struct netload_flow_conf`; traffic.replay.flow_key)
 
     @classmethod
     def of(cls, stream: Any, trailer_bytes: int) -> StreamSpec:

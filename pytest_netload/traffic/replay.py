@@ -41,6 +41,7 @@ from pytest_netload.traffic.pcap import (
     MAX_TEMPLATES,
     Capture,
     Flow,
+    dissect,
     read_capture,
 )
 from pytest_netload.units import FCS_BYTES, MIN_FRAME_BYTES
@@ -151,6 +152,19 @@ def _rewritten(frame: bytes, flow: FlowPart, *, src_mac: bytes | None, dst_mac: 
     return bytes(out)
 
 
+def flow_key(frame: bytes) -> bytes:
+    """The engine's key of an IP frame's flow (`engine.protocol.StreamSpec.flow_key`):
+    family, protocol, whether ports follow, source and destination address (16 bytes
+    each), source and destination port; b"" for a frame that is not IPv4 or IPv6."""
+    key = dissect(frame).key
+    if key[0] == "l2":
+        return b""
+    family, src, dst, proto, sport, dport = key[:6]
+    ports = sport is not None
+    return bytes([family, proto, int(ports)]) + src.ljust(16, b"\0") + dst.ljust(16, b"\0") \
+        + struct.pack("!HH", sport if ports else 0, dport if ports else 0)
+
+
 def _mac(text: str) -> bytes:
     return bytes(int(x, 16) for x in str(text).split(":"))
 
@@ -164,9 +178,11 @@ class ReplayStream:
     stamp_every: int = 1
     size = PCAP_SIZE
 
-    def __init__(self, name: str, part: FlowPart, frames: list[bytes]) -> None:
+    def __init__(self, name: str, part: FlowPart, frames: list[bytes], *,
+                 signature: bool = True) -> None:
         self.name = name
         self.part = part
+        self.signature = signature
         self._frames = frames  # as sent, without the signature's room
         first = frames[0]
         if part.l4_proto == 6:
@@ -188,6 +204,8 @@ class ReplayStream:
         return self.name
 
     def _signed(self, trailer_bytes: int) -> list[bytes]:
+        if not self.signature:  # as captured, padded to the least frame a port sends
+            return [f.ljust(MIN_FRAME_BYTES, b"\0") for f in self._frames]
         return [signed_frame(f, self.part, end, trailer_bytes)
                 for f, end in zip(self._frames, self.part.ends)]
 
@@ -215,7 +233,8 @@ class ReplayStream:
                 "sequence": f.sequence.tolist(),
                 "l3_offset": f.l3_offset, "l4_offset": f.l4_offset,
                 "l3_proto": f.l3_proto, "l4_proto": f.l4_proto, "fields": [], "seed": 0,
-                "stamp_every": 1}
+                "stamp_every": 1, "signature": self.signature,
+                "flow_key": b"" if self.signature else flow_key(frames[0])}
 
 
 @dataclass(frozen=True)
@@ -258,7 +277,7 @@ class Replay:
     """A capture's flows, ready to send (`from_pcap` makes one)."""
 
     def __init__(self, capture: Capture, *, loop_gap_ns: int | None = None,
-                 addresses: str = "keep") -> None:
+                 addresses: str = "keep", signature: bool = True) -> None:
         if addresses not in _ADDRESSES:
             raise NetloadConfigError(f"addresses={addresses!r}: give 'keep' (the captured IP "
                                      "addresses) or 'wire' (the wire's, from the topology)")
@@ -272,7 +291,13 @@ class Replay:
                                      "last frame and the first of the next pass, >= 1 ns")
         self.loop_gap_ns = loop_gap_ns
 
+        if not isinstance(signature, bool):
+            raise NetloadConfigError(f"signature={signature!r}: give True (a signature "
+                                     "appended to every frame) or False (frames as captured)")
+        self.signature = signature
         self.parts: tuple[FlowPart, ...] = flow_parts(capture.flows)
+        if not signature:
+            _check_unsigned(self)
         """The engine streams: one per flow, several for a flow of more distinct frames
         than a stream holds."""
         if len(self.parts) > _native_facts.MAX_STREAMS:
@@ -323,7 +348,7 @@ class Replay:
         part = self.parts[index]
         label = name or part.label
         if wire is None:
-            return ReplayStream(label, part, list(part.frames))
+            return ReplayStream(label, part, list(part.frames), signature=self.signature)
         if getattr(wire.tx, "vlan", None) is not None:
             raise NetloadConfigError(
                 f"replay {self.path!r}: port {wire.tx.name} tags its frames (vlan "
@@ -334,7 +359,7 @@ class Replay:
             src_ip, dst_ip = (_wire_ip(wire, key, part, label) for key in ("src_ip", "dst_ip"))
         frames = [_rewritten(f, part, src_mac=_mac(wire.src_mac), dst_mac=_mac(wire.dst_mac),
                              src_ip=src_ip, dst_ip=dst_ip) for f in part.frames]
-        return ReplayStream(label, part, frames)
+        return ReplayStream(label, part, frames, signature=self.signature)
 
     def streams(self, wire: Any = None) -> list[tuple[ReplayStream, float]]:
         """Every stream with its share of the packets: what `rate_controller.run` paces at
@@ -362,6 +387,9 @@ class Replay:
             parts.append(f"{self.substituted} frames sent as the first frame of their size "
                          "in their flow (past max_templates distinct frames)")
         parts.append(f"loop gap {self.loop_gap_ns} ns; IP addresses: {self.addresses}")
+        if not self.signature:
+            parts.append("no signature: frames as captured, counted on RX by their flow "
+                         "(packets and bytes only)")
         return "; ".join(parts)
 
     def __repr__(self) -> str:
@@ -376,6 +404,30 @@ def _timing(times_ns: np.ndarray, period_ps: int, speed: float) -> FlowTiming:
     wrap = max(1, period_ps - int(due[-1]) + int(due[0]))
     table = np.concatenate((np.diff(due), [wrap])).astype(np.uint64)
     return FlowTiming(int(due[0]) // 1000, table, len(due))
+
+
+def _check_unsigned(replay: Replay) -> None:
+    """signature=False: RX tells the flows apart by their IP flow, so each flow must be
+    IP, one stream, and its own flow."""
+    seen: dict[bytes, str] = {}
+    for flow in replay.flows:
+        where = f"capture {replay.path!r}, flow {flow.label}"
+        key = flow_key(flow.frames[0])
+        if not key:
+            raise NetloadConfigError(
+                f"{where}: not IP, and without a signature a frame is counted by its IP "
+                "flow; filter the capture to IP (tcpdump -w out.pcap ip or ip6), or keep "
+                "the signature")
+        if len(flow.frames) > MAX_TEMPLATES:
+            raise NetloadConfigError(
+                f"{where}: {len(flow.frames)} distinct frames, more than the "
+                f"{MAX_TEMPLATES} of one stream, and without a signature RX counts a flow "
+                "as one stream: give templates='by_size' or a smaller max_templates=")
+        if key in seen:
+            raise NetloadConfigError(
+                f"{where}: the same IP flow as {seen[key]} (another VLAN?); without a "
+                "signature RX cannot tell them apart: filter one out, or keep the signature")
+        seen[key] = flow.label
 
 
 def _wire_ip(wire: Any, key: str, flow: FlowPart, label: str) -> bytes:
@@ -395,7 +447,7 @@ def _wire_ip(wire: Any, key: str, flow: FlowPart, label: str) -> bytes:
 def from_pcap(path: str | os.PathLike[str], *, max_frames: int | None = None,
               max_flows: int = DEFAULT_MAX_FLOWS, templates: str = "auto",
               max_templates: int = DEFAULT_MAX_TEMPLATES, loop_gap: int | None = None,
-              addresses: str = "keep") -> Replay:
+              addresses: str = "keep", signature: bool = True) -> Replay:
     """A capture (pcap or pcapng, Ethernet) read into flows to replay, streamed frame by
     frame (scapy's readers; the `scapy` extra).
 
@@ -407,7 +459,10 @@ def from_pcap(path: str | os.PathLike[str], *, max_frames: int | None = None,
     size in a flow, always). `loop_gap`: ns between the last frame and the first of
     the next pass (default: the capture's mean gap).
     `addresses`: "keep" the captured IP addresses, or take the "wire"'s from the
-    topology (the MACs always are the wire's)."""
+    topology (the MACs always are the wire's). `signature=False`: frames as captured,
+    nothing appended (for a DUT a trailer upsets); RX counts each flow's packets and
+    bytes by its IP flow, without sequence or latency (a DUT that rewrites addresses or
+    ports, NAT, makes them foreign)."""
     capture = read_capture(path, max_frames=max_frames, max_flows=max_flows,
                            templates=templates, max_templates=max_templates)
-    return Replay(capture, loop_gap_ns=loop_gap, addresses=addresses)
+    return Replay(capture, loop_gap_ns=loop_gap, addresses=addresses, signature=signature)

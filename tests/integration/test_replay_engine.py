@@ -32,7 +32,8 @@ FLOWS = 4
 FRAMES = 4000
 
 
-def write_capture(path: Path, frames: int = FRAMES, seed: int = 7) -> np.ndarray:
+def write_capture(path: Path, frames: int = FRAMES, seed: int = 7,
+                  sizes: tuple[int, ...] = ()) -> np.ndarray:
     """A nanosecond pcap of `frames` UDP frames over FLOWS flows (sizes 64-1400 B),
     irregular gaps; returns each frame's time in ns from the first."""
     from scapy.layers.inet import IP, UDP
@@ -49,7 +50,7 @@ def write_capture(path: Path, frames: int = FRAMES, seed: int = 7) -> np.ndarray
             f = int(rng.integers(FLOWS))
             p = (Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
                  / IP(src="198.18.0.2", dst="198.19.0.2") / UDP(sport=1000 + f, dport=9)
-                 / Raw(bytes(int(rng.integers(18, 1350)))))
+                 / Raw(bytes(int(rng.choice(sizes)) if sizes else int(rng.integers(18, 1350)))))
             p.time = 1_700_000_000 + t / 1e9
             w.write(p)
     return times
@@ -128,3 +129,23 @@ def test_replay_at_a_fixed_rate_is_exact(ring: Callable[..., Port], tmp_path: Pa
     for o, part in zip(r.streams, replay.parts):
         assert o.result.tx_packets == pytest.approx(20_000 * part.packets / replay.packets,
                                                     abs=2)
+
+
+def test_without_a_signature_each_flow_is_counted_by_its_ip_flow(
+        ring: Callable[..., Port], tmp_path: Path) -> None:
+    """Frames leave exactly as captured; RX counts each flow's frames by its 5-tuple
+    (packets and bytes), none foreign. 400 frames, each flow's distinct sizes kept in
+    one stream (eight payload sizes, templates='by_size')."""
+    write_capture(tmp_path / "cap.pcap", frames=400, sizes=(18, 100, 200, 300, 500, 800,
+                                                              1000, 1300))
+    replay = from_pcap(tmp_path / "cap.pcap", signature=False, templates="by_size")
+    assert len(replay.parts) == FLOWS
+    port = ring()
+    rc = CalmController(port.engine, port, rx=[port])
+    r = rc.run(replay.streams(), "20kpps", count=150)
+    for part, o in zip(replay.parts, r.streams):
+        s = o.result
+        assert (s.tx_packets, s.rx_packets, s.lost) == (150, 150, 0), s
+        assert s.rx_bytes == s.tx_bytes > 0
+        assert s.latency_samples == 0  # no signature: no stamp
+    assert r.run.foreign == 0

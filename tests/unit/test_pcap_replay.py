@@ -305,3 +305,41 @@ def test_a_replay_is_a_mix_of_its_streams_at_frame_size_pcap(tmp_path: Path) -> 
     with pytest.raises(NetloadConfigError, match=r"not a replay: give stream=from_pcap"):
         as_mix(scapy_all.Ether(**MACS) / scapy_all.IP() / scapy_all.UDP()).streams_for(
             wire, "pcap")
+
+
+# ---- without a signature --------------------------------------------------------------------
+
+
+def test_without_a_signature_frames_leave_as_captured_keyed_by_their_ip_flow(
+        tmp_path: Path) -> None:
+    short = bytes(udp4(1000, 2))  # 44 bytes: padded to 60 as a port would
+    v6 = bytes(Ether(**MACS) / IPv6(src="2001:db8::1", dst="2001:db8::2") / TCP(sport=5, dport=80))
+    path = raw_pcap(tmp_path / "a.pcap", [short, v6, bytes(udp4(1000, 2, flags="MF"))],
+                    [0, 1000, 2000])
+    r = from_pcap(path, signature=False)
+    specs = [r.stream(i).compile(16) for i in range(3)]
+    assert specs[0]["frames"] == [short + bytes(16)] and specs[1]["frames"] == [v6]
+    assert [s["signature"] for s in specs] == [False] * 3
+    assert specs[0]["flow_key"] == bytes([4, 17, 1]) + bytes([10, 0, 0, 1]) + bytes(12) + \
+        bytes([10, 1, 0, 2]) + bytes(12) + struct.pack("!HH", 1000, 53)
+    assert specs[1]["flow_key"][:3] == bytes([6, 6, 1]) and len(specs[1]["flow_key"]) == 39
+    assert specs[2]["flow_key"][:3] == bytes([4, 17, 0])  # a fragment: no ports
+    assert "no signature" in r.summary()
+    assert r.mean_frame_size == pytest.approx((64 + len(v6) + 4 + 64) / 3)
+
+
+def test_without_a_signature_a_flow_must_be_ip_one_stream_and_its_own(tmp_path: Path) -> None:
+    arp = bytes(Ether(src=MACS["src"], dst="ff:ff:ff:ff:ff:ff") / ARP())
+    with pytest.raises(NetloadConfigError, match=r"eth-0x0806 .*: not IP.*tcpdump"):
+        from_pcap(raw_pcap(tmp_path / "arp.pcap", [arp], [0]), signature=False)
+    many = [bytes(udp4(1000, i)) for i in range(MAX_TEMPLATES + 1)]
+    path = raw_pcap(tmp_path / "many.pcap", many, list(range(len(many))))
+    with pytest.raises(NetloadConfigError, match=r"65 distinct frames, more than the 64"):
+        from_pcap(path, signature=False)
+    tagged = bytes(Ether(**MACS) / Dot1Q(vlan=7) / IP(src="10.0.0.1", dst="10.1.0.2") /
+                   UDP(sport=1000, dport=53) / Raw(bytes(2)))
+    with pytest.raises(NetloadConfigError, match=r"the same IP flow as udp 10.0.0.1:1000"):
+        from_pcap(raw_pcap(tmp_path / "two.pcap", [bytes(udp4(1000, 2)), tagged], [0, 1]),
+                  signature=False)
+    with pytest.raises(NetloadConfigError, match="signature="):
+        from_pcap(path, signature="no")  # type: ignore[arg-type]
