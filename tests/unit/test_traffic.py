@@ -24,7 +24,7 @@ from pytest_netload.traffic.streams import (
 
 T4 = (Eth() / IPv4() / UDP()).build()
 SPEC_KEYS = {"name", "frames", "sizes", "sequence", "l3_offset", "l4_offset", "l3_proto",
-             "l4_proto", "fields", "seed", "stamp_every"}
+             "l4_proto", "fields", "seed", "stamp_every", "signature", "flow_key"}
 
 
 def raises(match: str) -> Any:
