@@ -104,6 +104,23 @@ def test_replay_at_the_captures_timing(ring: Callable[..., Port], tmp_path: Path
     assert span == pytest.approx(int(times[-1]), rel=0.001)
 
 
+def test_a_faster_replay_loops_with_the_captures_period(ring: Callable[..., Port],
+                                                        tmp_path: Path) -> None:
+    times = write_capture(tmp_path / "cap.pcap", frames=300, sizes=(18, 500))
+    replay = from_pcap(tmp_path / "cap.pcap", loop_gap=50_000)
+    port = ring()
+    rc = CalmReplay(port.engine, port, rx=[port])
+    r = rc.replay(replay, speed=4, loops=2, timing_samples=600)
+    assert r.pattern == "capture x4"
+    for part, s in zip(replay.parts, r.run.streams):
+        assert (s.tx_packets, s.rx_packets, s.lost) == (2 * part.packets, 2 * part.packets, 0)
+    first = min(int(s.sample_tx_ns[0]) for s in r.run.streams)
+    last = max(int(s.sample_tx_ns[-1]) for s in r.run.streams)
+    # the second pass starts one period (span + loop gap) after the first, all / 4
+    want = (int(times[-1]) + 50_000 + int(times[-1])) / 4
+    assert last - first == pytest.approx(want, abs=100_000), (last - first, want)
+
+
 def test_a_late_start_leaves_at_its_offset(engine: Engine, ring: Callable[..., Port],
                                            tmp_path: Path) -> None:
     write_capture(tmp_path / "cap.pcap", frames=50)
