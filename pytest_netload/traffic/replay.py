@@ -46,8 +46,8 @@ from pytest_netload.traffic.pcap import (
 )
 from pytest_netload.units import FCS_BYTES, MIN_FRAME_BYTES
 
-__all__ = ["PCAP_SIZE", "FlowTiming", "Replay", "ReplayFlow", "ReplayStream", "from_pcap",
-           "signed_frame"]
+__all__ = ["PCAP_SIZE", "FlowPart", "FlowTiming", "Replay", "ReplayFlow", "ReplayStream",
+           "flow_key", "flow_parts", "from_pcap", "signed_frame"]
 
 SIGNATURE_BYTES = _native_facts.SIGNATURE_BYTES
 PCAP_SIZE = "pcap"  # the frame size of a replay: every frame keeps its captured size
