@@ -500,9 +500,16 @@ int netload_run_fwd_stats(const struct netload_run *run, uint32_t fwd_index, str
 int netload_run_capture(const struct netload_run *run, uint32_t rx_index, uint8_t *data,
 		uint32_t snaplen, uint32_t *len, uint64_t *ns, uint32_t n);
 /* The frames RX counted for TX entry tx_index by its flow (netload_run_conf.flows),
- * every RX queue added up; 0 and 0 for an entry of no flow. */
+ * every RX queue added up; all 0 for an entry of no flow. */
+struct netload_rx_flow_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t first_ns;        /* first arrival, ns after the start deadline; 0: none */
+	uint64_t last_ns;
+	uint64_t by_tx_end;       /* arrived before TX ended (as netload_rx_stream_stats) */
+};
 int netload_run_rx_flow_stats(const struct netload_run *run, uint32_t tx_index,
-		uint64_t *packets, uint64_t *bytes);
+		struct netload_rx_flow_stats *stats);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);
 /*

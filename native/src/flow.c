@@ -3,8 +3,9 @@
  * capture's streams sent with no_signature. The run's flows (IPv4/IPv6 address
  * pair, protocol and, for UDP and TCP, the ports) are a hash table built at run
  * start; a frame the classifier (rx.c) finds no signature in is looked up here
- * before it counts as foreign. Each RX queue counts packets and bytes per TX
- * entry in its own row, so its one worker writes them without atomics.
+ * before it counts as foreign. Each RX queue counts packets, bytes and the
+ * first and last arrival per TX entry in its own row, so its one worker writes
+ * them without atomics.
  */
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "run.h"
 
 #define FLOW_KEY_BYTES 40
+#define FLOW_COUNTS 5
 
 struct flow_entry {
 	uint8_t key[FLOW_KEY_BYTES];
@@ -25,7 +27,9 @@ struct flow_entry {
 struct run_flows {
 	uint32_t mask;            /* table slots - 1 (a power of two) */
 	struct flow_entry *table;
-	uint64_t *counts;         /* [rx][tx][2]: packets, bytes */
+	uint64_t *counts;         /* [rx][tx][FLOW_COUNTS]: packets, bytes, first and last
+	                           * arrival (TSC of the burst; 0: none), packets that
+	                           * arrived before TX ended */
 	uint32_t n_tx;
 };
 
@@ -78,7 +82,7 @@ netload_flows_init(struct netload_run *run, const struct netload_run_conf *c)
 	fl->n_tx = run->n_tx;
 	fl->table = rte_zmalloc("netload_flow_table", sizeof(*fl->table) * size, 0);
 	fl->counts = rte_zmalloc("netload_flow_counts",
-			sizeof(uint64_t) * 2 * run->n_tx * (run->n_rx ? run->n_rx : 1), 0);
+			sizeof(uint64_t) * FLOW_COUNTS * run->n_tx * (run->n_rx ? run->n_rx : 1), 0);
 	if (fl->table == NULL || fl->counts == NULL)
 		return netload_fail(NETLOAD_ENOMEM, "run: flow table of %u slots", size);
 	for (i = 0; i < c->n_flows; i++) {
@@ -170,7 +174,8 @@ frame_key(const struct rte_mbuf *m, uint8_t *key)
 }
 
 int
-netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m)
+netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m,
+		uint64_t now, uint64_t by_end)
 {
 	const struct run_flows *fl = run->flows;
 	uint8_t key[FLOW_KEY_BYTES];
@@ -180,34 +185,53 @@ netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte
 		return 0;
 	for (at = key_hash(key) & fl->mask; fl->table[at].used; at = (at + 1) & fl->mask) {
 		if (memcmp(fl->table[at].key, key, FLOW_KEY_BYTES) == 0) {
-			uint64_t *c = fl->counts + 2 * ((size_t)(t - run->rx) * fl->n_tx +
+			uint64_t *c = fl->counts + FLOW_COUNTS * ((size_t)(t - run->rx) * fl->n_tx +
 					fl->table[at].tx_index);
 
 			c[0]++;
 			c[1] += m->pkt_len;
+			if (c[2] == 0)
+				c[2] = now;
+			c[3] = now;
+			c[4] += by_end;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-int
-netload_run_rx_flow_stats(const struct netload_run *run, uint32_t tx_index, uint64_t *packets,
-		uint64_t *bytes)
+/* ns after the start deadline of a TSC stamp (0 before it). */
+static uint64_t
+since_start(const struct netload_run *run, uint64_t tsc)
 {
+	return tsc > run->start_tsc ? netload_tsc_ns(run, tsc - run->start_tsc) : 0;
+}
+
+int
+netload_run_rx_flow_stats(const struct netload_run *run, uint32_t tx_index,
+		struct netload_rx_flow_stats *out)
+{
+	uint64_t first = 0, last = 0;
 	uint32_t r;
 
-	if (run == NULL || packets == NULL || bytes == NULL || tx_index >= run->n_tx)
+	if (run == NULL || out == NULL || tx_index >= run->n_tx)
 		return netload_fail(NETLOAD_EINVAL, "rx flow stats: no TX entry %u", tx_index);
-	*packets = 0;
-	*bytes = 0;
+	memset(out, 0, sizeof(*out));
 	if (run->flows == NULL)
 		return 0;
 	for (r = 0; r < run->n_rx; r++) {
-		const uint64_t *c = run->flows->counts + 2 * ((size_t)r * run->n_tx + tx_index);
+		const uint64_t *c = run->flows->counts +
+			FLOW_COUNTS * ((size_t)r * run->n_tx + tx_index);
 
-		*packets += c[0];
-		*bytes += c[1];
+		out->packets += c[0];
+		out->bytes += c[1];
+		out->by_tx_end += c[4];
+		if (c[2] && (first == 0 || c[2] < first))
+			first = c[2];
+		if (c[3] > last)
+			last = c[3];
 	}
+	out->first_ns = first ? since_start(run, first) : 0;
+	out->last_ns = last ? since_start(run, last) : 0;
 	return 0;
 }

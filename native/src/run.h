@@ -365,7 +365,8 @@ void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t
  * table built and freed, and a frame counted (1) or not one of them (0). */
 int netload_flows_init(struct netload_run *run, const struct netload_run_conf *c);
 void netload_flows_free(struct netload_run *run);
-int netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m);
+int netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m,
+		uint64_t now, uint64_t by_end);
 
 /* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);

@@ -156,11 +156,14 @@ class Run:
         for i in range(n_tx):
             _check(lib.netload_run_tx_stats(self.ptr, i, txs + i), "tx stats")
             _check(lib.netload_run_rx_stream_stats(self.ptr, i, rxs + i), "rx stats")
-        packets, nbytes = ffi.new("uint64_t *"), ffi.new("uint64_t *")
-        for i in self.flow_entries:  # unsigned streams: counted by flow, packets and bytes
-            _check(lib.netload_run_rx_flow_stats(self.ptr, i, packets, nbytes), "rx flow stats")
-            rxs[i].packets += packets[0]
-            rxs[i].bytes += nbytes[0]
+        flow = ffi.new("struct netload_rx_flow_stats *")
+        for i in self.flow_entries:  # unsigned streams: counted by flow, no sequence or stamp
+            _check(lib.netload_run_rx_flow_stats(self.ptr, i, flow), "rx flow stats")
+            rxs[i].packets += flow.packets
+            rxs[i].bytes += flow.bytes
+            rxs[i].by_tx_end += flow.by_tx_end
+            if flow.packets:
+                rxs[i].first_ns, rxs[i].last_ns = flow.first_ns, flow.last_ns
         for i in range(n_rx):
             _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
         buckets = int(lib.NETLOAD_HIST_BUCKETS)

@@ -171,4 +171,5 @@ def test_without_a_signature_each_flow_is_counted_by_its_ip_flow(
         assert (s.tx_packets, s.rx_packets, s.lost) == (150, 150, 0), s
         assert s.rx_bytes == s.tx_bytes > 0
         assert s.latency_samples == 0  # no signature: no stamp
+        assert 0 < s.rx_first_ns < s.rx_last_ns and s.rx_pps > 0
     assert r.run.foreign == 0
