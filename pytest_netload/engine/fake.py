@@ -272,6 +272,10 @@ class FakeHost:
         if bad:
             raise errors.NetloadConfigError(f"{where}: stream: sequence entry names frame "
                                             f"{bad[0]} of {len(frames)}")
+        if not stream.signature and len(stream.flow_key) != 39:  # facade.FLOW_KEY_BYTES
+            raise errors.NetloadConfigError(
+                f"stream {name!r} is sent without a signature but names no flow "
+                f"({len(stream.flow_key)}-byte flow_key): RX could not count it")
         if len(stream.fields) > CONSTANTS["max_fields"]:
             raise errors.NetloadConfigError(f"{where}: stream: {len(stream.fields)} fields; "
                                             f"at most {CONSTANTS['max_fields']}")
@@ -288,7 +292,7 @@ class FakeHost:
         self._stream_ids += 1
         handle = self._next()
         self.streams[handle] = FakeStream(self._stream_ids, port_id, str(name or ""), frames,
-                                          sequence, stream.stamp_every or 1)
+                                          sequence, stream.stamp_every or 1, stream.signature)
         return {"handle": handle, "stream_id": self._stream_ids, "csum_offloaded": False}
 
     def op_stream_free(self, handle: int) -> None:

@@ -288,6 +288,7 @@ class FakeStream:
     frames: list[bytes]
     sequence: list[int]
     stamp_every: int = 1
+    signature: bool = True  # False: counted by flow on RX, packets and bytes only
 
     @property
     def sizes(self) -> list[int]:
@@ -514,6 +515,13 @@ class _Model:
             spread = abs(b - a) / g
         out.update(jitter_ns=round(spread), ipdv_pairs=pairs, gap_events=events,
                    last_gap_tx_ns=round(last_gap))
+        if not stream.signature:  # flow.c counts packets, bytes and arrival times only
+            for a in (lat_hist, gap_hist, ipdv_pos, ipdv_neg):
+                a[i] = 0
+            out.update({key: 0 for key in (
+                "max_seq", "latency_min_ns", "latency_max_ns", "latency_sum_ns",
+                "latency_samples", "jitter_ns", "ipdv_pairs", "gap_events",
+                "last_gap_tx_ns")})
         return out
 
     def _samples(self, i: int, s: _Sent, pieces: list[_Piece], mu: float, delay: float,

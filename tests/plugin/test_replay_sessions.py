@@ -123,6 +123,10 @@ def test_rate_controller_replays_at_the_captures_timing_and_at_a_rate(
             paced = rate_controller().run(replay, "10kpps", duration="1s")
             assert sum(s.result.tx_packets for s in paced.streams) == pytest.approx(10_000,
                                                                                     abs=4)
+            bare = from_pcap(write(tmp_path / "site.pcap"), signature=False)
+            r = rate_controller().replay(bare)
+            assert [s.result.rx_packets for s in r.streams] == [p.packets for p in bare.parts]
+            assert all(s.result.latency_samples == 0 for s in r.streams)
     """)
     result = pytester.runpytest(FAKE, f"--netload-topology={_topology(pytester)}",
                                 "-p", "no:cacheprovider")
