@@ -116,24 +116,41 @@ def signed_frame(frame: bytes, flow: Flow | FlowPart, l3_end: int, trailer_bytes
     length = len(body)
     if flow.l3_proto == 4:
         struct.pack_into("!H", body, l3 + 2, length - l3)
+    elif flow.l3_proto == 6:
+        struct.pack_into("!H", body, l3 + 4, length - l3 - 40)
+    if flow.l4_proto == 17:
+        struct.pack_into("!H", body, l4 + 4, length - l4)
+    _fill_sums(body, flow, length, udp_zero=False)
+    return bytes(body)
+
+
+def _fill_sums(body: bytearray, flow: Flow | FlowPart, end: int, *, udp_zero: bool) -> None:
+    """The IPv4 header checksum and the UDP/TCP checksum of the IP packet that ends at
+    `end` recomputed in place; `udp_zero`: a UDP checksum of 0 (none) stays 0."""
+    l3, l4 = flow.l3_offset, flow.l4_offset
+    if flow.l3_proto == 4:
         ihl = (body[l3] & 0x0F) * 4
         struct.pack_into("!H", body, l3 + 10, 0)
         struct.pack_into("!H", body, l3 + 10, _csum(body[l3:l3 + ihl]))
-    elif flow.l3_proto == 6:
-        struct.pack_into("!H", body, l3 + 4, length - l3 - 40)
     if flow.l4_proto:
-        if flow.l4_proto == 17:
-            struct.pack_into("!H", body, l4 + 4, length - l4)
         at = l4 + (6 if flow.l4_proto == 17 else 16)
+        if udp_zero and flow.l4_proto == 17 and body[at:at + 2] == b"\0\0":
+            return
         struct.pack_into("!H", body, at, 0)
         if flow.l3_proto == 4:
             pseudo = bytes(body[l3 + 12:l3 + 20]) + struct.pack("!xBH", flow.l4_proto,
-                                                                  length - l4)
+                                                                  end - l4)
         else:
-            pseudo = bytes(body[l3 + 8:l3 + 40]) + struct.pack("!I3xB", length - l4,
+            pseudo = bytes(body[l3 + 8:l3 + 40]) + struct.pack("!I3xB", end - l4,
                                                                  flow.l4_proto)
-        csum = _csum(body[l4:], start=0xFFFF - _csum(pseudo))
+        csum = _csum(body[l4:end], start=0xFFFF - _csum(pseudo))
         struct.pack_into("!H", body, at, 0xFFFF if csum == 0 and flow.l4_proto == 17 else csum)
+
+
+def _resummed(frame: bytes, part: FlowPart, end: int) -> bytes:
+    """An unsigned frame whose addresses were rewritten, its checksums filled again."""
+    body = bytearray(frame.ljust(MIN_FRAME_BYTES, b"\0"))
+    _fill_sums(body, part, end, udp_zero=True)
     return bytes(body)
 
 
@@ -179,10 +196,11 @@ class ReplayStream:
     size = PCAP_SIZE
 
     def __init__(self, name: str, part: FlowPart, frames: list[bytes], *,
-                 signature: bool = True) -> None:
+                 signature: bool = True, resum: bool = False) -> None:
         self.name = name
         self.part = part
         self.signature = signature
+        self._resum = resum  # unsigned frames whose addresses were rewritten
         self._frames = frames  # as sent, without the signature's room
         first = frames[0]
         if part.l4_proto == 6:
@@ -205,7 +223,9 @@ class ReplayStream:
 
     def _signed(self, trailer_bytes: int) -> list[bytes]:
         if not self.signature:  # as captured, padded to the least frame a port sends
-            return [f.ljust(MIN_FRAME_BYTES, b"\0") for f in self._frames]
+            return [_resummed(f, self.part, end) if self._resum and self.part.l3_proto
+                    else f.ljust(MIN_FRAME_BYTES, b"\0")
+                    for f, end in zip(self._frames, self.part.ends)]
         return [signed_frame(f, self.part, end, trailer_bytes)
                 for f, end in zip(self._frames, self.part.ends)]
 
@@ -359,7 +379,8 @@ class Replay:
             src_ip, dst_ip = (_wire_ip(wire, key, part, label) for key in ("src_ip", "dst_ip"))
         frames = [_rewritten(f, part, src_mac=_mac(wire.src_mac), dst_mac=_mac(wire.dst_mac),
                              src_ip=src_ip, dst_ip=dst_ip) for f in part.frames]
-        return ReplayStream(label, part, frames, signature=self.signature)
+        return ReplayStream(label, part, frames, signature=self.signature,
+                            resum=src_ip is not None)
 
     def streams(self, wire: Any = None) -> list[tuple[ReplayStream, float]]:
         """Every stream with its share of the packets: what `rate_controller.run` paces at

@@ -65,3 +65,35 @@ def test_throughput_of_a_replayed_mix_is_the_shapers_byte_rate(
                                            f"--netload-topology={SHAPED}", timeout=900)
     with judged_unless_the_machine_was_busy(result):
         result.assert_outcomes(passed=1)
+
+
+def test_without_a_signature_flows_are_counted_through_a_router(
+        pytester: pytest.Pytester) -> None:
+    """The kernel router rewrites the MACs and the TTL (and the IPv4 checksum): a flow's
+    addresses, protocol and ports stay, so RX counts every unsigned frame to its flow."""
+    pytester.makepyfile("""
+        from scapy.layers.inet import IP, TCP, UDP
+        from scapy.layers.l2 import Ether
+        from scapy.packet import Raw
+        from scapy.utils import wrpcap
+
+        from pytest_netload import from_pcap
+
+        def test_unsigned(rate_controller, tmp_path):
+            frames = [Ether() / IP(src="10.0.0.1", dst="10.1.0.2")
+                      / (UDP(sport=3000 + i % 5, dport=53) if i % 2 else
+                         TCP(sport=41000, dport=443, flags="A")) / Raw(bytes(100 + i % 3))
+                      for i in range(50)]
+            for i, f in enumerate(frames):
+                f.time = i * 0.0005
+            wrpcap(str(tmp_path / "site.pcap"), frames)
+            replay = from_pcap(tmp_path / "site.pcap", signature=False, addresses="wire")
+            result = rate_controller().replay(replay, loops=4)
+            for part, s in zip(replay.parts, result.streams):
+                assert (s.result.tx_packets, s.result.rx_packets) == (4 * part.packets,
+                                                                      4 * part.packets)
+            assert result.run.foreign == 0
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "-rs",
+                                           "--netload-topology=netns-router", timeout=600)
+    result.assert_outcomes(passed=1)

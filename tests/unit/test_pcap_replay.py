@@ -343,3 +343,21 @@ def test_without_a_signature_a_flow_must_be_ip_one_stream_and_its_own(tmp_path: 
                   signature=False)
     with pytest.raises(NetloadConfigError, match="signature="):
         from_pcap(path, signature="no")  # type: ignore[arg-type]
+
+
+def test_without_a_signature_rewritten_addresses_get_their_checksums_again(
+        tmp_path: Path) -> None:
+    frames = [bytes(udp4(1000, 30)), bytes(Ether(**MACS) / IP(src="10.0.0.1", dst="10.1.0.2")
+                                           / TCP(sport=7, dport=80) / Raw(bytes(5)))]
+    path = raw_pcap(tmp_path / "a.pcap", frames, [0, 1000])
+    wire = SimpleNamespace(src_mac="02:aa:00:00:00:01", dst_mac="02:bb:00:00:00:02",
+                           src_ip="198.18.0.2", dst_ip="198.19.0.2",
+                           tx=SimpleNamespace(name="p0", vlan=None))
+    r = from_pcap(path, signature=False, addresses="wire")
+    for i in range(2):
+        spec = r.stream(i, wire=wire).compile(16)
+        p = _check_sums(spec["frames"][0])
+        assert (p[IP].src, p[IP].dst) == ("198.18.0.2", "198.19.0.2")
+        assert spec["flow_key"][3:7] == bytes([198, 18, 0, 2])
+    kept = from_pcap(path, signature=False).stream(0, wire=wire).compile(16)["frames"][0]
+    assert kept[12:] == frames[0][12:]  # addresses kept: the bytes after the MACs as captured
