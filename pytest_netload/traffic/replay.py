@@ -44,12 +44,14 @@ from pytest_netload.traffic.pcap import (
     dissect,
     read_capture,
 )
-from pytest_netload.units import FCS_BYTES, MIN_FRAME_BYTES
+from pytest_netload.units import FCS_BYTES, MAX_FRAME_BYTES, MIN_FRAME_BYTES
 
 __all__ = ["PCAP_SIZE", "FlowPart", "FlowTiming", "Replay", "ReplayFlow", "ReplayStream",
            "flow_key", "flow_parts", "from_pcap", "signed_frame"]
 
 SIGNATURE_BYTES = _native_facts.SIGNATURE_BYTES
+DEFAULT_MTU = 1500  # the L3 packet a port and DUT take: a frame over it with the signature
+# appended carries the signature in place instead
 PCAP_SIZE = "pcap"  # the frame size of a replay: every frame keeps its captured size
 _ADDRESSES = ("keep", "wire")
 
@@ -105,11 +107,48 @@ def flow_parts(flows: tuple[Flow, ...]) -> tuple[FlowPart, ...]:
     return tuple(out)
 
 
-def signed_frame(frame: bytes, flow: Flow | FlowPart, l3_end: int, trailer_bytes: int) -> bytes:
+def in_place(frame: bytes, flow: Flow | FlowPart, l3_end: int, trailer_bytes: int,
+             mtu: int) -> bool:
+    """Whether `frame` carries its signature over its payload's last bytes: appended, its
+    L3 packet would be over `mtu` (or the frame over what a port sends)."""
+    l3 = flow.l3_offset if flow.l3_offset >= 0 else 14
+    end = l3_end if flow.l3_offset >= 0 else len(frame)
+    return end + trailer_bytes - l3 > mtu or end + trailer_bytes > MAX_FRAME_BYTES
+
+
+def _payload_at(frame: bytes, flow: Flow | FlowPart) -> int:
+    """Where the frame's payload starts: after its UDP/TCP header, else its IP header."""
+    if flow.l4_proto == 6:
+        return flow.l4_offset + max(20, (frame[flow.l4_offset + 12] >> 4) * 4)
+    if flow.l4_proto:
+        return flow.l4_offset + 8
+    if flow.l3_proto == 6:
+        return flow.l3_offset + 40
+    if flow.l3_proto:
+        return flow.l3_offset + (frame[flow.l3_offset] & 0x0F) * 4
+    return 14
+
+
+def signed_frame(frame: bytes, flow: Flow | FlowPart, l3_end: int, trailer_bytes: int,
+                 mtu: int = DEFAULT_MTU) -> bytes:
     """`frame` with room for a `trailer_bytes` signature at its end (zeros here; the engine
     writes it per packet), Ethernet padding after its IP packet dropped, padded to the
-    60-byte minimum, lengths grown and checksums filled for a zero trailer."""
+    60-byte minimum, lengths grown and checksums filled for a zero trailer. A frame whose
+    L3 packet would then be over `mtu` keeps its size: the signature takes its payload's
+    last bytes (NetloadConfigError where its payload is shorter)."""
     l3, l4 = flow.l3_offset, flow.l4_offset
+    if in_place(frame, flow, l3_end, trailer_bytes, mtu):
+        end = l3_end if l3 >= 0 else len(frame)
+        if end - _payload_at(frame, flow) < trailer_bytes:
+            raise NetloadConfigError(
+                f"a {len(frame)}-byte frame of flow {getattr(flow, 'label', '?')} has no room "
+                f"for the {trailer_bytes}-byte signature under mtu={mtu}, nor a payload to "
+                "carry it: give from_pcap a larger mtu= (the ports' and DUT's), or "
+                "signature=False")
+        body = bytearray(frame[:end])
+        body[end - trailer_bytes:] = bytes(trailer_bytes)
+        _fill_sums(body, flow, end, udp_zero=False)
+        return bytes(body)
     body = bytearray(frame[:l3_end] if l3 >= 0 else frame)
     room = max(trailer_bytes, MIN_FRAME_BYTES - len(body))
     body += bytes(room)
@@ -196,10 +235,11 @@ class ReplayStream:
     size = PCAP_SIZE
 
     def __init__(self, name: str, part: FlowPart, frames: list[bytes], *,
-                 signature: bool = True, resum: bool = False) -> None:
+                 signature: bool = True, resum: bool = False, mtu: int = DEFAULT_MTU) -> None:
         self.name = name
         self.part = part
         self.signature = signature
+        self.mtu = mtu
         self._resum = resum  # unsigned frames whose addresses were rewritten
         self._frames = frames  # as sent, without the signature's room
         first = frames[0]
@@ -226,7 +266,7 @@ class ReplayStream:
             return [_resummed(f, self.part, end) if self._resum and self.part.l3_proto
                     else f.ljust(MIN_FRAME_BYTES, b"\0")
                     for f, end in zip(self._frames, self.part.ends)]
-        return [signed_frame(f, self.part, end, trailer_bytes)
+        return [signed_frame(f, self.part, end, trailer_bytes, self.mtu)
                 for f, end in zip(self._frames, self.part.ends)]
 
     @property
@@ -297,7 +337,8 @@ class Replay:
     """A capture's flows, ready to send (`from_pcap` makes one)."""
 
     def __init__(self, capture: Capture, *, loop_gap_ns: int | None = None,
-                 addresses: str = "keep", signature: bool = True) -> None:
+                 addresses: str = "keep", signature: bool = True,
+                 mtu: int = DEFAULT_MTU) -> None:
         if addresses not in _ADDRESSES:
             raise NetloadConfigError(f"addresses={addresses!r}: give 'keep' (the captured IP "
                                      "addresses) or 'wire' (the wire's, from the topology)")
@@ -315,6 +356,12 @@ class Replay:
             raise NetloadConfigError(f"signature={signature!r}: give True (a signature "
                                      "appended to every frame) or False (frames as captured)")
         self.signature = signature
+        if isinstance(mtu, bool) or not isinstance(mtu, int) or \
+                not 68 <= mtu <= MAX_FRAME_BYTES - 14:
+            raise NetloadConfigError(f"mtu={mtu!r}: give the L3 MTU of the ports and the DUT "
+                                     f"(68 to {MAX_FRAME_BYTES - 14}; 1500 for Ethernet, 9000 "
+                                     "for jumbo frames)")
+        self.mtu = mtu
         self.parts: tuple[FlowPart, ...] = flow_parts(capture.flows)
         if not signature:
             _check_unsigned(self)
@@ -349,6 +396,18 @@ class Replay:
         return sum(f.substituted for f in self.flows)
 
     @property
+    def signed_in_place(self) -> int:
+        """Packets whose signature takes their payload's last bytes (no room under mtu)."""
+        if not self.signature:
+            return 0
+        n = 0
+        for p in self.parts:
+            over = [in_place(f, p, end, SIGNATURE_BYTES, self.mtu)
+                    for f, end in zip(p.frames, p.ends)]
+            n += int(np.count_nonzero(np.array(over, dtype=bool)[p.sequence]))
+        return n
+
+    @property
     def mean_frame_size(self) -> float:
         """Bytes with FCS and signature, over every packet of the capture."""
         return sum(self.stream(i).mean_frame_size * p.packets
@@ -368,7 +427,8 @@ class Replay:
         part = self.parts[index]
         label = name or part.label
         if wire is None:
-            return ReplayStream(label, part, list(part.frames), signature=self.signature)
+            return ReplayStream(label, part, list(part.frames), signature=self.signature,
+                                mtu=self.mtu)
         if getattr(wire.tx, "vlan", None) is not None:
             raise NetloadConfigError(
                 f"replay {self.path!r}: port {wire.tx.name} tags its frames (vlan "
@@ -380,7 +440,7 @@ class Replay:
         frames = [_rewritten(f, part, src_mac=_mac(wire.src_mac), dst_mac=_mac(wire.dst_mac),
                              src_ip=src_ip, dst_ip=dst_ip) for f in part.frames]
         return ReplayStream(label, part, frames, signature=self.signature,
-                            resum=src_ip is not None)
+                            resum=src_ip is not None, mtu=self.mtu)
 
     def streams(self, wire: Any = None) -> list[tuple[ReplayStream, float]]:
         """Every stream with its share of the packets: what `rate_controller.run` paces at
@@ -404,6 +464,10 @@ class Replay:
                  f"mean {self.mean_frame_size:.1f} B with the signature"]
         if not c.complete:
             parts.append("read up to max_frames (the rest of the file is not replayed)")
+        if self.signed_in_place:
+            parts.append(f"{self.signed_in_place} frames carry the signature over their "
+                         f"payload's last {SIGNATURE_BYTES} bytes (no room under "
+                         f"mtu={self.mtu})")
         if self.substituted:
             parts.append(f"{self.substituted} frames sent as the first frame of their size "
                          "in their flow (past max_templates distinct frames)")
@@ -468,7 +532,8 @@ def _wire_ip(wire: Any, key: str, flow: FlowPart, label: str) -> bytes:
 def from_pcap(path: str | os.PathLike[str], *, max_frames: int | None = None,
               max_flows: int = DEFAULT_MAX_FLOWS, templates: str = "auto",
               max_templates: int = DEFAULT_MAX_TEMPLATES, loop_gap: int | None = None,
-              addresses: str = "keep", signature: bool = True) -> Replay:
+              addresses: str = "keep", signature: bool = True,
+              mtu: int = DEFAULT_MTU) -> Replay:
     """A capture (pcap or pcapng, Ethernet) read into flows to replay, streamed frame by
     frame (scapy's readers; the `scapy` extra).
 
@@ -480,10 +545,14 @@ def from_pcap(path: str | os.PathLike[str], *, max_frames: int | None = None,
     size in a flow, always). `loop_gap`: ns between the last frame and the first of
     the next pass (default: the capture's mean gap).
     `addresses`: "keep" the captured IP addresses, or take the "wire"'s from the
-    topology (the MACs always are the wire's). `signature=False`: frames as captured,
+    topology (the MACs always are the wire's). Every frame gets the signature appended,
+    unless its L3 packet would then be over `mtu` (the ports' and DUT's: 1500, or 9000
+    with jumbo frames): then the signature takes its payload's last 16 bytes.
+    `signature=False`: frames as captured,
     nothing appended (for a DUT a trailer upsets); RX counts each flow's packets and
     bytes by its IP flow, without sequence or latency (a DUT that rewrites addresses or
     ports, NAT, makes them foreign)."""
     capture = read_capture(path, max_frames=max_frames, max_flows=max_flows,
                            templates=templates, max_templates=max_templates)
-    return Replay(capture, loop_gap_ns=loop_gap, addresses=addresses, signature=signature)
+    return Replay(capture, loop_gap_ns=loop_gap, addresses=addresses, signature=signature,
+                  mtu=mtu)

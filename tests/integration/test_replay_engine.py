@@ -173,3 +173,19 @@ def test_without_a_signature_each_flow_is_counted_by_its_ip_flow(
         assert s.latency_samples == 0  # no signature: no stamp
         assert 0 < s.rx_first_ns < s.rx_last_ns and s.rx_pps > 0
     assert r.run.foreign == 0
+
+
+def test_full_size_frames_carry_the_signature_in_place(ring: Callable[..., Port],
+                                                      tmp_path: Path) -> None:
+    """1514-byte frames (1500-byte IP packets) have no room under the ports' 1500 MTU:
+    the signature takes their payload's last 16 bytes, and they are accounted as any."""
+    write_capture(tmp_path / "cap.pcap", frames=200, sizes=(1472, 100))
+    replay = from_pcap(tmp_path / "cap.pcap")
+    assert 0 < replay.signed_in_place < 200
+    port = ring()
+    rc = CalmController(port.engine, port, rx=[port])
+    r = rc.run(replay.streams(), "10kpps", count=50)
+    for o in r.streams:
+        s = o.result
+        assert (s.tx_packets, s.rx_packets, s.lost, s.duplicates) == (50, 50, 0, 0), s
+        assert s.latency_samples == 50

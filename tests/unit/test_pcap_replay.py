@@ -361,3 +361,24 @@ def test_without_a_signature_rewritten_addresses_get_their_checksums_again(
         assert spec["flow_key"][3:7] == bytes([198, 18, 0, 2])
     kept = from_pcap(path, signature=False).stream(0, wire=wire).compile(16)["frames"][0]
     assert kept[12:] == frames[0][12:]  # addresses kept: the bytes after the MACs as captured
+
+
+def test_a_frame_with_no_room_under_the_mtu_carries_the_signature_in_place(
+        tmp_path: Path) -> None:
+    full = bytes(Ether(**MACS) / IP(src="10.0.0.1", dst="10.1.0.2") /
+                 TCP(sport=7, dport=80, flags="A") / Raw((bytes(range(256)) * 6)[:1460]))
+    small = bytes(udp4(1000, 100))
+    assert len(full) == 1514
+    path = raw_pcap(tmp_path / "a.pcap", [full, full, small], [0, 1000, 2000])
+    r = from_pcap(path)
+    out = r.stream(0).compile(16)["frames"][0]
+    assert len(out) == 1514 and out[-16:] == bytes(16)
+    assert out[:50] + out[52:-16] == full[:50] + full[52:-16]  # all but the TCP checksum
+    p = _check_sums(out)
+    assert p[IP].len == 1500
+    assert r.signed_in_place == 2 and "2 frames carry the signature over" in r.summary()
+    jumbo = from_pcap(path, mtu=9000)
+    assert len(jumbo.stream(0).compile(16)["frames"][0]) == 1530
+    assert jumbo.signed_in_place == 0
+    with pytest.raises(NetloadConfigError, match="mtu="):
+        from_pcap(path, mtu=20)
