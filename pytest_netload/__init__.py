@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         from_scapy,
     )
     from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
+    from .traffic.replay import Replay, from_pcap
     from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
     from .units import Duration, Rate, Size
     from .verdicts.assertions import (assert_delivered_to, assert_latency, assert_loss,
@@ -68,6 +69,7 @@ _WHERE: dict[str, str] = {
         "traffic.packets": ("TCP", "UDP", "Eth", "IPv4", "IPv6", "Template", "Vlan", "field",
                             "from_bytes", "from_scapy"),
         "traffic.patterns": ("CBR", "Bursts", "Gaps", "MaxRate", "Poisson", "Ramp"),
+        "traffic.replay": ("Replay", "from_pcap"),
         "traffic.streams": ("Stream", "TcpSpec", "UdpSpec", "flow_stream", "tcp", "udp"),
         "units": ("Duration", "Rate", "Size"),
         "verdicts.assertions": ("assert_delivered_to", "assert_latency", "assert_loss",
@@ -113,6 +115,7 @@ __all__ = [
     "RateController",
     "RateResult",
     "RateShortfallWarning",
+    "Replay",
     "RunResult",
     "Sac",
     "Service",
@@ -136,6 +139,7 @@ __all__ = [
     "field",
     "flow_stream",
     "from_bytes",
+    "from_pcap",
     "from_scapy",
     "tcp",
     "udp",

@@ -161,7 +161,8 @@ def _schedule(entry: TxEntry, port_gap_ps: int, duration_ns: int,
     count = entry.count
     limits = [x * 1000 for x in (duration_ns or None, stop_ns) if x is not None]
     limit = min(limits) if limits else None
-    t, sent, last_ps = 0, 0, 0
+    t, sent, last_ps = entry.start_ns * 1000, 0, 0  # a late start (run.c's first deadline)
+    bound = 0  # where the phase ends are counted from: the common start, as run.c's
     segments: list[tuple[float, float, float]] = []
     walked: list[_Phase] = []
     reason, end_ps = "phases", 0
@@ -170,7 +171,11 @@ def _schedule(entry: TxEntry, port_gap_ps: int, duration_ns: int,
             np.array([port_gap_ps], dtype=np.int64)
         starts = np.concatenate(([0], np.cumsum(gaps)[:-1])).astype(np.int64)
         period = int(gaps.sum())
-        end = t + ph.duration_ns * 1000 if ph.duration_ns else None
+        end = bound + ph.duration_ns * 1000 if ph.duration_ns else None
+        bound = end or bound
+        if end is not None and t >= end:
+            t = end_ps = end  # the phase ended before its first deadline
+            continue
         stop = min(x for x in (end, limit) if x is not None) if (end or limit) else None
         n = _below(starts, period, stop - t) if stop is not None else None
         if count and (n is None or sent + n >= count):
@@ -284,6 +289,7 @@ class FakeStream:
     sequence: list[int]
     stamp_every: int = 1
     flows: tuple[int, int] = (1, 1)  # (L3, L4) flows a hash sees: fake_dut.hashed_flows
+    signature: bool = True  # False: counted by flow on RX, packets and bytes only
 
     @property
     def sizes(self) -> list[int]:
@@ -533,6 +539,13 @@ class _Model:
             spread = abs(b - a) / g
         out.update(jitter_ns=round(spread), ipdv_pairs=pairs, gap_events=events,
                    last_gap_tx_ns=round(last_gap))
+        if not stream.signature:  # flow.c counts packets, bytes and arrival times only
+            for a in (lat_hist, gap_hist, ipdv_pos, ipdv_neg):
+                a[i] = 0
+            out.update({key: 0 for key in (
+                "max_seq", "latency_min_ns", "latency_max_ns", "latency_sum_ns",
+                "latency_samples", "jitter_ns", "ipdv_pairs", "gap_events",
+                "last_gap_tx_ns")})
         return out
 
     def _samples(self, i: int, s: _Sent, pieces: list[_Piece], mu: float, delay: float,
