@@ -2,8 +2,9 @@
  * run.h — the state of one run: its TX, RX and forwarding tasks and its
  * workers. Shared by the files of the run and tasks layers (native/c_layers.py):
  * run.c (its life), results.c (what it measured), conf.c (its configuration
- * loaded), tx.c (the TX step), rx.c and rx_account.c (the RX step and its
- * accounting) and fwd.c (the delay line); never by the layers below them.
+ * loaded), tx.c (the TX step), rx.c, rx_expect.c and rx_account.c (the RX step,
+ * its expected frames and its accounting) and fwd.c (the delay line); never by
+ * the layers below them.
  */
 #ifndef NETLOAD_RUN_H
 #define NETLOAD_RUN_H
@@ -153,6 +154,35 @@ struct rx_hist_add {
 
 #define NETLOAD_RX_HLOG 64
 
+/*
+ * A stream's RX expectation as the run holds it (rx_expect.c): its rules' values
+ * pre-masked, in 64-bit words, and each rule's span (words to compare, the bytes
+ * the frame must have before its trailer).
+ */
+#define NETLOAD_EXPECT_WORDS (NETLOAD_EXPECT_BYTES / 8)
+
+struct rx_expect_rule {
+	uint64_t value[NETLOAD_EXPECT_WORDS];
+	uint64_t mask[NETLOAD_EXPECT_WORDS];
+	uint32_t words;           /* words up to the last masked byte */
+	uint32_t need;            /* bytes up to the last masked byte */
+};
+
+struct rx_expect {
+	uint32_t n_rules;
+	struct rx_expect_rule rules[NETLOAD_EXPECT_RULES];
+};
+
+/* One stream's expected-frame counts on one RX queue. */
+struct rx_expect_state {
+	uint64_t matched[NETLOAD_EXPECT_RULES];
+	uint64_t unmatched;
+	uint32_t n_kept;
+	uint32_t kept_len[NETLOAD_EXPECT_KEEP];
+	uint64_t kept_seq[NETLOAD_EXPECT_KEEP];
+	uint8_t kept[NETLOAD_EXPECT_KEEP][NETLOAD_EXPECT_BYTES];
+};
+
 struct rx_task {
 	uint16_t port_id;
 	uint16_t queue;
@@ -171,6 +201,7 @@ struct rx_task {
 	uint64_t sleeps;
 	uint64_t *seen_block;     /* every stream's sequence window, in one allocation */
 	uint64_t **tables;        /* every stream's histogram page tables */
+	struct rx_expect_state *expect;  /* [run->n_expect]: streams with an expectation */
 	uint64_t snap_tsc;        /* the next interval's end (interval.c); UINT64_MAX: none */
 	uint32_t snaps;           /* shared: interval snapshots taken */
 	uint32_t hlog_n;          /* additions waiting in hlog */
@@ -257,6 +288,9 @@ struct netload_run {
 	uint32_t finished;        /* workers returned */
 	int reaped;
 	struct run_intervals *ivl; /* NULL: no intervals (interval.c) */
+	uint32_t n_expect;        /* streams with an RX expectation (rx_expect.c) */
+	uint16_t *expect_of;      /* [n_tx]: TX entry -> its expectation; NETLOAD_NO_SLOT: none */
+	struct rx_expect *expect; /* [n_expect] */
 };
 
 /*
@@ -359,6 +393,14 @@ void netload_rx_account(struct netload_run *run, struct rx_task *t, struct rte_m
 		const struct rx_frame *f, uint16_t n, uint64_t now, uint64_t by_end);
 void netload_rx_hlog_apply(struct netload_run *run, struct rx_task *t);
 void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n);
+
+/* rx_expect.c: expected frames, compared in the classify pass (the mbuf at hand,
+ * so the deferred accounting needs nothing of it). */
+int netload_expect_init(struct netload_run *run, const struct netload_run_conf *c);
+int netload_expect_task_init(const struct netload_run *run, struct rx_task *t);
+void netload_expect_free(struct netload_run *run);
+void netload_expect_frame(const struct netload_run *run, struct rx_task *t,
+		const struct rte_mbuf *m, uint32_t x, uint32_t seq);
 
 /* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);

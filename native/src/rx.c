@@ -106,6 +106,9 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 	f->slot = slot;
 	f->seq = sig->seq;
 	f->tx_tsc = sig->tx_tsc;
+	/* Expected frames: compared here, where the mbuf is (rx_expect.c). */
+	if (unlikely(run->n_expect != 0) && run->expect_of[slot] != NETLOAD_NO_SLOT)
+		netload_expect_frame(run, t, m, run->expect_of[slot], sig->seq);
 	if (slot != *last) {
 		/* A stream's first frame in the burst: fetch its state for the accounting
 		 * pass, the four lines it uses, and the word of its sequence window that this
@@ -285,6 +288,7 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 	uint64_t lat_pages = NETLOAD_HIST_PAGES(run->lat_buckets);
 	uint64_t std_pages = NETLOAD_HIST_PAGES(NETLOAD_HIST_BUCKETS);
 	uint32_t j;
+	int ret;
 
 	t->port_id = q->port_id;
 	t->queue = q->queue;
@@ -314,6 +318,9 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 				"fewer streams", (size_t)c->n_tx * (NETLOAD_SEQ_WINDOW / 8 +
 				sizeof(uint64_t *) * pages_per_stream(run)) >> 20, c->n_tx,
 				q->queue, q->port_id);
+	ret = netload_expect_task_init(run, t);
+	if (ret < 0)
+		return ret;
 	/* Accounting a burst behind needs no mbuf: not in the timed modes. */
 	t->defer = c->timing_samples == 0;
 	for (j = 0; j < c->n_tx; j++)
@@ -354,6 +361,7 @@ netload_rx_task_free(const struct netload_run *run, struct rx_task *t)
 	rte_free(t->capture_tsc);
 	rte_free(t->seen_block);
 	rte_free(t->tables);
+	rte_free(t->expect);
 	if (t->streams == NULL)
 		return;
 	for (j = 0; j < run->n_tx; j++) {

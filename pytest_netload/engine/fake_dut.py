@@ -44,6 +44,11 @@ class FakeDut:
     - ``port_rate_bps``: the L1 line rate of the fake generator's ports (maximum-rate
       runs send at it; the fake topology declares it as its line rate).
     - ``seed``: the random loss and jitter draws (same seed, same runs: same results).
+    - What it does to a frame (expected frames, fake_expect.py): ``routed=1`` routes
+      as an IP router does: Ethernet source and destination become the p0->p1 wire's
+      egress ones (the fake topology's p1 peer MAC and p1's MAC) and the TTL / hop
+      limit drops by one (``keep_ttl=1``: a router that forgets to); ``remark_dscp``
+      (0-63; -1: none) re-marks every IP frame's DSCP. By default it changes nothing.
     """
 
     capacity_pps: float | None = None
@@ -55,6 +60,9 @@ class FakeDut:
     buffer_frames: int = 1000
     port_rate_bps: float = DEFAULT_PORT_RATE_BPS
     seed: int = 1
+    routed: int = 0
+    keep_ttl: int = 0
+    remark_dscp: int = -1
 
     def __post_init__(self) -> None:
         if self.capacity_pps is not None and self.capacity_bps is not None:
@@ -91,6 +99,14 @@ class FakeDut:
                 raise errors.NetloadConfigError(
                     f"fake DUT {key}={getattr(self, key)!r}: give a whole number >= 0, "
                     f"e.g. {example}")
+            object.__setattr__(self, key, int(value))
+        for key, low, high, example in (("routed", 0, 1, "1"), ("keep_ttl", 0, 1, "1"),
+                                        ("remark_dscp", -1, 63, "10")):
+            value = _number(getattr(self, key), key, example, integer=True)
+            if not low <= value <= high:
+                raise errors.NetloadConfigError(
+                    f"fake DUT {key}={getattr(self, key)!r}: give a whole number from {low} "
+                    f"to {high}, e.g. {example}")
             object.__setattr__(self, key, int(value))
 
     def capacity_at(self, frame_size: float) -> float:
@@ -158,7 +174,8 @@ def _parse_value(key: str, text: str) -> Any:
     except ValueError:
         raise errors.NetloadConfigError(
             f"fake DUT {key}={text!r} is not a number; {_FAKE_FIX}") from None
-    if key in ("buffer_frames", "seed") and number.is_integer():
+    if key in ("buffer_frames", "seed", "routed", "keep_ttl", "remark_dscp") and \
+            number.is_integer():
         return int(number)
     return number
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PROTOCOL_VERSION", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
            "PortInfo", "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
-           "TxEntry", "latency_sub_bits"]
+           "TxEntry", "ExpectRule", "latency_sub_bits"]
 
 #: The codec's version: the ABI version of the netload_api.h both sides were built from.
 PROTOCOL_VERSION = ABI_VERSION
@@ -285,6 +285,15 @@ class PhaseSpec(_Message):
 
 
 @dataclass(frozen=True)
+class ExpectRule(_Message):
+    """One rule of a stream's RX expectation (`struct netload_expect_rule`): the frame's
+    first bytes under a mask (each at most NETLOAD_EXPECT_BYTES; the host pads them)."""
+
+    value: bytes = b""
+    mask: bytes = b""
+
+
+@dataclass(frozen=True)
 class TxEntry(_Message):
     """One native TX entry of a run (`struct netload_tx_conf`): a loaded stream (its
     handle in the host) on one TX queue."""
@@ -295,6 +304,8 @@ class TxEntry(_Message):
     expect_only: bool = False  # not sent: RX expects it (another generator sends it)
     phases: tuple[PhaseSpec, ...] = field(default=(), metadata={"of": PhaseSpec})
     hw_clock: bool = False  # latency on NIC clocks
+    expect: tuple[ExpectRule, ...] = field(default=(), metadata={"of": ExpectRule})
+    """Expected frames: RX compares each of its frames to these rules (none: no compare)."""
 
 
 @dataclass(frozen=True)
@@ -401,6 +412,9 @@ class RunSpec:
     (`reference.ReferenceDut`). `timing_samples`: TX and RX times of each stream's first
     N frames. `capture`: frames each RX port keeps (None: the engine's
     `capture_default`). `hist_pages`: histogram pages of 64 buckets (0: as many as fit).
+    `expect_frames`: stream name -> the `measure.frames.FrameRule`s its received frames
+    are compared to in the RX path (traffic/expect.py builds them); the result's
+    ``frames`` has each one's `FrameCheck`.
     """
 
     tx: tuple[Any, ...] = ()
@@ -418,10 +432,20 @@ class RunSpec:
     capture_snaplen: int = 128
     hist_pages: int = 0
     interval_s: float = 0.0
+    expect_frames: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("tx", "rx", "expect", "forward"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        frames = {}
+        for name, rules in dict(self.expect_frames).items():
+            rules = tuple(rules)
+            if not 1 <= len(rules) <= 4:
+                raise errors.NetloadConfigError(
+                    f"expect_frames[{name!r}]: {len(rules)} expected frames; give 1 to 4 "
+                    "(e.g. one expect(...), or a green and a yellow one)")
+            frames[str(name)] = rules
+        object.__setattr__(self, "expect_frames", frames)
         count = self.count
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise errors.NetloadConfigError(f"count={count!r}: give a number of packets >= 0")
@@ -443,11 +467,19 @@ class RunSpec:
         streams (each TX queue's own), `hw` each one's clock: ns, sub-bucket bits,
         handles and RX queues. The one place where a run's units change."""
         n = len(native)
+        rules = {name: tuple(ExpectRule(r.value, r.mask) for r in rs)
+                 for name, rs in self.expect_frames.items()}
+        known = {e.stream.name for e in native} | {s.name for s in expected}
+        unknown = sorted(set(rules) - known)
+        if unknown:
+            raise errors.NetloadConfigError(
+                f"expect_frames names {unknown}, not streams of this run ({sorted(known)})")
         return RunStart(
             tx=tuple([TxEntry(e.stream.handle, e.queue, int(e.count), False,
-                              tuple(_phase(p) for p in e.phases), h)
+                              tuple(_phase(p) for p in e.phases), h,
+                              rules.get(e.stream.name, ()))
                       for e, h in zip(native, hw[:n])]
-                     + [TxEntry(s.handle, 0, 0, True, (), h)
+                     + [TxEntry(s.handle, 0, 0, True, (), h, rules.get(s.name, ()))
                         for s, h in zip(expected, hw[n:])]),
             rx=tuple((p.port_id, q) for p in rx_ports for q in range(p.rx_queues)),
             duration_ns=int(self.duration_s * 1e9),

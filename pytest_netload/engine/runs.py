@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..measure.frames import frame_checks
 from ..measure.results import RunResult, build_run_result, merge_queue_results
 from .handles import LoadedStream, Tx, hardware_clock, link_events
 from .intervals import Interval, Intervals
@@ -104,6 +106,13 @@ def execute(engine: Engine, spec: RunSpec,
                 if h else None for s, h in zip(streams, hw)],
         link_events=link_events(raw.link_events, run_ports),
     )
+    if spec.expect_frames:
+        sizes = [len(parts) for parts in per_entry] + [s.queues for s in expected]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        names = [e.stream.name for e in entries] + [s.name for s in expected]
+        result = replace(result, frames=frame_checks(
+            result.arrays, names, [range(a, a + n) for a, n in zip(starts, sizes)],
+            spec.expect_frames))
     if len(native) + len(native_expected) > len(entries) + len(expected):
         result = merge_queue_results(
             result, [len(parts) for parts in per_entry] + [s.queues for s in expected])
