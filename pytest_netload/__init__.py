@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from .measure.dut import DutCounter, DutHealth, LossAttribution
     from .measure.results import RunResult, StreamResult
+    from .traffic.expect import ANY, expect
     from .traffic.mix import bidirectional
     from .traffic.packets import (
         TCP,
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
     from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
     from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
     from .units import Duration, Rate, Size
-    from .verdicts.assertions import (assert_latency, assert_loss, assert_rfc2889, assert_sac,
-                                      assert_throughput)
+    from .verdicts.assertions import (assert_frames_match, assert_latency, assert_loss,
+                                      assert_rfc2889, assert_sac, assert_throughput)
     from .y1564 import Sac, Service
 
 # public name -> the module that defines it (relative to this package)
@@ -62,20 +63,22 @@ _WHERE: dict[str, str] = {
                    "NetloadHookError", "NetloadWarning"),
         "measure.dut": ("DutCounter", "DutHealth", "LossAttribution"),
         "measure.results": ("RunResult", "StreamResult"),
+        "traffic.expect": ("ANY", "expect"),
         "traffic.mix": ("bidirectional",),
         "traffic.packets": ("TCP", "UDP", "Eth", "IPv4", "IPv6", "Template", "Vlan", "field",
                             "from_bytes", "from_scapy"),
         "traffic.patterns": ("CBR", "Bursts", "Gaps", "MaxRate", "Poisson", "Ramp"),
         "traffic.streams": ("Stream", "TcpSpec", "UdpSpec", "flow_stream", "tcp", "udp"),
         "units": ("Duration", "Rate", "Size"),
-        "verdicts.assertions": ("assert_latency", "assert_loss", "assert_rfc2889", "assert_sac",
-                                "assert_throughput"),
+        "verdicts.assertions": ("assert_frames_match", "assert_latency", "assert_loss",
+                                "assert_rfc2889", "assert_sac", "assert_throughput"),
         "y1564": ("Sac", "Service"),
     }.items()
     for name in names
 }
 
 __all__ = [
+    "ANY",
     "CBR",
     "TCP",
     "UDP",
@@ -119,12 +122,14 @@ __all__ = [
     "TrialContext",
     "UdpSpec",
     "Vlan",
+    "assert_frames_match",
     "assert_latency",
     "assert_loss",
     "assert_rfc2889",
     "assert_sac",
     "assert_throughput",
     "bidirectional",
+    "expect",
     "field",
     "flow_stream",
     "from_bytes",

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _native_facts as facts
 
 __all__ = ["EXPECT_BYTES", "EXPECT_KEEP", "EXPECT_RULES", "FieldRef", "FrameCheck", "FrameRule",
-           "KeptFrame", "diff_fields", "frame_checks"]
+           "KeptFrame", "diff_fields", "frame_checks", "merge_checks"]
 
 EXPECT_BYTES: int = facts.EXPECT_BYTES
 EXPECT_RULES: int = facts.EXPECT_RULES
@@ -213,6 +213,15 @@ class FrameCheck:
         return {"stream": self.stream, "received": self.received,
                 "matched": self.received - self.unmatched, "mismatched": self.unmatched,
                 "by_rule": self.by_label(), "mismatches": self.diffs()}
+
+
+def merge_checks(a: FrameCheck | None, b: FrameCheck) -> FrameCheck:
+    """`a` and `b` (one stream's checks of two runs with the same rules) as one: counts
+    summed, the first `EXPECT_KEEP` kept frames (a's first)."""
+    if a is None:
+        return b
+    return FrameCheck(a.stream, a.rules, tuple(x + y for x, y in zip(a.matched, b.matched)),
+                      a.unmatched + b.unmatched, (a.kept + b.kept)[:EXPECT_KEEP])
 
 
 def _kept(arrays: Mapping[str, np.ndarray], row: int) -> list[KeptFrame]:

@@ -47,7 +47,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 def package_version() -> str:

@@ -22,11 +22,12 @@ raised. Methods: percentiles and their confidence intervals are those of
 
 from __future__ import annotations
 
+from .frames_verdict import assert_frames_match
 from .latency_verdict import assert_latency
 from .loss_verdict import assert_loss
 from .sac_verdict import assert_sac
 from .switch_verdict import assert_rfc2889
 from .throughput_verdict import assert_throughput
 
-__all__ = ["assert_latency", "assert_loss", "assert_rfc2889", "assert_sac",
+__all__ = ["assert_frames_match", "assert_latency", "assert_loss", "assert_rfc2889", "assert_sac",
            "assert_throughput"]
