@@ -43,7 +43,7 @@ def frame_checks_of(obj: object) -> list[dict[str, Any]]:
             return [_from_record(e) for e in obj.get("streams", ())]
         if all(isinstance(v, FrameCheck) for v in obj.values()) and obj:
             return [c for check in obj.values() for c in frame_checks_of(check)]
-    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)) and obj:
+    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
         return [c for item in obj for c in frame_checks_of(item)]
     raise NetloadConfigError(
         f"assert_frames_match({type(obj).__name__}): give a FrameCheck, a run or rate result "
