@@ -504,7 +504,8 @@ class Engine:
         return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
                             str(spec.name or f"stream{reply['stream_id']}"),
                             bool(reply["csum_offloaded"]), self._generation,
-                            spec.mean_frame_size, clock)
+                            spec.mean_frame_size, clock,
+                            source=stream if hasattr(stream, "template") else None)
 
     # ---- runs ---------------------------------------------------------------------
 

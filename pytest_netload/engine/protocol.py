@@ -462,7 +462,8 @@ class RunSpec:
                     "10 ms; e.g. duration_s=60, interval_s=1")
 
     def start(self, native: Sequence[Tx], expected: Sequence[LoadedStream],
-              rx_ports: Sequence[Port], hw: Sequence[bool], capture_default: int) -> RunStart:
+              rx_ports: Sequence[Port], hw: Sequence[bool], capture_default: int,
+              owners: Sequence[str] | None = None) -> RunStart:
         """The `RunStart` of this run, for its native entries (`Tx.per_queue`) and expected
         streams (each TX queue's own), `hw` each one's clock: ns, sub-bucket bits,
         handles and RX queues. The one place where a run's units change."""

@@ -56,7 +56,9 @@ def execute(engine: Engine, spec: RunSpec,
     native_expected = [part for s in expected for part in s.queue_streams]
     streams = [e.stream for e in native] + native_expected
     hw = [hardware_clock(s, rx_ports) for s in streams]
-    start = spec.start(native, native_expected, rx_ports, hw, engine.capture_default)
+    owners = [e.stream.name for e, parts in zip(entries, per_entry) for _ in parts] + \
+        [s.name for s in expected for _ in s.queue_streams]
+    start = spec.start(native, native_expected, rx_ports, hw, engine.capture_default, owners)
     decoder = Intervals([len(parts) for parts in per_entry] + [s.queues for s in expected])
     run_id = engine._call("run_start", **start.encode())
     stopped_by: BaseException | None = None

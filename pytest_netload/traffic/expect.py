@@ -166,6 +166,7 @@ class Expect:
     frame: Template | None = field(default=None, repr=False)
     checksums: bool = False
     label: str = "expected"
+    only: bool = False
 
     def describe(self) -> str:
         """Its changes as text: "ip.ttl=sent-1, eth.src=dut_mac, vlan popped"."""
@@ -176,6 +177,8 @@ class Expect:
             parts.append("a whole frame")
         if self.ignore:
             parts.append("ignoring " + ", ".join(self.ignore))
+        if self.only:
+            return ", ".join(parts) + " (nothing else compared)"
         return ", ".join(parts) or "as sent"
 
     def rule(self, stream: Any, names: Mapping[str, str] | None = None) -> FrameRule:
@@ -187,6 +190,7 @@ class Expect:
         ipv6 = tpl.l3_proto == 6
         headers = bytearray(tpl.headers)
         ignored: list[FieldRef] = []
+        named: list[FieldRef] = []
         for key, spec in self.changes:
             name = _KEYWORDS[key][ipv6] if key in _KEYWORDS else key
             if name not in refs:
@@ -197,6 +201,7 @@ class Expect:
             if spec is ANY:
                 ignored.append(ref)
                 continue
+            named.append(ref)
             sent = ref.value(bytes(headers))
             _write(headers, ref, _resolve(ref, spec, sent or 0, names, key))
         for name in self.ignore:
@@ -230,6 +235,11 @@ class Expect:
                     _clear(mask, refs[name])
         for ref in ignored:
             _clear(mask, ref)
+        if self.only:  # the named fields alone
+            mask = bytearray(n)
+            for ref in named:
+                for i, b in enumerate(ref.mask_bits()):
+                    mask[ref.offset + i] |= b
         out_refs = list(refs.values())
         value = bytes(frame[:n])
         if self.pop_vlan:
@@ -259,7 +269,7 @@ def expect(frame: Any = None, *, ttl: Any = _UNSET, hlim: Any = _UNSET, src: Any
            dst: Any = _UNSET, ip_src: Any = _UNSET, ip_dst: Any = _UNSET, dscp: Any = _UNSET,
            ecn: Any = _UNSET, pcp: Any = _UNSET, vlan: Any = _UNSET,
            fields: Mapping[str, Any] | None = None, ignore: Sequence[str] = (),
-           checksums: bool = False, label: str = "expected") -> Expect:
+           checksums: bool = False, label: str = "expected", only: bool = False) -> Expect:
     """The expected frame of a stream: as sent, but for the fields named.
 
     ``ttl`` (IPv6: the hop limit; ``hlim`` the same), ``src``/``dst`` (Ethernet MACs),
@@ -267,7 +277,8 @@ def expect(frame: Any = None, *, ttl: Any = _UNSET, hlim: Any = _UNSET, src: Any
     ``vlan`` (its VLAN id; None: the tag popped), ``fields`` (any named field:
     ``{"udp.dport": 9}``, see `field_refs`), ``ignore`` (field names whose value does
     not matter), ``checksums`` (compare the IP/UDP/TCP checksums too), ``label`` (what
-    records and reports call it). `frame`: a whole expected frame (scapy packet,
+    records and reports call it), ``only`` (compare the named fields alone, e.g. a
+    colour: ``expect(dscp=12, only=True)``). `frame`: a whole expected frame (scapy packet,
     `Template`, layer stack or bytes) instead of the stream's own template.
     """
     changes: list[tuple[str, Any]] = []
@@ -293,8 +304,12 @@ def expect(frame: Any = None, *, ttl: Any = _UNSET, hlim: Any = _UNSET, src: Any
             tpl = frame.build()
         else:
             tpl = from_scapy(frame)
+    if not isinstance(only, bool) or (only and not changes):
+        raise NetloadConfigError(f"expect(only={only!r}): give True with the fields to "
+                                 "compare (e.g. expect(dscp=12, only=True)), or leave it out")
     if not isinstance(checksums, bool):
         raise NetloadConfigError(f"expect(checksums={checksums!r}): give True or False")
     if not isinstance(label, str) or not label:
         raise NetloadConfigError(f"expect(label={label!r}): give a name, e.g. 'green'")
-    return Expect(tuple(changes), tuple(str(n) for n in ignore), pop, tpl, checksums, label)
+    return Expect(tuple(changes), tuple(str(n) for n in ignore), pop, tpl, checksums, label,
+                  only)

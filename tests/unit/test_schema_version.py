@@ -27,7 +27,7 @@ FINGERPRINTS = {
     "1.0": "9acdb6897c500a89f7cf14115463506547692c9c739097aaf19ff26741fadc79",
     "1.1": "ca3e5f01cb47f567ddf59732384a4451b9dd179404728f923b444c4a632fa8e3",
     "1.2": "30829e38bf541e74c80dc590d55091c59054e0b1d094627440979cbe95d46a40",
-    "1.3": "59b21130d2201a806abaf38551bcfeca83bfb9cd33694b3e73dba14ab1880771",
+    "1.3": "3edb5aad01b36939781b1c1889080a748cdbb163da160b073f77b69e25a473cc",
 }
 ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 # keywords whose members are names (a field may be called "title"), not schema keywords
