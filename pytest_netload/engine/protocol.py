@@ -466,22 +466,25 @@ class RunSpec:
               owners: Sequence[str] | None = None) -> RunStart:
         """The `RunStart` of this run, for its native entries (`Tx.per_queue`) and expected
         streams (each TX queue's own), `hw` each one's clock: ns, sub-bucket bits,
-        handles and RX queues. The one place where a run's units change."""
+        handles and RX queues. The one place where a run's units change. `owners`: the
+        name of the stream each native entry (then each expected one) is a queue of,
+        whose expected frames it takes (default: its own)."""
         n = len(native)
         rules = {name: tuple(ExpectRule(r.value, r.mask) for r in rs)
                  for name, rs in self.expect_frames.items()}
-        known = {e.stream.name for e in native} | {s.name for s in expected}
-        unknown = sorted(set(rules) - known)
+        names = list(owners) if owners is not None else \
+            [e.stream.name for e in native] + [s.name for s in expected]
+        unknown = sorted(set(rules) - set(names))
         if unknown:
             raise errors.NetloadConfigError(
-                f"expect_frames names {unknown}, not streams of this run ({sorted(known)})")
+                f"expect_frames names {unknown}, not streams of this run "
+                f"({sorted(set(names))})")
         return RunStart(
             tx=tuple([TxEntry(e.stream.handle, e.queue, int(e.count), False,
-                              tuple(_phase(p) for p in e.phases), h,
-                              rules.get(e.stream.name, ()))
-                      for e, h in zip(native, hw[:n])]
-                     + [TxEntry(s.handle, 0, 0, True, (), h, rules.get(s.name, ()))
-                        for s, h in zip(expected, hw[n:])]),
+                              tuple(_phase(p) for p in e.phases), h, rules.get(name, ()))
+                      for e, h, name in zip(native, hw[:n], names)]
+                     + [TxEntry(s.handle, 0, 0, True, (), h, rules.get(name, ()))
+                        for s, h, name in zip(expected, hw[n:], names[n:])]),
             rx=tuple((p.port_id, q) for p in rx_ports for q in range(p.rx_queues)),
             duration_ns=int(self.duration_s * 1e9),
             drain_ns=int(self.drain_s * 1e9),

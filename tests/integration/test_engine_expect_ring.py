@@ -69,3 +69,16 @@ def test_a_bad_expectation_is_refused_before_the_run(engine: Engine,
         engine.run([(loaded, 10)], [port], expect_frames={"other": [expect().rule(s)]})
     with pytest.raises(Exception, match="give 1 to 4"):
         engine.run([(loaded, 10)], [port], expect_frames={"s": [expect().rule(s)] * 5})
+
+
+def test_a_stream_over_two_tx_queues_is_compared_on_both(
+        engine: Engine, ring: Callable[..., Port]) -> None:
+    port = ring(tx_queues=2, rx_queues=2)
+    s = Stream(T4, size=64, name="both")
+    loaded = engine.load(port, s, queues=2)
+    r = engine.run([(loaded, 4000)], [port], expect_frames={"both": [
+        expect(ttl="sent-1").rule(s)]})
+    check = r.frames["both"]
+    assert r.streams[0].rx_packets == 4000 and check.unmatched == 4000
+    # the first kept frames of each TX queue (its own sequence numbers), merged
+    assert len(check.kept) == 8 and {k.seq for k in check.kept} <= set(range(8))
