@@ -87,3 +87,7 @@ def test_a_router_that_keeps_the_ttl_or_remarks_fails_with_a_diff(
     assert stream["mismatches"][0]["diff"] == [diff]
     (tp,) = _records(pytester)["test_throughput"]
     assert tp["mismatch_trials"] == tp["trials"] >= 1
+    html = (pytester.path / "netload-results" / "report.html").read_text()
+    assert "Expected frames (compared in the engine&#39;s RX path)" in html or \
+        "Expected frames (compared in the engine's RX path)" in html
+    assert f"seq 0: {diff}" in html and "expect_frames" in html
