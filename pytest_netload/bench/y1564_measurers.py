@@ -67,7 +67,7 @@ class EngineServiceMeasurer:
     """The last `measure_intervals` run's intervals (`engine.intervals.Interval`), the
     last KEPT_INTERVALS of them, without their latency histograms (a 24-h run's would
     take gigabytes)."""
-    colours: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
+    colours: Mapping[str, tuple[Any, Any, Any]] = field(default_factory=dict)
     """Colour-aware services: (colour field "dscp" or "pcp", green value, yellow value).
     Each of their frames is counted by the colour it arrives with (the engine's RX path
     compares that field alone), so a DUT that re-marks is seen."""
@@ -109,8 +109,8 @@ class EngineServiceMeasurer:
                 continue
             key, green, yellow = marks
             out[tx.stream.name] = [
-                expect(**{key: green}, only=True, label="green").rule(source),
-                expect(**{key: yellow}, only=True, label="yellow").rule(source)]
+                expect(fields={key: value}, only=True, label=label).rule(source)
+                for label, value in (("green", green), ("yellow", yellow))]
         return out
 
     def _colour_counts(self, entries: list[tuple[str, str, float, float, Any]],

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import MISSING, fields, replace
+from dataclasses import fields, replace
 from typing import Any, Self
 
 from .. import errors
@@ -71,8 +71,7 @@ _FAKE_BOOT = (
 
 LINK_TIMEOUT_S = 10.0  # a port's link may take this long to come up (--netload-link-timeout)
 # Engine.run's settings when none is given beside a RunSpec
-_RUN_DEFAULTS = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
-                 for f in fields(RunSpec) if f.name not in ("tx", "rx")}
+_RUN_DEFAULTS = {f.name: f.default for f in fields(RunSpec) if f.name not in ("tx", "rx")}
 
 
 def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> str:
@@ -551,15 +550,16 @@ class Engine:
         `intervals.Interval` (what each stream sent and received in it, its latency
         histogram) as the poll after its end brings it, the last one once the run is
         done; errors it raises stop the run as `progress`'s do. `expect_frames`: stream
-        name -> its expected frames (`traffic.expect.expect(...).rules(...)`), compared
+        name -> its expected frames (`traffic.expect.expect(...).rule(stream)` each), compared
         in the RX path; the result's ``frames`` holds each stream's `FrameCheck`.
         """
-        settings = {"expect": tuple(expect), "count": count, "duration_s": duration_s,
-                    "drain_s": drain_s, "start_delay_s": start_delay_s, "burst": burst,
-                    "timing_samples": timing_samples, "forward": tuple(forward),
-                    "latency_digits": latency_digits, "capture": capture,
-                    "capture_snaplen": capture_snaplen, "hist_pages": hist_pages,
-                    "interval_s": interval_s, "expect_frames": dict(expect_frames or {})}
+        settings: dict[str, Any] = {
+            "expect": tuple(expect), "count": count, "duration_s": duration_s,
+            "drain_s": drain_s, "start_delay_s": start_delay_s, "burst": burst,
+            "timing_samples": timing_samples, "forward": tuple(forward),
+            "latency_digits": latency_digits, "capture": capture,
+            "capture_snaplen": capture_snaplen, "hist_pages": hist_pages,
+            "interval_s": interval_s, "expect_frames": expect_frames}
         if isinstance(tx, RunSpec):
             if tuple(rx) or settings != _RUN_DEFAULTS:
                 raise errors.NetloadConfigError(

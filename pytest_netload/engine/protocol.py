@@ -35,9 +35,9 @@ from ..units import FCS_BYTES, run_seconds
 if TYPE_CHECKING:
     from .handles import LoadedStream, Port, Tx
 
-__all__ = ["PROTOCOL_VERSION", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
+__all__ = ["PROTOCOL_VERSION", "ExpectRule", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
            "PortInfo", "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
-           "TxEntry", "ExpectRule", "latency_sub_bits"]
+           "TxEntry", "latency_sub_bits"]
 
 #: The codec's version: the ABI version of the netload_api.h both sides were built from.
 PROTOCOL_VERSION = ABI_VERSION
@@ -432,13 +432,13 @@ class RunSpec:
     capture_snaplen: int = 128
     hist_pages: int = 0
     interval_s: float = 0.0
-    expect_frames: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    expect_frames: Mapping[str, Sequence[Any]] | None = None
 
     def __post_init__(self) -> None:
         for name in ("tx", "rx", "expect", "forward"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         frames = {}
-        for name, rules in dict(self.expect_frames).items():
+        for name, rules in dict(self.expect_frames or {}).items():
             rules = tuple(rules)
             if not 1 <= len(rules) <= 4:
                 raise errors.NetloadConfigError(
@@ -471,7 +471,7 @@ class RunSpec:
         whose expected frames it takes (default: its own)."""
         n = len(native)
         rules = {name: tuple(ExpectRule(r.value, r.mask) for r in rs)
-                 for name, rs in self.expect_frames.items()}
+                 for name, rs in (self.expect_frames or {}).items()}
         names = list(owners) if owners is not None else \
             [e.stream.name for e in native] + [s.name for s in expected]
         unknown = sorted(set(rules) - set(names))

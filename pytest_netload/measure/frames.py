@@ -137,8 +137,8 @@ def diff_fields(rule: FrameRule, frame: bytes) -> list[str]:
 def describe(frame: bytes) -> str | None:
     """scapy's one-line summary of a frame, where scapy is installed; else None."""
     try:
-        import scapy.layers.inet  # noqa: F401 - binds IP/UDP/TCP under Ether
-        import scapy.layers.inet6  # noqa: F401
+        import scapy.layers.inet  # binds IP/UDP/TCP under Ether
+        import scapy.layers.inet6  # noqa: F401 - binds IPv6 under Ether
         from scapy.layers.l2 import Ether
     except ImportError:
         return None
