@@ -62,3 +62,6 @@ def test_a_dut_that_remarks_yellow_is_seen_at_rx(pytester: pytest.Pytester) -> N
     assert f"colour at RX: {cir['rx_frames']:,} sent green came back yellow" in cir["reason"]
     spt = got["y1564_spt"]["colour_at_rx"]["data"]
     assert spt["remarked"] == spt["yellow"] > 0 and spt["green"] == 0
+    html = (pytester.path / "netload-results" / "report.html").read_text()
+    assert "Colour at RX" in html
+    assert f"green 0, yellow {cir['rx_frames']:,}, remarked {cir['rx_frames']:,}" in html
