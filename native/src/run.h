@@ -170,6 +170,7 @@ struct rx_expect_rule {
 
 struct rx_expect {
 	uint32_t n_rules;
+	uint32_t bytes;           /* 8 x the most words a rule compares */
 	struct rx_expect_rule rules[NETLOAD_EXPECT_RULES];
 };
 

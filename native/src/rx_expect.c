@@ -25,6 +25,7 @@ load_rules(struct rx_expect *e, const struct netload_expect_conf *c, uint32_t in
 		return netload_fail(NETLOAD_EINVAL, "run: TX entry %u expects frames with %u "
 				"rules; give 1 to %d", index, c->n_rules, NETLOAD_EXPECT_RULES);
 	e->n_rules = c->n_rules;
+	e->bytes = 0;
 	for (r = 0; r < c->n_rules; r++) {
 		const struct netload_expect_rule *in = &c->rules[r];
 		struct rx_expect_rule *out = &e->rules[r];
@@ -39,6 +40,7 @@ load_rules(struct rx_expect *e, const struct netload_expect_conf *c, uint32_t in
 		memcpy(out->value, value, sizeof(out->value));
 		memcpy(out->mask, in->mask, sizeof(out->mask));
 		out->words = (out->need + 7) / 8;
+		e->bytes = RTE_MAX(e->bytes, out->words * 8);
 	}
 	return 0;
 }
@@ -121,7 +123,10 @@ keep(struct rx_expect_state *s, const struct rte_mbuf *m, uint32_t seq)
  * Frame m of the run's expectation x (a signed frame of a stream that has one,
  * at least 14 bytes before its trailer) on RX queue t: counted for the first
  * rule it matches, or kept as unmatched. Only the bytes before the trailer are
- * compared; a rule that reaches past them does not match.
+ * compared; a rule that reaches past them does not match. The words are read in
+ * place where the first segment holds every word a rule reads (a rule's last
+ * word ends at most 7 bytes past its last masked byte, before the trailer's
+ * end; its bytes there are masked out), else from a copy.
  */
 void
 netload_expect_frame(const struct netload_run *run, struct rx_task *t,
@@ -130,22 +135,32 @@ netload_expect_frame(const struct netload_run *run, struct rx_task *t,
 	const struct rx_expect *e = &run->expect[x];
 	struct rx_expect_state *s = &t->expect[x];
 	uint64_t buf[NETLOAD_EXPECT_WORDS];
-	uint32_t body = m->pkt_len - NETLOAD_SIGNATURE_BYTES;
-	uint32_t n = RTE_MIN(body, (uint32_t)NETLOAD_EXPECT_BYTES), r, w;
-	const void *p;
+	uint32_t body = m->pkt_len - NETLOAD_SIGNATURE_BYTES, r, w;
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	memset(buf, 0, sizeof(buf));
-	p = rte_pktmbuf_read(m, 0, n, buf);
-	if (p != NULL && p != (const void *)buf)
-		memcpy(buf, p, n);
+	if (unlikely(m->data_len < e->bytes)) {
+		/* Several segments, or a frame shorter than the rules: a zero-padded copy. */
+		uint32_t n = RTE_MIN(body, e->bytes);
+		const void *q;
+
+		memset(buf, 0, sizeof(buf));
+		q = rte_pktmbuf_read(m, 0, n, buf);
+		if (q != NULL && q != (const void *)buf)
+			memcpy(buf, q, n);
+		p = (const uint8_t *)buf;
+	}
 	for (r = 0; r < e->n_rules; r++) {
 		const struct rx_expect_rule *rule = &e->rules[r];
 
-		if (rule->need > n)
+		if (rule->need > body)
 			continue;
-		for (w = 0; w < rule->words; w++)
-			if ((buf[w] & rule->mask[w]) != rule->value[w])
+		for (w = 0; w < rule->words; w++) {
+			uint64_t word;
+
+			memcpy(&word, p + 8 * w, sizeof(word));
+			if ((word & rule->mask[w]) != rule->value[w])
 				break;
+		}
 		if (w == rule->words) {
 			s->matched[r]++;
 			return;
