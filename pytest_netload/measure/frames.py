@@ -23,7 +23,7 @@ import numpy as np
 from .. import _native_facts as facts
 
 __all__ = ["EXPECT_BYTES", "EXPECT_KEEP", "EXPECT_RULES", "FieldRef", "FrameCheck", "FrameRule",
-           "KeptFrame", "diff_fields", "frame_checks", "merge_checks"]
+           "KeptFrame", "diff_fields", "frame_checks", "merge_checks", "scapy_fields"]
 
 EXPECT_BYTES: int = facts.EXPECT_BYTES
 EXPECT_RULES: int = facts.EXPECT_RULES
@@ -99,8 +99,9 @@ class FrameRule:
 
 def diff_fields(rule: FrameRule, frame: bytes) -> list[str]:
     """Where `frame` differs from `rule` under its mask, field by field: "ip.ttl:
-    expected 63, got 64"; masked bytes no named field covers as "byte 23: expected
-    0x3f, got 0x40"."""
+    expected 63, got 64" for the rule's named fields; masked bytes no named field
+    covers by scapy's field names where scapy is installed ("TCP.urgptr: expected 0,
+    got 5"), else as "byte 23: expected 0x3f, got 0x40"."""
     out: list[str] = []
     covered: set[int] = set()
     for f in rule.fields:
@@ -122,16 +123,55 @@ def diff_fields(rule: FrameRule, frame: bytes) -> list[str]:
         if got != exp:
             out.append(f"{f.name}: expected {f.show(f.value(rule.value))}, "
                        f"got {f.show(f.value(frame))}")
+    rest: list[str] = []
+    substituted = bytearray(frame[:EXPECT_BYTES])
     for i in range(rule.span):
         m = rule.mask[i]
         if not m or i in covered:
             continue
         if i >= len(frame):
-            out.append(f"byte {i}: expected {rule.value[i] & m:#04x}, got (frame ends)")
+            rest.append(f"byte {i}: expected {rule.value[i] & m:#04x}, got (frame ends)")
             break
         if frame[i] & m != rule.value[i] & m:
-            out.append(f"byte {i}: expected {rule.value[i] & m:#04x}, got {frame[i] & m:#04x}")
-    return out
+            rest.append(f"byte {i}: expected {rule.value[i] & m:#04x}, got {frame[i] & m:#04x}")
+            substituted[i] = (frame[i] & ~m & 0xFF) | (rule.value[i] & m)
+    if rest and len(frame) >= rule.span:
+        # bytes no named field covers: scapy names their fields, where it is installed
+        named = scapy_fields(bytes(substituted), bytes(frame[:EXPECT_BYTES]))
+        if named:
+            return out + named
+    return out + rest
+
+
+def _short(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def scapy_fields(expected: bytes, got: bytes) -> list[str] | None:
+    """The fields in which two frames differ, named as scapy dissects them
+    ("TCP.urgptr: expected 0, got 5"): layer by layer while both have the same layers.
+    None without scapy, or when it cannot dissect them."""
+    try:
+        import scapy.layers.inet  # binds IP/UDP/TCP under Ether
+        import scapy.layers.inet6  # noqa: F401 - binds IPv6 under Ether
+        from scapy.layers.l2 import Ether
+        from scapy.packet import NoPayload
+    except ImportError:
+        return None
+    out: list[str] = []
+    try:
+        a: Any = Ether(expected)
+        b: Any = Ether(got)
+        while not isinstance(a, NoPayload) and type(a) is type(b):
+            for f in a.fields_desc:
+                va, vb = a.getfieldval(f.name), b.getfieldval(f.name)
+                if va != vb:
+                    out.append(f"{type(a).__name__}.{f.name}: expected "
+                               f"{_short(str(f.i2repr(a, va)))}, got {_short(str(f.i2repr(b, vb)))}")
+            a, b = a.payload, b.payload
+    except Exception:  # noqa: BLE001 - a frame scapy cannot dissect: the byte offsets
+        return None
+    return out or None
 
 
 def describe(frame: bytes) -> str | None:

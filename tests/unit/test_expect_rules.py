@@ -153,3 +153,19 @@ def test_the_assertion_message_shows_the_diff() -> None:
         assert_frames_match(record)
     with pytest.raises(NetloadConfigError, match="no stream was run with expected frames"):
         assert_frames_match([])
+
+
+def test_bytes_no_named_field_covers_are_named_by_scapy_or_by_offset(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = Stream(TEMPLATES["tcp4"], size=128)
+    rule = expect().rule(stream)
+    sent = bytearray(_frames(stream)[0])
+    urgptr = 34 + 18  # the TCP urgent pointer: no named field of the template
+    sent[urgptr + 1] = 5
+    from pytest_netload.measure import frames
+
+    with monkeypatch.context() as m:
+        m.setattr(frames, "scapy_fields", lambda _a, _b: None)  # as without scapy
+        assert diff_fields(rule, bytes(sent)) == [f"byte {urgptr + 1}: expected 0x00, got 0x05"]
+    pytest.importorskip("scapy.layers.inet", reason="the scapy-named diff needs scapy")
+    assert diff_fields(rule, bytes(sent)) == ["TCP.urgptr: expected 0, got 5"]
