@@ -265,6 +265,18 @@ class Expect:
                          tuple(out_refs))
 
 
+def _from_raw(data: bytes) -> Template:
+    """A whole expected frame given as bytes: its headers found by scapy where it is
+    installed (so its IP and L4 fields have names), else Ethernet's alone."""
+    try:
+        import scapy.layers.inet  # binds IP/UDP/TCP under Ether
+        import scapy.layers.inet6  # noqa: F401
+        from scapy.layers.l2 import Ether
+    except ImportError:
+        return from_bytes(data)
+    return from_scapy(Ether(data))
+
+
 def expect(frame: Any = None, *, ttl: Any = _UNSET, hlim: Any = _UNSET, src: Any = _UNSET,
            dst: Any = _UNSET, ip_src: Any = _UNSET, ip_dst: Any = _UNSET, dscp: Any = _UNSET,
            ecn: Any = _UNSET, pcp: Any = _UNSET, vlan: Any = _UNSET,
@@ -297,7 +309,7 @@ def expect(frame: Any = None, *, ttl: Any = _UNSET, hlim: Any = _UNSET, src: Any
     tpl: Template | None = None
     if frame is not None:
         if isinstance(frame, (bytes, bytearray)):
-            tpl = from_bytes(bytes(frame))
+            tpl = _from_raw(bytes(frame))
         elif isinstance(frame, Template):
             tpl = frame
         elif hasattr(frame, "build") and not hasattr(frame, "summary"):

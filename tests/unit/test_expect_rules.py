@@ -169,3 +169,13 @@ def test_bytes_no_named_field_covers_are_named_by_scapy_or_by_offset(
         assert diff_fields(rule, bytes(sent)) == [f"byte {urgptr + 1}: expected 0x00, got 0x05"]
     pytest.importorskip("scapy.layers.inet", reason="the scapy-named diff needs scapy")
     assert diff_fields(rule, bytes(sent)) == ["TCP.urgptr: expected 0, got 5"]
+
+
+def test_a_whole_expected_frame_given_as_bytes() -> None:
+    stream = Stream(TEMPLATES["udp4"], size=64)
+    sent = _frames(stream)[0]
+    headers = sent[:42]  # Ethernet, IPv4, UDP
+    assert expect(headers).rule(stream).matches(sent)
+    pytest.importorskip("scapy.layers.inet", reason="named IP fields of raw bytes need scapy")
+    rule = expect(headers, ttl="sent-1").rule(stream)
+    assert diff_fields(rule, sent) == ["ip.ttl: expected 63, got 64"]
