@@ -101,20 +101,18 @@ def expect_arrays(dut: FakeDut, spec: RunStart, streams: Sequence[FakeStream],
                 matched[i, 0, r] += n
             else:
                 unmatched[i, 0] += n
-        for s in range(got):  # the first unmatched arrivals, by sequence number
-            if n_kept[i, 0] == keep:
-                break
-            frame = out[seq[s % len(seq)]]
-            if which[seq[s % len(seq)]] >= 0:
-                if s >= len(seq):  # a whole period matched: nothing more to keep
-                    break
-                continue
-            k = int(n_kept[i, 0])
-            data = frame[:nbytes]
-            kept[i, 0, k, :len(data)] = np.frombuffer(data, dtype=np.uint8)
-            kept_len[i, 0, k] = len(frame)
-            kept_seq[i, 0, k] = s
-            n_kept[i, 0] += 1
+        s = 0  # the first unmatched arrivals, by sequence number
+        some = any(which[k] < 0 for k in seq)
+        while some and s < got and n_kept[i, 0] < keep:
+            index = seq[s % len(seq)]
+            if which[index] < 0:
+                k = int(n_kept[i, 0])
+                data = out[index][:nbytes]
+                kept[i, 0, k, :len(data)] = np.frombuffer(data, dtype=np.uint8)
+                kept_len[i, 0, k] = len(out[index])
+                kept_seq[i, 0, k] = s
+                n_kept[i, 0] += 1
+            s += 1
     return {"expect_matched": matched, "expect_unmatched": unmatched,
             "expect_n_kept": n_kept, "expect_kept_len": kept_len,
             "expect_kept_seq": kept_seq, "expect_kept": kept}

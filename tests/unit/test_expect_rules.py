@@ -179,3 +179,26 @@ def test_a_whole_expected_frame_given_as_bytes() -> None:
     pytest.importorskip("scapy.layers.inet", reason="named IP fields of raw bytes need scapy")
     rule = expect(headers, ttl="sent-1").rule(stream)
     assert diff_fields(rule, sent) == ["ip.ttl: expected 63, got 64"]
+
+
+def test_the_fake_engine_counts_each_frame_size_by_its_rule() -> None:
+    """An IMIX stream (7 x 64 B, 4 x 594 B, 1 x 1518 B a period) whose rule expects the
+    64-B frames' IP length: the fake counts the other sizes unmatched and keeps the first
+    8 of them by sequence number."""
+    from pytest_netload.engine.client import Engine
+
+    stream = Stream(TEMPLATES["udp4"], size="imix", name="imix")
+    short = field_refs(TEMPLATES["udp4"])["ip.len"].value(_frames(stream)[0])
+    rule = expect(fields={"ip.len": short}, ignore=[]).rule(Stream(TEMPLATES["udp4"], size=64))
+    with Engine(fake=FakeDut(capacity_pps=1e9, buffer_frames=10_000)) as engine:  # no loss
+        p0, p1 = engine.port("net_fake0"), engine.port("net_fake1")
+        loaded = engine.load(p0, stream)
+        r = engine.run([(loaded, 1200)], [p1], expect_frames={"imix": [rule]})
+    check = r.frames["imix"]
+    order = list(stream.sequence)
+    assert r.streams[0].rx_packets == check.received == 1200
+    assert check.matched == (700,) and check.unmatched == 500
+    want = [k for k in range(1200) if stream.frame_sizes[order[k % len(order)]] != 64][:8]
+    assert [k.seq for k in check.kept] == want
+    assert [k.length for k in check.kept] == [
+        stream.frame_sizes[order[k % len(order)]] - 4 for k in want]
