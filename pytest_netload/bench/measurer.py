@@ -261,7 +261,8 @@ class EngineMeasurer:
         ctx = self._context(overload_pps, overload_s + relief_s)
         self.dut.hooks.before(ctx)
         run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
-                              self.rx, drain_s=self.drain_s)
+                              self.rx, drain_s=self.drain_s, expect_frames=self.expect_rules)
+        self._keep_frames(run)
         scheduled = overload_pps * overload_s + relief_pps * relief_s
         require_loss_timing(run.streams[:len(self.lanes)], "system recovery (RFC 2544 §26.5)")
         parts = [RecoveryTrial(overload_pps, relief_pps, s.tx_first_ns + int(overload_s * 1e9),
@@ -296,7 +297,9 @@ class EngineMeasurer:
         ctx = self._context(load_pps, duration_s)
         self.dut.hooks.before(ctx)
         run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
-                              drain_s=self.drain_s, progress=poll)
+                              drain_s=self.drain_s, progress=poll,
+                              expect_frames=self.expect_rules)
+        self._keep_frames(run)
         require_loss_timing(run.streams[:len(self.lanes)], "reset (RFC 2544 §26.6)")
         longest = [longest_gap_ns(s) for s in run.streams[:len(self.lanes)]]
         reason = self._lane_failure(run, load_pps * duration_s, load_pps,

@@ -470,14 +470,15 @@ class Rfc2544Runner:
 
     def recovery(self, frame_sizes: Any = None, *, throughput: Any = None,
                  overload: Any = None, relief: Any = None,
-                 repetitions: int = 1, stream: Any = None) -> list[RecoveryResult]:
+                 repetitions: int = 1, stream: Any = None,
+                 expect: Any = None) -> list[RecoveryResult]:
         """RFC 2544 §26.5: overload at 110 % of throughput, then 50 %; the time from the
         rate drop to the last loss."""
         out = []
         overload_s = self._duration(overload, RECOVERY_OVERLOAD_S)
         relief_s = self._duration(relief, RECOVERY_RELIEF_S)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "recovery") as m:
+            with self._measurer(size, stream, "recovery", expect) as m:
                 tput, bounded = self._throughput(size, m, throughput, stream)
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 self._plan("recovery", size, total=_whole(repetitions), exact=True,
@@ -495,7 +496,7 @@ class Rfc2544Runner:
     def reset(self, hook: Callable[[], Any] | None = None, frame_sizes: Any = None, *,
               load: Any = None,
               at: Any = "2s", duration: Any = "10s", repetitions: int = 1,
-              stream: Any = None) -> list[ResetResult]:
+              stream: Any = None, expect: Any = None) -> list[ResetResult]:
         """RFC 2544 §26.6: steady traffic while `hook()` resets the DUT `at` into the run
         (no `hook`: the DUT's pytest_netload_dut_reset hook, docs/hooks.md); the reset time is the longest silence at the receiver. `load` defaults to 50 % of
         the maximum (a rate every DUT forwards before and after its reset)."""
@@ -509,7 +510,7 @@ class Rfc2544Runner:
                                      f"(0 <= at < duration={duration!r})")
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "reset") as m:
+            with self._measurer(size, stream, "reset", expect) as m:
                 pps = 0.5 * self._max_pps(m, m.mean_frame_size) if load is None else \
                     self._throughput_pps(size, m, load, stream)
                 trials: list[ResetTrial] = []

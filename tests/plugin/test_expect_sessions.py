@@ -91,3 +91,27 @@ def test_a_router_that_keeps_the_ttl_or_remarks_fails_with_a_diff(
     assert "Expected frames (compared in the engine&#39;s RX path)" in html or \
         "Expected frames (compared in the engine's RX path)" in html
     assert f"seq 0: {diff}" in html and "expect_frames" in html
+
+
+def test_every_rfc2544_procedure_takes_expect(pytester: pytest.Pytester) -> None:
+    """frame_loss, back_to_back, recovery and reset compare their trials' frames too,
+    each procedure's checks recorded apart."""
+    pytester.makepyfile(test_procedures="""
+        import pytest
+        from pytest_netload import assert_frames_match, expect, udp
+
+        @pytest.mark.rfc2544(frame_sizes=[64], trial_duration="1s", stream=udp(dscp=10))
+        def test_all(rfc2544):
+            routed = expect(ttl="sent-1", src="dut_mac", dst="rx_mac")
+            rfc2544.frame_loss(expect=routed)
+            rfc2544.back_to_back(expect=routed, burst="10ms", repetitions=1)
+            rfc2544.recovery(throughput="20kpps", expect=routed, overload="1s", relief="1s")
+            rfc2544.reset(lambda: None, load="10kpps", at="0s", duration="2s",
+                          expect=routed)
+            assert {c.stream for c in rfc2544.frames} and len(rfc2544.frames) == 4
+            assert_frames_match(rfc2544.frames)
+    """)
+    result = pytester.runpytest(ROUTER, "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1)
+    procedures = [m["procedure"] for m in _records(pytester)["test_all"]]
+    assert procedures == ["frame_loss", "back_to_back", "recovery", "reset"]
