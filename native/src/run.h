@@ -395,13 +395,13 @@ void netload_rx_account(struct netload_run *run, struct rx_task *t, struct rte_m
 void netload_rx_hlog_apply(struct netload_run *run, struct rx_task *t);
 void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n);
 
-/* rx_expect.c: expected frames, compared in the classify pass (the mbuf at hand,
- * so the deferred accounting needs nothing of it). */
+/* rx_expect.c: expected frames, compared right after a burst is classified (the
+ * mbufs at hand, so the deferred accounting needs nothing of them). */
 int netload_expect_init(struct netload_run *run, const struct netload_run_conf *c);
 int netload_expect_task_init(const struct netload_run *run, struct rx_task *t);
 void netload_expect_free(struct netload_run *run);
-void netload_expect_frame(const struct netload_run *run, struct rx_task *t,
-		const struct rte_mbuf *m, uint32_t x, uint32_t seq);
+void netload_expect_burst(const struct netload_run *run, struct rx_task *t,
+		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n);
 
 /* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);

@@ -106,9 +106,6 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 	f->slot = slot;
 	f->seq = sig->seq;
 	f->tx_tsc = sig->tx_tsc;
-	/* Expected frames: compared here, where the mbuf is (rx_expect.c). */
-	if (unlikely(run->n_expect != 0) && run->expect_of[slot] != NETLOAD_NO_SLOT)
-		netload_expect_frame(run, t, m, run->expect_of[slot], sig->seq);
 	if (slot != *last) {
 		/* A stream's first frame in the burst: fetch its state for the accounting
 		 * pass, the four lines it uses, and the word of its sequence window that this
@@ -196,6 +193,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			capture(run, t, m, now);
 		classify(run, t, m, &f[i], &last);
 	}
+	/* Expected frames: compared now, while the mbufs are here (rx_expect.c); a run
+	 * without any pays this one test a burst. */
+	if (unlikely(t->expect != NULL))
+		netload_expect_burst(run, t, bufs, f, n);
 	if (likely(t->defer)) {
 		if (t->held_n != 0)
 			account_held(run, t);

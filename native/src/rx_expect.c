@@ -2,11 +2,12 @@
  * rx_expect.c — expected frames: a stream of a run may carry an RX expectation
  * (struct netload_expect_conf: up to NETLOAD_EXPECT_RULES rules of value and
  * mask over the frame's first NETLOAD_EXPECT_BYTES), and each of its frames is
- * compared to them as the RX classifier meets it (rx.c classify), where the
- * mbuf is at hand: the deferred accounting pass (rx_account.c) needs nothing of
- * it, and streams without an expectation pay one test of a run-wide count. Per
- * stream and RX queue: frames per first matching rule, unmatched frames, and
- * the first NETLOAD_EXPECT_KEEP unmatched frames' first bytes for a diff.
+ * compared to them right after the RX classifier has read the burst's trailers
+ * (rx.c netload_rx_burst), while the mbufs are at hand: the deferred accounting
+ * pass (rx_account.c) needs nothing of them, and a run without expectations
+ * pays one test a burst. Per stream and RX queue: frames per first matching
+ * rule, unmatched frames, and the first NETLOAD_EXPECT_KEEP unmatched frames'
+ * first bytes for a diff.
  */
 #include <string.h>
 
@@ -128,9 +129,9 @@ keep(struct rx_expect_state *s, const struct rte_mbuf *m, uint32_t seq)
  * word ends at most 7 bytes past its last masked byte, before the trailer's
  * end; its bytes there are masked out), else from a copy.
  */
-void
-netload_expect_frame(const struct netload_run *run, struct rx_task *t,
-		const struct rte_mbuf *m, uint32_t x, uint32_t seq)
+static void
+expect_frame(const struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m,
+		uint32_t x, uint32_t seq)
 {
 	const struct rx_expect *e = &run->expect[x];
 	struct rx_expect_state *s = &t->expect[x];
@@ -169,4 +170,23 @@ netload_expect_frame(const struct netload_run *run, struct rx_task *t,
 	s->unmatched++;
 	if (s->n_kept < NETLOAD_EXPECT_KEEP)
 		keep(s, m, seq);
+}
+
+/* The frames of one burst, classified (f[i].slot, f[i].seq), each of a stream with an
+ * expectation compared. */
+void
+netload_expect_burst(const struct netload_run *run, struct rx_task *t,
+		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		uint16_t x;
+
+		if (f[i].slot == NETLOAD_NO_SLOT)
+			continue;
+		x = run->expect_of[f[i].slot];
+		if (x != NETLOAD_NO_SLOT)
+			expect_frame(run, t, bufs[i], x, f[i].seq);
+	}
 }
