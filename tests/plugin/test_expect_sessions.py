@@ -96,7 +96,7 @@ def test_a_router_that_keeps_the_ttl_or_remarks_fails_with_a_diff(
 def test_every_rfc2544_procedure_takes_expect(pytester: pytest.Pytester) -> None:
     """frame_loss, back_to_back, recovery and reset compare their trials' frames too,
     each procedure's checks recorded apart."""
-    pytester.makepyfile(test_procedures="""
+    pytester.makepyfile(test_expect_procedures="""
         import pytest
         from pytest_netload import assert_frames_match, expect, udp
 
