@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DIRECTIONS", "NETLOAD_FIELDS", "RFC2544_FIELDS", "RFC2889_FIELDS", "SEARCHES",
            "Y1564_DRAIN_S", "Y1564_FIELDS", "NetloadMark", "Rfc2544Mark", "Rfc2889Mark",
-           "Y1564Mark", "both_ways_problem", "time_budget_seconds"]
+           "Y1564Mark", "both_ways_problem", "check_stream_directions", "time_budget_seconds"]
 
 DIRECTIONS = ("one", "both")
 SEARCHES = ("binary", "mlrsearch")
@@ -353,6 +353,16 @@ def _fps(name: str, value: Any) -> float:
 
 ADDRESSES = count(1, 1 << 24)
 
+
+def _rfc2889_stream(name: str, value: Any) -> Any:
+    mix = _stream(name, value)
+    if mix.reverse is not None:
+        raise NetloadConfigError(
+            "stream=bidirectional(...) names a reverse wire's streams, but RFC 2889's "
+            "meshes send the one stream from every sending port to each of its receivers: "
+            "give the forward streams alone")
+    return mix
+
 RFC2889_FIELDS: Mapping[str, Field] = {
     "frame_size": Field("frame_size", _frame_size),
     "trial_duration": Field("trial_duration_s", duration()),
@@ -370,6 +380,7 @@ RFC2889_FIELDS: Mapping[str, Field] = {
     "age_time": Field("age_time_s", optional(duration())),
     "load_steps": Field("load_steps", count(1, 100)),
     "max_frame": Field("max_frame", count(64, 9604)),
+    "stream": Field("stream", optional(_rfc2889_stream)),
 }
 
 
@@ -399,6 +410,10 @@ class Rfc2889Mark:
     max_frame: int = 1518
     """The switch's largest valid frame (bytes, FCS included): errored-frame filtering
     sends oversized frames one byte longer."""
+    stream: Any = None
+    """The meshes' traffic (a traffic.mix.Mix), sent between each port pair addressed to
+    that pair; None: UDP. The address, broadcast and errored-frame procedures send frames
+    of their own."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Rfc2889Mark:
@@ -505,11 +520,22 @@ class Y1564Mark:
         """The `y1564` marker's arguments, read; the services checked together (without
         a line rate: the fixture checks CIR against the topology's), the steps last."""
         out = parse_fields(Y1564_FIELDS, marker_kwargs(mark, tuple(Y1564_FIELDS)))
+        check_stream_directions(out.get("services", ()), out.get("direction", "one"))
         if "steps" in out:
             from ..y1564.sct import check_steps
 
             out["steps"] = check_steps(out["steps"])
         return cls(**out)
+
+
+def check_stream_directions(services: Any, direction: str) -> None:
+    """A service whose stream is bidirectional(...) needs direction="both"."""
+    for s in services:
+        if s.stream is not None and s.stream.reverse is not None and direction != "both":
+            raise NetloadConfigError(
+                f"service {s.name!r}: stream=bidirectional(...) names the reverse wire's "
+                "streams, but direction is 'one': add direction='both' to "
+                "@pytest.mark.y1564, or give the forward streams alone")
 
 
 # ---- shared checks ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..traffic.mix import Mix, as_mix
 from ..units import Duration, Rate, as_duration, as_rate, as_size, frame_bits
 
 __all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services"]
@@ -262,12 +263,17 @@ class Service:
     """The wire the service runs on ("p0->p1"), where a test runs services on several
     (Y.1564 with direction="both": each direction is a service); "" on the one wire.
     Services on different wires never overlap."""
+    stream: Mix | None = field(default=None, repr=False)
+    """The service's traffic (traffic.mix.Mix: anything RFC 2544's `stream=` takes), at
+    the service's frame size; its VLAN, PCP, DSCP and L4 destination port are the
+    classifier's, its DSCP/PCP marked with the service's (and its colours'). None: UDP
+    built from the service's own fields."""
 
     def __init__(self, name: str, cir: object, eir: object = None, cbs: object = None,
                  ebs: object = None, frame_size: object = DEFAULT_FRAME_SIZE,
                  dscp: object = None, pcp: object = None, vlan: object = None,
                  sac: object = None, dport: object = None, colour: object = None,
-                 green: object = None, yellow: object = None) -> None:
+                 green: object = None, yellow: object = None, stream: object = None) -> None:
         if not isinstance(name, str) or not name.strip():
             raise NetloadConfigError(f"service name {name!r}: give a non-empty string, e.g. "
                                      "'voice'")
@@ -297,7 +303,11 @@ class Service:
             "dport": _field_int(dport, "dport", name, 0, 65535, "UDP destination port"),
             "sac": Sac.of(sac, name),
         }
+        if stream is not None:
+            values["stream"] = _stream(name, stream, values)
         values.update(_colour(name, colour, green, yellow, values))
+        if stream is not None:
+            values.update(_stream_marks(name, values))
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -308,7 +318,7 @@ class Service:
             return x
         if isinstance(x, Mapping):
             allowed = {"name", "cir", "eir", "cbs", "ebs", "frame_size", "dscp", "pcp",
-                       "vlan", "sac", "dport", "colour", "green", "yellow"}
+                       "vlan", "sac", "dport", "colour", "green", "yellow", "stream"}
             unknown = sorted(set(x) - allowed)
             shown = x.get("name", "?")
             if unknown:
@@ -401,9 +411,57 @@ def _colour(name: str, colour: object, green: object, yellow: object,
         raise NetloadConfigError(
             f"service {name!r}: {mode}={values[mode]!r} and colour={mode!r}: with colour "
             f"the green and yellow values set the {meaning}; leave {mode} out")
+    if mode == "pcp" and values.get("vlan") is None and values.get("stream") is not None:
+        raise NetloadConfigError(
+            f"service {name!r}: colour='pcp' needs a VLAN tag to carry the PCP, but its "
+            "stream's frames have none: build a tag into the stream (udp(vlan=100), or "
+            "Eth() / Vlan(100) / IPv4() / UDP()), or use colour='dscp'")
     if mode == "pcp" and values.get("vlan") is None:
         raise NetloadConfigError(f"service {name!r}: colour='pcp' needs a VLAN tag to carry "
                                  "the PCP; give vlan=, e.g. vlan=100, or use colour='dscp'")
+    return out
+
+
+def _stream(name: str, stream: object, values: dict[str, Any]) -> Mix:
+    """Service `name`'s `stream=` as a Mix, checked: it gives the VLAN and the L4 port
+    (so vlan= and dport= are refused beside it). Its VLAN is put in `values`
+    (colour='pcp' needs one)."""
+    for key, what, how in (("vlan", "VLAN tags", "udp(vlan=100) or Eth() / Vlan(100) / ..."),
+                           ("dport", "L4 ports", "udp(dport=5000) or UDP(dport=5000)")):
+        if values[key] is not None:
+            raise NetloadConfigError(
+                f"service {name!r}: {key}={values[key]!r} beside stream=: the stream's frames "
+                f"carry their own {what}; build it into the stream ({how}) and drop {key}")
+    if isinstance(stream, str):
+        raise NetloadConfigError(
+            f"service {name!r}: stream={stream!r} is not a stream; the service's frame_size "
+            "sets its frames' size: give stream= udp(...), tcp(...), a template (Eth() / "
+            "Vlan(100) / IPv6() / UDP()), a Stream or a weighted list of them")
+    try:
+        mix = as_mix(stream)
+    except NetloadConfigError as exc:
+        raise NetloadConfigError(f"service {name!r}: {exc}") from None
+    values["vlan"] = mix.marks().vlan
+    return mix
+
+
+def _stream_marks(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The classifier fields the service's stream gives: its L4 destination port, and
+    its DSCP and PCP where neither the service nor its colour sets them. Its frames
+    must carry the marks the service writes (an IP header for DSCP, a tag for PCP):
+    refused here, before any traffic."""
+    mix: Mix = values["stream"]
+    mode = values.get("colour")
+    for colour in ("green", "yellow") if mode is not None else ("green",):
+        writes = {"dscp": values["dscp"], "pcp": values["pcp"]}
+        if mode is not None:
+            writes[mode] = values[colour]
+        mix.marked(**writes, what=f"the stream of service {name!r}")
+    found = mix.marks()
+    out: dict[str, Any] = {"dport": found.dport}
+    for key in ("dscp", "pcp"):
+        if values[key] is None and values.get("colour") != key:
+            out[key] = getattr(found, key)
     return out
 
 
