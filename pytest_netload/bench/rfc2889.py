@@ -373,9 +373,9 @@ class Rfc2889Runner:
                 for x, r in zip(loaded, run.streams):
                     by_pair[x.sender, x.receiver][0] += int(r.tx_packets)
                     by_pair[x.sender, x.receiver][1] += int(r.rx_unique)
-                counts = [StreamCounts(f"{names[i]}->{names[j]}", *by_pair[i, j])
-                          for i, j, _s in pairs]
-                return run, CongestionTrial(load, duration_s, *counts, valid=why is None,
+                ac, ad, bc = (StreamCounts(f"{names[i]}->{names[j]}", *by_pair[i, j])
+                              for i, j, _s in pairs)
+                return run, CongestionTrial(load, duration_s, ac, ad, bc, valid=why is None,
                                             invalid_reason=why, port_names=names)
 
             def measure(load: float, duration_s: float) -> CongestionTrial:

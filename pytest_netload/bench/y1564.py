@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from .. import format as fmt
 from ..engine.client import Engine, Port
 from ..errors import NetloadConfigError

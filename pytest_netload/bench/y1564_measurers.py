@@ -48,7 +48,7 @@ def _merged(parts: Sequence[LatencyResult | None]) -> LatencyResult | None:
 
 def _frame_size(lanes: Sequence[Lane]) -> int:
     """A service's frame size: its streams' (a weighted mix's streams share it)."""
-    return int(round(lanes[0].stream.mean_frame_size))
+    return round(lanes[0].stream.mean_frame_size)
 
 
 @dataclass

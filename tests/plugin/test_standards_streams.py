@@ -277,11 +277,11 @@ def test_congestion(rfc2889):
                (("p0", "p1"), ("p1", "p0"), ("p2", "p3"), ("p3", "p2"))),
         "--netload-engines=gen-b=popen")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
+    result.stdout.fnmatch_lines([(
         "*rfc2889 fully meshed: its ports span engines (p0, p1 on the session's engine "
         "(--netload-engine); p2, p3 on engine 'gen-b')*so no trial could be counted*list "
         "ports of one engine first and give ports=N, or put the procedure's ports on one "
-        "engine in the topology file*"])
+        "engine in the topology file*")])
     result.stdout.fnmatch_lines(["*rfc2889 congestion control: its ports span engines*"])
     assert "trial 1" not in result.stdout.str()
 

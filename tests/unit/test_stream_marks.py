@@ -82,8 +82,8 @@ def test_a_service_reads_its_classifier_from_its_stream() -> None:
 
 
 @pytest.mark.parametrize(("kw", "needle"), [
-    ({"stream": udp(), "vlan": 3}, "vlan=3 beside stream=: the stream's frames carry their "
-                                   "own VLAN tags"),
+    ({"stream": udp(), "vlan": 3}, ("vlan=3 beside stream=: the stream's frames carry "
+                                    "their own VLAN tags")),
     ({"stream": udp(), "dport": 3}, "dport=3 beside stream="),
     ({"stream": "imix"}, "stream='imix' is not a stream; the service's frame_size"),
     ({"stream": (Eth() / Vlan(5)).build(), "colour": "dscp", "green": 1, "yellow": 2},
