@@ -355,6 +355,11 @@ ADDRESSES = count(1, 1 << 24)
 
 
 def _rfc2889_stream(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        raise NetloadConfigError(
+            f"stream={value!r} is not a stream; the marker's frame_size sets the meshes' "
+            "frames (e.g. frame_size=128): give stream= udp(...), tcp(...), a template "
+            "(Eth() / Vlan(100) / IPv6() / UDP()), a Stream or a weighted list of them")
     mix = _stream(name, value)
     if mix.reverse is not None:
         raise NetloadConfigError(
