@@ -44,7 +44,7 @@ TEMPLATE = ('Eth(dst="02:00:00:00:01:01", src="02:00:00:00:00:01") / Vlan(100) /
 
 HEADER = """
 import pytest
-from pytest_netload import assert_sac, bidirectional, udp
+from pytest_netload import assert_sac, bidirectional, tcp, udp
 from pytest_netload.traffic.packets import UDP, Eth, IPv6, Vlan
 from pytest_netload.traffic.rewrite import addresses, marks, vlan_ids
 
@@ -197,8 +197,22 @@ def test_both(y1564):
     assert b.dst_mac == "02:00:00:00:01:02" and vlan_ids(reply.template) == (100,)
     assert (forward.service.dport, back.service.dport) == (5000, 4000)
     assert back.steps[0].sample.rx_frames > 400 and spt.passed
+
+@pytest.mark.y1564(services=[{{"name": "pair", "cir": "2Mbit/s", "frame_size": 256,
+                               "stream": bidirectional(udp(dport=5000), udp(dport=6000))}}],
+                   step_duration="1s", steps=[1.0], policing=False, direction="both")
+def test_own_reverse(y1564):
+    sent = {{}}
+    load = _capture(y1564.engine, sent)
+    try:
+        forward, back = y1564.sct("pair")
+    finally:
+        y1564.engine.load = load
+    assert (forward.service.dport, back.service.dport) == (5000, 6000)
+    assert marks(sent["pair p1->p0"].template).dport == 6000
+    assert back.steps[0].passed, back.steps[0].reason
 """, _topology(pytester))
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
     (spt,) = [m for m in _measurements(pytester)["test_both"] if m["kind"] == "y1564_spt"]
     assert [(s["service"], s["wire"]) for s in spt["traffic"]["streams"]] == [
         ("video p0->p1", "p0->p1"), ("video p1->p0", "p1->p0")]
@@ -307,3 +321,25 @@ def test_gen_b(rfc2889, netload_engines):
         pytester, ("b0", "b1", "p0", "p1"), ("gen-b", "gen-b", None, None),
         (("b0", "b1"), ("b1", "b0"), ("p0", "p1"))), "--netload-engines=gen-b=popen")
     result.assert_outcomes(passed=1)
+
+
+def test_a_weighted_mix_splits_a_services_load_and_counts_it_whole(
+        pytester: pytest.Pytester) -> None:
+    """udp 3 : tcp 1 at the service's rate: the configuration step sends both streams in
+    that ratio and counts their frames together; a burst splits its frames the same way."""
+    result = _run(pytester, """
+@pytest.mark.y1564(services=[{"name": "mixed", "cir": "4Mbit/s", "cbs": "10240B",
+                              "frame_size": 512, "stream": [(udp(), 3), (tcp(), 1)],
+                              "sac": {"flr": "0.1%"}}],
+                   step_duration="1s", steps=[1.0], policing=False, burst_sizes=[0.5])
+def test_mix(y1564):
+    (step,) = y1564.sct("mixed").steps
+    assert step.sample.tx_frames == step.sample.rx_frames, step.reason
+    assert abs(step.sample.tx_frames - 4e6 / (512 * 8)) <= 2  # the whole service's rate
+    (burst,) = y1564.bursts("mixed").steps
+    assert burst.sample.tx_frames == burst.frames == 10 and burst.sample.rx_frames == 10
+""", _topology(pytester))
+    result.assert_outcomes(passed=1)
+    (sct,) = [m for m in _measurements(pytester)["test_mix"] if m["kind"] == "y1564_sct"]
+    assert [(s["name"], s["kind"], s["share"]) for s in sct["traffic"]["streams"]] == [
+        ("mixed#1 p0->p1", "udp", 0.75), ("mixed#2 p0->p1", "tcp", 0.25)]
