@@ -29,6 +29,11 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
   64 bytes) and bad FCS (the MAC computes it) are skipped with the reason, oversized
   ones (max_frame + 1 bytes) whenever both ports' MTU carries them.
 
+The meshes (fully and partially meshed, maximum forwarding rate, congestion control)
+send the marker's `stream=` (default UDP) between each port pair, addressed to the pair
+(bench/rfc2889_streams.py); the other procedures send frames of their own. Every
+procedure runs on the engine of its ports, and refuses ports that span engines.
+
 Counts per port come from the RX queue counters (frames with a signature of this
 run's streams), so a flooded frame is counted wherever it arrived.
 

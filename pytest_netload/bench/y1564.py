@@ -1,9 +1,11 @@
 """ITU-T Y.1564 on the engine: `Y1564Runner`, what the `y1564` fixture gives a test.
 
-Each service is one loaded UDP stream on the marker's wire, with the service's frame
-size, DSCP (and PCP in its VLAN tag) and UDP destination port; a colour-aware service is
-two, its green stream (the load up to the CIR) and its yellow one (the rest), marked with
-the service's green and yellow DSCP or PCP and counted apart at RX. One call of
+Each service sends its `stream=` (default: UDP with the service's DSCP, PCP in its VLAN
+tag and UDP destination port) at its frame size on the marker's wire, loaded as RFC
+2544's streams are (bench/lanes.py over a traffic.mix.Mix: one stream, or a weighted
+mix's several, each carrying its share); a colour-aware service sends it twice, its green
+streams (the load up to the CIR) and its yellow ones (the rest), marked with the
+service's green and yellow DSCP or PCP and counted apart at RX. One call of
 `EngineServiceMeasurer.measure` is one engine run: every service that has a
 load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
 the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
@@ -171,8 +173,9 @@ class Y1564Runner:
         check_stream_directions(services, mark.direction)
         wires = self._wires = plan_wires(ports, mark.wire, mark.direction)
         self._wire_of: dict[str, tuple[Port, Port]] = {}
-        self._dir_of: dict[str, tuple[int, str]] = {}  # a service: its wire's index, its
-        self._given: dict[str, tuple[str, ...]] = {}  # marker service; a marker's: its own
+        # each service: the index of its wire in `wires` and the marker's service it is
+        self._dir_of: dict[str, tuple[int, str]] = {}
+        self._given: dict[str, tuple[str, ...]] = {}  # a marker's service: its directions'
         out: list[Service] = []
         for s in services:
             for d, (tx, rx) in enumerate(wires):
@@ -224,6 +227,8 @@ class Y1564Runner:
         described: list[dict[str, Any]] = []
         with ExitStack() as loaded:
             for i, s in enumerate(services):
+                if s.name not in self._dir_of:
+                    self.service(s.name)  # NetloadConfigError naming the marker's services
                 d, given = self._dir_of[s.name]
                 for colour, into in (("green", green), ("yellow", yellow)):
                     if colour == "yellow" and not s.colour_aware:

@@ -3,6 +3,9 @@
 A service (an EVC or one class of service of it) is a bandwidth profile -- CIR, EIR and the
 burst sizes CBS/EBS of MEF 10.3 -- the frame size it is tested with, the fields that classify
 its frames (VLAN, PCP, DSCP, UDP destination port) and its service acceptance criteria (SAC).
+With ``stream=`` (anything RFC 2544's ``stream=`` takes: a udp()/tcp() spec, a template, a
+weighted mix) the service sends that traffic; its classifier is then read from the
+stream's frames, and its DSCP/PCP (and colours) are marked on them.
 
 A colour-aware service (``colour="dscp"`` or ``colour="pcp"``) marks its frames green or
 yellow in that field: the load up to the CIR goes green (``green=``, e.g. DSCP 10, AF11),
