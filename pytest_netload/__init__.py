@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         NetloadWarning,
     )
     from .measure.dut import DutCounter, DutHealth, LossAttribution
+    from .measure.landing import PortCounts
     from .measure.results import RunResult, StreamResult
     from .traffic.mix import bidirectional
     from .traffic.packets import (
@@ -44,10 +45,12 @@ if TYPE_CHECKING:
         from_scapy,
     )
     from .traffic.patterns import CBR, Bursts, Gaps, MaxRate, Poisson, Ramp
+    from .traffic.replay import Replay, from_pcap
     from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
     from .units import Duration, Rate, Size
-    from .verdicts.assertions import (assert_latency, assert_loss, assert_rfc2889, assert_sac,
-                                      assert_throughput)
+    from .verdicts.assertions import (assert_delivered_to, assert_latency, assert_loss,
+                                      assert_not_delivered, assert_rfc2889, assert_sac,
+                                      assert_spread, assert_throughput)
     from .y1564 import Sac, Service
 
 # public name -> the module that defines it (relative to this package)
@@ -66,10 +69,13 @@ _WHERE: dict[str, str] = {
         "traffic.packets": ("TCP", "UDP", "Eth", "IPv4", "IPv6", "Template", "Vlan", "field",
                             "from_bytes", "from_scapy"),
         "traffic.patterns": ("CBR", "Bursts", "Gaps", "MaxRate", "Poisson", "Ramp"),
+        "traffic.replay": ("Replay", "from_pcap"),
         "traffic.streams": ("Stream", "TcpSpec", "UdpSpec", "flow_stream", "tcp", "udp"),
         "units": ("Duration", "Rate", "Size"),
-        "verdicts.assertions": ("assert_latency", "assert_loss", "assert_rfc2889", "assert_sac",
-                                "assert_throughput"),
+        "verdicts.assertions": ("assert_delivered_to", "assert_latency", "assert_loss",
+                                "assert_not_delivered", "assert_rfc2889", "assert_sac",
+                                "assert_spread", "assert_throughput"),
+        "measure.landing": ("PortCounts",),
         "y1564": ("Sac", "Service"),
     }.items()
     for name in names
@@ -103,11 +109,13 @@ __all__ = [
     "NetloadWarning",
     "Poisson",
     "Port",
+    "PortCounts",
     "Ramp",
     "Rate",
     "RateController",
     "RateResult",
     "RateShortfallWarning",
+    "Replay",
     "RunResult",
     "Sac",
     "Service",
@@ -119,15 +127,19 @@ __all__ = [
     "TrialContext",
     "UdpSpec",
     "Vlan",
+    "assert_delivered_to",
     "assert_latency",
     "assert_loss",
+    "assert_not_delivered",
     "assert_rfc2889",
     "assert_sac",
+    "assert_spread",
     "assert_throughput",
     "bidirectional",
     "field",
     "flow_stream",
     "from_bytes",
+    "from_pcap",
     "from_scapy",
     "tcp",
     "udp",

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 15,
+	NETLOAD_ABI_VERSION = 17,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
@@ -288,6 +288,9 @@ struct netload_stream_conf {
 	                           * frame template, pre-filled once (memory per stream) */
 	uint64_t seed;            /* for random fields */
 	uint32_t stamp_every;     /* TX timestamp in every Nth packet (0, 1: all); others carry 0 */
+	int no_signature;         /* frames sent as given: no signature, no checksum kept, no
+	                           * fields (a replay for a DUT that a trailer upsets); RX counts
+	                           * them by flow (netload_run_conf.flows) */
 };
 
 struct netload_stream;
@@ -320,11 +323,31 @@ struct netload_tx_conf {
 	int hw_clock;             /* latency on NIC clocks: TX stamps read the stream
 	                           * port's clock, RX uses the frame's hardware
 	                           * timestamp; every port involved needs hw_timestamps */
+	uint64_t start_ns;        /* paced streams: the first packet's deadline after the
+	                           * common start (0: at it); the phases' ends stay counted
+	                           * from the common start (a capture's flows replayed) */
 };
 
 struct netload_rx_conf {
 	uint16_t port_id;
 	uint16_t queue;
+};
+
+/*
+ * A flow whose frames carry no signature (a stream with no_signature): RX counts
+ * the frames of this IPv4/IPv6 flow (untagged or behind VLAN tags) as TX entry
+ * tx_index's, packets and bytes only (no sequence, no latency). A DUT that
+ * rewrites the flow's addresses or ports (NAT) makes them foreign.
+ */
+struct netload_flow_conf {
+	uint32_t tx_index;
+	uint8_t family;           /* 4 or 6 */
+	uint8_t proto;            /* the IP protocol */
+	uint8_t has_ports;        /* UDP or TCP, not a fragment: the ports are in the flow */
+	uint8_t src[16];          /* IPv4: the first 4 bytes */
+	uint8_t dst[16];
+	uint16_t sport;           /* host order; 0 without ports */
+	uint16_t dport;
 };
 
 /*
@@ -374,6 +397,8 @@ struct netload_run_conf {
 	                           * RX queues; 0: as many as fit (see rx.c) */
 	uint64_t interval_ns;     /* 0: none; else the run (duration_ns, a multiple of it) is
 	                           * counted in intervals of this length too (interval.c) */
+	uint32_t n_flows;         /* flows of unsigned streams, counted on RX (flow.c) */
+	const struct netload_flow_conf *flows;
 };
 
 struct netload_run_status {
@@ -474,6 +499,17 @@ int netload_run_fwd_stats(const struct netload_run *run, uint32_t fwd_index, str
  */
 int netload_run_capture(const struct netload_run *run, uint32_t rx_index, uint8_t *data,
 		uint32_t snaplen, uint32_t *len, uint64_t *ns, uint32_t n);
+/* The frames RX counted for TX entry tx_index by its flow (netload_run_conf.flows),
+ * every RX queue added up; all 0 for an entry of no flow. */
+struct netload_rx_flow_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t first_ns;        /* first arrival, ns after the start deadline; 0: none */
+	uint64_t last_ns;
+	uint64_t by_tx_end;       /* arrived before TX ended (as netload_rx_stream_stats) */
+};
+int netload_run_rx_flow_stats(const struct netload_run *run, uint32_t tx_index,
+		struct netload_rx_flow_stats *stats);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);
 /*

@@ -98,8 +98,18 @@ netload_run_load_phases(struct netload_run *run, struct tx_task *t, const struct
 	uint64_t end_ns = 0, end_fp, sum;
 	uint32_t p, k;
 
-	if (c->n_phases == 0)
+	if (c->n_phases == 0) {
+		if (c->start_ns)
+			return netload_fail(NETLOAD_EINVAL, "run: TX entry %u starts %" PRIu64
+					" ns late but is not paced; give it a pacing phase",
+					index, c->start_ns);
 		return 0;
+	}
+	if (c->start_ns > NETLOAD_MAX_RUN_NS ||
+			netload_scale(c->start_ns, fp_hz, NETLOAD_NS_PER_S, &t->next_fp) < 0)
+		return netload_fail(NETLOAD_EINVAL, "run: TX entry %u starts %" PRIu64 " ns after "
+				"the start; at most %d s (24 h)", index, c->start_ns,
+				NETLOAD_MAX_RUN_S);
 	if (c->n_phases > NETLOAD_MAX_PHASES || c->phases == NULL)
 		return netload_fail(NETLOAD_EINVAL, "run: TX entry %u has %u phases; give 1 to %d",
 				index, c->n_phases, NETLOAD_MAX_PHASES);

@@ -131,6 +131,8 @@ netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n
 		m->data_len = fr->len;
 		m->pkt_len = fr->len;
 		total += fr->len;
+		if (unlikely(s->no_signature))
+			continue;  /* sent as given: no fields, no sums (stream.c) */
 		sig.magic = NETLOAD_SIGNATURE_MAGIC;
 		sig.stream_id = s->id;
 		sig.seq = seq;
@@ -148,6 +150,10 @@ netload_stream_fill(struct netload_stream *s, struct rte_mbuf **bufs, uint16_t n
 		sig_sum += fr->sig_const + (seq & 0xffff) + (seq >> 16);
 		l4[i] = fr->l4_base + (unlikely(fr->sig_odd) ? swap16(fold32(sig_sum)) : sig_sum);
 		ip[i] = fr->ip_base;
+	}
+	if (unlikely(s->no_signature)) {
+		*bytes += total;
+		return n;
 	}
 	for (k = 0; k < s->n_fields; k++) {
 		struct netload_field_state *fs = &s->fields[k];

@@ -129,6 +129,7 @@ struct netload_stream {
 	uint32_t in_run;
 	uint32_t stamp_every;     /* 1: every packet */
 	uint32_t stamp_left;      /* packets until the next stamped one */
+	uint8_t no_signature;     /* frames sent as given (RX counts them by flow) */
 };
 
 /*

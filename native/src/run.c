@@ -254,6 +254,7 @@ netload_run_free(struct netload_run *run)
 		netload_rx_task_free(run, &run->rx[i]);
 	netload_rx_arena_free(run);
 	netload_ivl_free(run);
+	netload_flows_free(run);
 	for (i = 0; i < run->n_fwd; i++) {
 		if (run->fwd[i].slots != NULL)
 			netload_fwd_release_all(&run->fwd[i]);
@@ -423,6 +424,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		run->end_tsc += run->start_tsc;
 	}
 	ret = netload_ivl_init(run, c);
+	if (ret < 0)
+		goto fail;
+	ret = netload_flows_init(run, c);
 	if (ret < 0)
 		goto fail;
 	SHARED_STORE(&run->tx_end_tsc, run->end_tsc);

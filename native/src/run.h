@@ -257,6 +257,7 @@ struct netload_run {
 	uint32_t finished;        /* workers returned */
 	int reaped;
 	struct run_intervals *ivl; /* NULL: no intervals (interval.c) */
+	struct run_flows *flows;  /* NULL: no unsigned flows (flow.c) */
 };
 
 /*
@@ -359,6 +360,13 @@ void netload_rx_account(struct netload_run *run, struct rx_task *t, struct rte_m
 		const struct rx_frame *f, uint16_t n, uint64_t now, uint64_t by_end);
 void netload_rx_hlog_apply(struct netload_run *run, struct rx_task *t);
 void netload_rx_hist_add_into(uint64_t *const *table, uint64_t *counts, uint32_t n);
+
+/* flow.c: frames without a signature counted by flow (netload_run_conf.flows): the
+ * table built and freed, and a frame counted (1) or not one of them (0). */
+int netload_flows_init(struct netload_run *run, const struct netload_run_conf *c);
+void netload_flows_free(struct netload_run *run);
+int netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m,
+		uint64_t now, uint64_t by_end);
 
 /* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);

@@ -79,12 +79,13 @@ stream_window(const struct rx_task *t, uint32_t slot)
 /*
  * Classify frame m on its trailer into *f: its stream's slot, sequence number
  * and TX stamp; f->slot is NETLOAD_NO_SLOT for a frame of no stream of this
- * run, which may be ARP/ND for the port (signed frames never take that branch,
- * so they pay nothing for it).
+ * run, which may be a frame of an unsigned stream, counted by its flow (flow.c),
+ * or ARP/ND for the port (signed frames never take that branch, so they pay
+ * nothing for it).
  */
 static inline void
 classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct rx_frame *f,
-		uint16_t *last)
+		uint16_t *last, uint64_t now, uint64_t by_end)
 {
 	struct netload_signature copy;
 	const netload_sig_t *sig;
@@ -122,6 +123,8 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 	}
 	return;
 foreign:
+	if (unlikely(run->flows != NULL) && netload_flows_count(run, t, m, now, by_end))
+		return;  /* a frame of an unsigned stream, counted by its flow */
 	t->foreign++;
 	if (netload_nd_ports[t->port_id] != NULL)
 		netload_nd_input(t->port_id, m);
@@ -191,7 +194,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		bytes += m->pkt_len;
 		if (unlikely(t->capture != NULL))
 			capture(run, t, m, now);
-		classify(run, t, m, &f[i], &last);
+		classify(run, t, m, &f[i], &last, now, by_end);
 	}
 	if (likely(t->defer)) {
 		if (t->held_n != 0)

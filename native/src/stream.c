@@ -150,6 +150,10 @@ check_conf(const struct netload_stream_conf *c)
 			return netload_fail(NETLOAD_EINVAL,
 					"stream: sequence entry %u names frame %u of %u",
 					i, c->sequence[i], c->n_frames);
+	if (c->no_signature && (c->n_fields || c->fix_ipv4_csum || c->fix_l4_csum))
+		return netload_fail(NETLOAD_EINVAL,
+				"stream: frames without a signature are sent as given: no "
+				"fields and no checksum fixing");
 	if (c->n_fields > NETLOAD_MAX_FIELDS)
 		return netload_fail(NETLOAD_EINVAL, "stream: %u fields; at most %d",
 				c->n_fields, NETLOAD_MAX_FIELDS);
@@ -181,7 +185,7 @@ check_conf(const struct netload_stream_conf *c)
 					"stream: frame %u is %u bytes without FCS; give %d to %d",
 					i, c->frame_bytes[i], NETLOAD_MIN_FRAME_BYTES,
 					NETLOAD_MAX_FRAME_BYTES);
-		if (c->frame_bytes[i] < need + NETLOAD_SIGNATURE_BYTES)
+		if (!c->no_signature && c->frame_bytes[i] < need + NETLOAD_SIGNATURE_BYTES)
 			return netload_fail(NETLOAD_EINVAL,
 					"stream: frame %u (%u bytes) has no room for its headers "
 					"(%u bytes) and the %d-byte signature; use a larger frame",
@@ -340,6 +344,7 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 	s->fix_l4_csum = c->fix_l4_csum;
 	s->seed = c->seed ? c->seed : rte_rdtsc() | 1;
 	s->stamp_every = c->stamp_every ? c->stamp_every : 1;
+	s->no_signature = c->no_signature != 0;
 	if (s->fix_l4_csum)
 		s->l4_csum_off = (uint16_t)(c->l4_offset + (c->l4_proto == 6 ? 16 : 6));
 	port_csum = netload_port_tx_csum(c->port_id);
@@ -409,7 +414,8 @@ netload_stream_create(const struct netload_stream_conf *c, struct netload_stream
 		s->n_frames = i + 1;
 		memcpy(fr->data, c->frames[i], len);
 		apply_set_fields(c, fr->data);
-		fix_template_csums(s, fr->data, len);
+		if (!s->no_signature)
+			fix_template_csums(s, fr->data, len);
 		if (s->fix_l4_csum) {
 			fr->l4_len = len - s->l4_offset;
 			fr->l4_base = l4_base(s, c, fr->data, len);

@@ -21,6 +21,7 @@ from ..measure.recording import record_measurement
 from ..measure.results import RunResult, StreamResult
 from ..topology.model import Flow, Topology
 from ..topology.ssh import check_command
+from ..traffic.replay import Replay
 from ..traffic.streams import L4Spec
 from ..units import as_duration
 from . import progress
@@ -198,10 +199,14 @@ class BoundController:
 
     def run(self, streams: Any, rate: Any = None, *, pattern: Any = None,
             duration: Any = None, count: int = 0, **options: Any) -> RateResult:
-        """Send `streams` (a stream, a `udp(...)` spec, or a list, optionally weighted)."""
-        items = streams if isinstance(streams, (list, tuple)) else [streams]
-        bound = [(bind_stream(s[0], self.flow), s[1]) if isinstance(s, tuple)
-                 else bind_stream(s, self.flow) for s in items]
+        """Send `streams` (a stream, a `udp(...)` spec, or a list, optionally weighted; or a
+        replayed capture, `from_pcap`, its flows weighted by their packets)."""
+        if isinstance(streams, Replay):
+            bound: list[Any] = list(streams.streams(self.flow))
+        else:
+            items = streams if isinstance(streams, (list, tuple)) else [streams]
+            bound = [(bind_stream(s[0], self.flow), s[1]) if isinstance(s, tuple)
+                     else bind_stream(s, self.flow) for s in items]
         if duration is None and count == 0:
             duration = self.mark.duration_s
         if self.duration_override_s is not None and count == 0:
@@ -215,6 +220,23 @@ class BoundController:
                         if duration is not None else None)
         result = self.controller.run(bound, rate, pattern=pattern, duration=duration,
                                      count=count, **options)
+        self._record(result, duration)
+        progress.report(test=self.test, procedure="traffic",
+                        loss_ratio=result.run.lost / max(result.run.tx_packets, 1))
+        return result
+
+    def replay(self, replay: Replay, *, speed: float = 1.0, loops: int = 1,
+               duration: Any = None, **options: Any) -> RateResult:
+        """Send a capture (`from_pcap`) at its own timing on this port's wire, its MACs the
+        wire's (`RateController.replay`)."""
+        progress.report(test=self.test, procedure="traffic",
+                        note=f"replay of {replay.path} x{speed:g}")
+        result = self.controller.replay(replay, speed=speed, loops=loops, duration=duration,
+                                        wire=self.flow, **options)
+        self._record(result, duration)
+        return result
+
+    def _record(self, result: RateResult, duration: Any) -> None:
         record_measurement("traffic", {
             "pattern": result.pattern,
             "offered_pps": result.offered_pps,
@@ -225,9 +247,6 @@ class BoundController:
                          "mean_frame_size": s.mean_frame_size} for s in result.streams],
             "duration_s": None if duration is None else as_duration(duration).seconds,
         })
-        progress.report(test=self.test, procedure="traffic",
-                        loss_ratio=result.run.lost / max(result.run.tx_packets, 1))
-        return result
 
 
 @dataclass

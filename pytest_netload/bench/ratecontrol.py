@@ -180,6 +180,47 @@ class RateController:
             for stream in temporary:
                 stream.free()
 
+    def replay(self, replay: Any, *, speed: float = 1.0, loops: int = 1,
+               duration: Duration | str | float | None = None, wire: Any = None,
+               rx: Sequence[Port] | None = None, timing_samples: int = 0,
+               drain: Duration | str | float = "100ms") -> RateResult:
+        """Send a capture (`traffic.replay.from_pcap`) at its own timing: each flow its own
+        stream, paced by the capture's gaps between its packets and started at its offset
+        in the capture, every gap divided by `speed`. `loops` passes over the capture (0:
+        until `duration`). `wire`: a topology Flow whose MACs the frames take (None: the
+        captured MACs). The result has one stream per flow, offered its mean rate."""
+        from ..traffic.patterns import Phase
+
+        if isinstance(loops, bool) or not isinstance(loops, int) or loops < 0:
+            raise NetloadConfigError(f"loops={loops!r}: give the passes over the capture "
+                                     "(1: once), or 0 to loop until duration")
+        run_s = 0.0 if duration is None else run_seconds(duration, what="duration")
+        if loops == 0 and not run_s:
+            raise NetloadConfigError("loops=0 replays the capture until the run's end: give "
+                                     "duration=, e.g. '10s'")
+        timing = replay.timing(speed)
+        period_s = replay.period_ns / speed / 1e9
+        loaded: list[LoadedStream] = []
+        try:
+            entries = []
+            for i, flow in enumerate(timing):
+                stream = self.engine.load(self.port, replay.stream(i, wire=wire), queues=1)
+                loaded.append(stream)
+                entries.append(Tx(stream, flow.packets * loops, (Phase(flow.gaps_ps),),
+                                  start_ns=flow.start_ns))
+            result = self.engine.run(entries, self.rx if rx is None else rx, duration_s=run_s,
+                                     timing_samples=timing_samples,
+                                     drain_s=run_seconds(drain, what="drain", zero_ok=True),
+                                     progress=progress.poller(run_s or None))
+            streams = tuple(OfferedStream(result.streams[i], flow.packets / replay.packets,
+                                          flow.packets / period_s, s.mean_frame_size)
+                            for i, (s, flow) in enumerate(zip(loaded, timing)))
+        finally:
+            for stream in loaded:
+                stream.free()
+        pattern = "capture" if speed == 1 else f"capture x{speed:g}"
+        return RateResult(result, streams, None, pattern, "software")
+
     # ---- the parts -----------------------------------------------------------------
 
     def _total_pps(self, rate: Rate, loaded: list[tuple[LoadedStream, float]]) -> float:

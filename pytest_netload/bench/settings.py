@@ -360,7 +360,14 @@ def _rfc2889_stream(name: str, value: Any) -> Any:
             f"stream={value!r} is not a stream; the marker's frame_size sets the meshes' "
             "frames (e.g. frame_size=128): give stream= udp(...), tcp(...), a template "
             "(Eth() / Vlan(100) / IPv6() / UDP()), a Stream or a weighted list of them")
+    from ..traffic.replay import ReplayFlow
+
     mix = _stream(name, value)
+    if any(isinstance(p.source, ReplayFlow) for p in mix.forward):
+        raise NetloadConfigError(
+            "stream= replays a capture, whose frames keep their captured sizes and "
+            "addresses, but RFC 2889's meshes send frames of the marker's frame_size to "
+            "each port pair: give a udp()/tcp() spec or a template (Eth() / IPv4() / UDP())")
     if mix.reverse is not None:
         raise NetloadConfigError(
             "stream=bidirectional(...) names a reverse wire's streams, but RFC 2889's "

@@ -473,6 +473,8 @@ def hist_lower_bounds_ns(sub_bits: int = 0) -> np.ndarray:
 
 # ---- streams ---------------------------------------------------------------------
 
+FLOW_KEY_BYTES = 39  # StreamSpec.flow_key: family, proto, has_ports, src[16], dst[16], ports
+
 
 @dataclass
 class NativeStream:
@@ -482,6 +484,7 @@ class NativeStream:
     ptr: Any
     port_id: int
     name: str
+    flow_key: bytes = b""  # an unsigned stream's flow: RX counts its frames by it
 
     @property
     def stream_id(self) -> int:
@@ -542,15 +545,21 @@ def stream_create(port_id: int, spec: StreamSpec, pool_mbufs: int = 0) -> Native
             "l4_offset": spec.l4_offset,
             "l3_proto": l3,
             "l4_proto": l4,
-            "fix_ipv4_csum": int(l3 == 4),
-            "fix_l4_csum": int(l4 in (6, 17) and spec.l4_offset >= 0),
+            "fix_ipv4_csum": int(l3 == 4 and spec.signature),
+            "fix_l4_csum": int(l4 in (6, 17) and spec.l4_offset >= 0 and spec.signature),
             "n_fields": len(spec.fields),
             "fields": cfields,
             "pool_mbufs": pool_mbufs,
             "seed": spec.seed,
             "stamp_every": spec.stamp_every or 1,
+            "no_signature": int(not spec.signature),
         },
     )
+    if not spec.signature and len(spec.flow_key) != FLOW_KEY_BYTES:
+        raise NetloadConfigError(f"stream {spec.name!r} is sent without a signature but "
+                                 f"names no flow ({len(spec.flow_key)}-byte flow_key): RX "
+                                 "could not count it")
     out = ffi.new("struct netload_stream **")
     _check(lib.netload_stream_create(conf, out), f"stream {spec.name!r}")
-    return NativeStream(out[0], port_id, str(spec.name or ""))
+    return NativeStream(out[0], port_id, str(spec.name or ""),
+                        b"" if spec.signature else spec.flow_key)

@@ -59,8 +59,12 @@ class Run:
                 "n_phases": len(e.phases),
                 "phases": cphases,
                 "hw_clock": int(e.hw_clock),
+                "start_ns": e.start_ns,
             })
         ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
+        flows = [_flow_conf(i, s.flow_key) for i, s in enumerate(streams) if s.flow_key]
+        self.flow_entries = [i for i, s in enumerate(streams) if s.flow_key]
+        cflows = ffi.new("struct netload_flow_conf[]", flows or 1)
         cfwd = ffi.new("struct netload_fwd_conf[]", max(len(spec.forwarders), 1))
         for i, fw in enumerate(spec.forwarders):
             jitter = ffi.new("uint64_t[]", max(fw.n_jitter, 1))
@@ -98,6 +102,8 @@ class Run:
                 "capture_snaplen": self.capture_snaplen,
                 "hist_pages": spec.hist_pages,
                 "interval_ns": spec.interval_ns,
+                "n_flows": len(flows),
+                "flows": cflows,
             },
         )
         out = ffi.new("struct netload_run **")
@@ -150,6 +156,14 @@ class Run:
         for i in range(n_tx):
             _check(lib.netload_run_tx_stats(self.ptr, i, txs + i), "tx stats")
             _check(lib.netload_run_rx_stream_stats(self.ptr, i, rxs + i), "rx stats")
+        flow = ffi.new("struct netload_rx_flow_stats *")
+        for i in self.flow_entries:  # unsigned streams: counted by flow, no sequence or stamp
+            _check(lib.netload_run_rx_flow_stats(self.ptr, i, flow), "rx flow stats")
+            rxs[i].packets += flow.packets
+            rxs[i].bytes += flow.bytes
+            rxs[i].by_tx_end += flow.by_tx_end
+            if flow.packets:
+                rxs[i].first_ns, rxs[i].last_ns = flow.first_ns, flow.last_ns
         for i in range(n_rx):
             _check(lib.netload_run_rx_queue_stats(self.ptr, i, rxq + i), "rx queue stats")
         buckets = int(lib.NETLOAD_HIST_BUCKETS)
@@ -218,3 +232,11 @@ class Run:
         if self.ptr is not None:
             lib.netload_run_free(self.ptr)
             self.ptr = None
+
+
+def _flow_conf(index: int, key: bytes) -> dict[str, Any]:
+    """`struct netload_flow_conf` of TX entry `index` from its stream's flow key."""
+    return {"tx_index": index, "family": key[0], "proto": key[1], "has_ports": key[2],
+            "src": list(key[3:19]), "dst": list(key[19:35]),
+            "sport": int.from_bytes(key[35:37], "big"),
+            "dport": int.from_bytes(key[37:39], "big")}

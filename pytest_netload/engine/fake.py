@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import _native_facts as facts
 from .. import errors
-from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, parse_fake_engine
+from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, hashed_flows, parse_fake_engine
 from .fake_intervals import count_of, snapshots
 from .fake_model import (
     HIST_MAX_SUB_BITS,
@@ -272,6 +272,10 @@ class FakeHost:
         if bad:
             raise errors.NetloadConfigError(f"{where}: stream: sequence entry names frame "
                                             f"{bad[0]} of {len(frames)}")
+        if not stream.signature and len(stream.flow_key) != 39:  # facade.FLOW_KEY_BYTES
+            raise errors.NetloadConfigError(
+                f"stream {name!r} is sent without a signature but names no flow "
+                f"({len(stream.flow_key)}-byte flow_key): RX could not count it")
         if len(stream.fields) > CONSTANTS["max_fields"]:
             raise errors.NetloadConfigError(f"{where}: stream: {len(stream.fields)} fields; "
                                             f"at most {CONSTANTS['max_fields']}")
@@ -288,7 +292,9 @@ class FakeHost:
         self._stream_ids += 1
         handle = self._next()
         self.streams[handle] = FakeStream(self._stream_ids, port_id, str(name or ""), frames,
-                                          sequence, stream.stamp_every or 1)
+                                          sequence, stream.stamp_every or 1,
+                                          hashed_flows(stream.fields, stream.l3_offset,
+                                                       stream.l4_offset), stream.signature)
         return {"handle": handle, "stream_id": self._stream_ids, "csum_offloaded": False}
 
     def op_stream_free(self, handle: int) -> None:
@@ -349,6 +355,10 @@ class FakeHost:
                     raise errors.NetloadConfigError(
                         f"run start: run: TX entry {i} phase {k} has a gap of 0 ps; give "
                         "1 ps or more")
+            if e.start_ns and not e.phases:
+                raise errors.NetloadConfigError(
+                    f"run start: run: TX entry {i} starts {e.start_ns} ns late but is not "
+                    "paced; give it a pacing phase")
             bounded = bool(e.phases) and e.phases[-1].duration_ns > 0
             if not e.expect_only and not e.count and not spec.duration_ns and not bounded:
                 raise errors.NetloadConfigError(

@@ -5,17 +5,20 @@ no engine, so that checking --netload-engine loads nothing heavy."""
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from .. import errors
 from ..units import as_duration, as_rate, check_layer, frame_bits
 
-__all__ = ["FAKE_KEYS", "FakeDut", "as_fake_dut", "parse_fake_engine"]
+__all__ = ["FAKE_KEYS", "FakeDut", "as_fake_dut", "ecmp_member", "hashed_flows",
+           "parse_fake_engine"]
 
 DEFAULT_CAPACITY_PPS = 100_000.0
+ECMP_HASHES = ("l3", "l4")
 DEFAULT_PORT_RATE_BPS = 10e9
 
 
@@ -44,6 +47,12 @@ class FakeDut:
     - ``port_rate_bps``: the L1 line rate of the fake generator's ports (maximum-rate
       runs send at it; the fake topology declares it as its line rate).
     - ``seed``: the random loss and jitter draws (same seed, same runs: same results).
+    - ``ecmp``: 0 (the default: one output, p1), or 2 to 8: an ECMP router whose frames
+      leave on ``ecmp`` member ports ``p1`` .. ``pN`` (the fake topology then has them, as
+      netns-router:ecmp=N does). A run's received frames of a stream spread over its RX
+      ports flow by flow, each flow on one port by a fixed hash (:func:`ecmp_member`);
+      ``ecmp_hash`` "l4" (the default) counts a stream's distinct addresses and ports as
+      its flows, "l3" its distinct addresses only.
     """
 
     capacity_pps: float | None = None
@@ -55,6 +64,8 @@ class FakeDut:
     buffer_frames: int = 1000
     port_rate_bps: float = DEFAULT_PORT_RATE_BPS
     seed: int = 1
+    ecmp: int = 0
+    ecmp_hash: str = "l4"
 
     def __post_init__(self) -> None:
         if self.capacity_pps is not None and self.capacity_bps is not None:
@@ -92,6 +103,14 @@ class FakeDut:
                     f"fake DUT {key}={getattr(self, key)!r}: give a whole number >= 0, "
                     f"e.g. {example}")
             object.__setattr__(self, key, int(value))
+        ecmp = _number(self.ecmp, "ecmp", "3", integer=True)
+        if ecmp != 0 and not 2 <= ecmp <= 8:
+            raise errors.NetloadConfigError(
+                f"fake DUT ecmp={self.ecmp!r}: give 0 (no ECMP) or 2 to 8 member ports, e.g. 3")
+        object.__setattr__(self, "ecmp", int(ecmp))
+        if self.ecmp_hash not in ECMP_HASHES:
+            raise errors.NetloadConfigError(
+                f"fake DUT ecmp_hash={self.ecmp_hash!r}: give one of {list(ECMP_HASHES)}")
 
     def capacity_at(self, frame_size: float) -> float:
         """The frames per second it forwards of frames of `frame_size` bytes (FCS included)."""
@@ -124,10 +143,37 @@ class FakeDut:
         return (f"capacity {cap}, loss {self.loss_ratio:g}, delay {self.delay_s * 1e6:g} us"
                 + (f" + up to {self.jitter_s * 1e6:g} us jitter" if self.jitter_s else "")
                 + f", buffer {self.buffer_frames} frames, ports {self.port_rate_bps:g} bit/s, "
-                f"seed {self.seed}")
+                f"seed {self.seed}"
+                + (f", ECMP over {self.ecmp} members ({self.ecmp_hash.upper()} hash)"
+                   if self.ecmp else ""))
 
 
 FAKE_KEYS = tuple(f.name for f in fields(FakeDut))
+
+
+def hashed_flows(fields: Sequence[Any], l3_offset: int, l4_offset: int) -> tuple[int, int]:
+    """(L3, L4) flows of a stream: how many distinct (addresses) and (addresses, ports) its
+    field ops make. They step together packet by packet, so each tuple repeats after the
+    least common multiple of the fields' value counts; a field outside the IP addresses'
+    header and the L4 ports is no part of a hash."""
+    l3 = l4 = 1
+    for f in fields:
+        values = 1 if f.op == "set" else (f.max - f.min) // max(f.step, 1) + 1
+        in_l3 = l3_offset >= 0 and l3_offset <= f.offset and (
+            l4_offset < 0 or f.offset < l4_offset)
+        in_ports = l4_offset >= 0 and l4_offset <= f.offset < l4_offset + 4
+        if in_l3:
+            l3 = math.lcm(l3, values)
+        if in_l3 or in_ports:
+            l4 = math.lcm(l4, values)
+    return l3, l4
+
+
+def ecmp_member(flow: int, members: int, seed: int) -> int:
+    """The member (0-based) the fake ECMP router sends flow number `flow` to: a fixed hash
+    of the flow and the DUT's seed, as a router's hash is fixed for its lifetime."""
+    digest = hashlib.blake2b(f"{seed}:{flow}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % members
 _FAKE_FIX = ("write fake or fake:key=value,... with keys " + ", ".join(FAKE_KEYS)
              + ", e.g. fake:capacity_pps=50000,loss_ratio=0,delay_s=100us,buffer_frames=1000")
 
@@ -143,7 +189,7 @@ def _parse_value(key: str, text: str) -> Any:
             return (rate.value, rate.layer) if key == "capacity_bps" else rate.value
         if key in ("delay_s", "jitter_s"):
             return as_duration(text, what=f"fake DUT {key}").seconds
-        if key == "capacity_layer":
+        if key in ("capacity_layer", "ecmp_hash"):
             return text
         if key == "capacity_pps" and text[-1:].isalpha():
             rate = as_rate(text, what="fake DUT capacity_pps")
@@ -158,7 +204,7 @@ def _parse_value(key: str, text: str) -> Any:
     except ValueError:
         raise errors.NetloadConfigError(
             f"fake DUT {key}={text!r} is not a number; {_FAKE_FIX}") from None
-    if key in ("buffer_frames", "seed") and number.is_integer():
+    if key in ("buffer_frames", "seed", "ecmp") and number.is_integer():
         return int(number)
     return number
 

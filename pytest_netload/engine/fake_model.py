@@ -17,7 +17,7 @@ import numpy as np
 from .. import _native_facts as facts
 from .. import errors
 from ..units import FCS_BYTES, frame_bits
-from .fake_dut import FakeDut
+from .fake_dut import FakeDut, ecmp_member
 from .protocol import PhaseSpec, PortStats, TxEntry
 
 HIST_SUB_BITS = facts.HIST_SUB_BITS        # gap and IPDV histograms
@@ -161,7 +161,8 @@ def _schedule(entry: TxEntry, port_gap_ps: int, duration_ns: int,
     count = entry.count
     limits = [x * 1000 for x in (duration_ns or None, stop_ns) if x is not None]
     limit = min(limits) if limits else None
-    t, sent, last_ps = 0, 0, 0
+    t, sent, last_ps = entry.start_ns * 1000, 0, 0  # a late start (run.c's first deadline)
+    bound = 0  # where the phase ends are counted from: the common start, as run.c's
     segments: list[tuple[float, float, float]] = []
     walked: list[_Phase] = []
     reason, end_ps = "phases", 0
@@ -170,7 +171,11 @@ def _schedule(entry: TxEntry, port_gap_ps: int, duration_ns: int,
             np.array([port_gap_ps], dtype=np.int64)
         starts = np.concatenate(([0], np.cumsum(gaps)[:-1])).astype(np.int64)
         period = int(gaps.sum())
-        end = t + ph.duration_ns * 1000 if ph.duration_ns else None
+        end = bound + ph.duration_ns * 1000 if ph.duration_ns else None
+        bound = end or bound
+        if end is not None and t >= end:
+            t = end_ps = end  # the phase ended before its first deadline
+            continue
         stop = min(x for x in (end, limit) if x is not None) if (end or limit) else None
         n = _below(starts, period, stop - t) if stop is not None else None
         if count and (n is None or sent + n >= count):
@@ -283,6 +288,8 @@ class FakeStream:
     frames: list[bytes]
     sequence: list[int]
     stamp_every: int = 1
+    flows: tuple[int, int] = (1, 1)  # (L3, L4) flows a hash sees: fake_dut.hashed_flows
+    signature: bool = True  # False: counted by flow on RX, packets and bytes only
 
     @property
     def sizes(self) -> list[int]:
@@ -406,9 +413,8 @@ class _Model:
                             "first_ns": 0, "last_ns": s.last_ns, "end_ns": s.end_ns,
                             "end_reason": TX_END[s.reason]})
         total_rx = int(received.sum())
-        rx_bytes = sum(row["bytes"] for row in rows_rx)
-        queues = [{"packets": total_rx if q == 0 else 0, "bytes": rx_bytes if q == 0 else 0,
-                   "bursts": -(-total_rx // RX_BURST) if q == 0 else 0} for q in range(len(rx))]
+        landed = self._landed(streams, received, rows_rx, rx)
+        queues = [{"packets": p, "bytes": b, "bursts": -(-p // RX_BURST)} for p, b in landed]
         arrays: dict[str, np.ndarray] = {
             "tx": _records(TX_STATS, rows_tx),
             "rx": _records(RX_STREAM_STATS, rows_rx),
@@ -437,6 +443,30 @@ class _Model:
             c["ibytes"] += queues[q]["bytes"]
         return _Outcome(arrays, counts, int(tx.sum()), total_rx, tx_end,
                         tx_end + drain_ns if rx else tx_end)
+
+    def _landed(self, streams: list[FakeStream], received: np.ndarray,
+                rows_rx: list[dict[str, int]], rx: Sequence[tuple[int, int]]
+                ) -> list[tuple[int, int]]:
+        """(packets, bytes) per RX entry: all on the first, or with ECMP each stream's flows
+        on the first queue of the run's RX ports by fake_dut.ecmp_member (bytes pro rata)."""
+        out = [[0, 0] for _ in rx]
+        ports = list(dict.fromkeys(p for p, _ in rx))
+        first = {p: next(q for q, (pp, _) in enumerate(rx) if pp == p) for p in ports}
+        for i, s in enumerate(streams):
+            got, size = int(received[i]), rows_rx[i]["bytes"]
+            if not got:
+                continue
+            if not self.dut.ecmp or len(ports) < 2:
+                out[0][0] += got
+                out[0][1] += size
+                continue
+            flows = s.flows[0] if self.dut.ecmp_hash == "l3" else s.flows[1]
+            per = np.full(flows, got // flows) + (np.arange(flows) < got % flows)
+            for k, n in enumerate(per):
+                q = first[ports[ecmp_member(k, len(ports), self.dut.seed)]]
+                out[q][0] += int(n)
+                out[q][1] += round(size * int(n) / got)
+        return [(p, b) for p, b in out]
 
     def _arrivals(self, i: int, s: _Sent, pieces: list[_Piece], got: np.ndarray,
                   left: list[float], mu: float, delay: float, jitter: float, r_i: int,
@@ -509,6 +539,13 @@ class _Model:
             spread = abs(b - a) / g
         out.update(jitter_ns=round(spread), ipdv_pairs=pairs, gap_events=events,
                    last_gap_tx_ns=round(last_gap))
+        if not stream.signature:  # flow.c counts packets, bytes and arrival times only
+            for a in (lat_hist, gap_hist, ipdv_pos, ipdv_neg):
+                a[i] = 0
+            out.update({key: 0 for key in (
+                "max_seq", "latency_min_ns", "latency_max_ns", "latency_sum_ns",
+                "latency_samples", "jitter_ns", "ipdv_pairs", "gap_events",
+                "last_gap_tx_ns")})
         return out
 
     def _samples(self, i: int, s: _Sent, pieces: list[_Piece], mu: float, delay: float,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import _native_facts as facts
 from .. import errors
 from .protocol import PortInfo, PortStats, StreamSpec
 from .wire import TERMINATED_NOTE
@@ -150,11 +151,24 @@ class Tx:
     count: int = 0
     phases: tuple[Any, ...] = ()
     queue: int = 0
+    start_ns: int = 0
+    """Paced streams: the first packet leaves this long after the run's common start
+    (a replayed capture's flows); the phases' ends stay counted from the start."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.start_ns, bool) or not isinstance(self.start_ns, int) or \
+                not 0 <= self.start_ns <= facts.MAX_RUN_S * 10**9:
+            raise errors.NetloadConfigError(
+                f"Tx(start_ns={self.start_ns!r}): give ns from 0 to {facts.MAX_RUN_S} s")
+        if self.start_ns and not self.phases:
+            raise errors.NetloadConfigError(
+                f"Tx(start_ns={self.start_ns}): stream {self.stream.name!r} is not paced; a "
+                "late start needs pacing phases")
 
     def spec(self) -> dict[str, Any]:
         phases = [p if isinstance(p, dict) else p.as_spec() for p in self.phases]
         return {"handle": self.stream.handle, "queue": self.queue, "count": int(self.count),
-                "expect_only": False, "phases": phases}
+                "expect_only": False, "phases": phases, "start_ns": self.start_ns}
 
     def per_queue(self) -> list[Tx]:
         """The native entries of this one: a stream loaded over N TX queues
@@ -175,7 +189,8 @@ class Tx:
                    .astype("<u8").tobytes()} for p in phases]
         counts = [self.count // n + (1 if q < self.count % n else 0) for q in range(n)]
         # a count below N leaves some queues nothing to send: they sit the run out
-        return [Tx(part, c, tuple(slower), q) for q, (part, c) in enumerate(zip(parts, counts))
+        return [Tx(part, c, tuple(slower), q, self.start_ns)
+                for q, (part, c) in enumerate(zip(parts, counts))
                 if c or not self.count]
 
 

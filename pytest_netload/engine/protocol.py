@@ -248,6 +248,9 @@ class StreamSpec(_Message):
     fields: tuple[FieldSpec, ...] = field(default=(), metadata={"of": FieldSpec})
     seed: int = 0  # the random field ops' seed (0: the core seeds them from its TSC)
     stamp_every: int = 1  # a TX timestamp in every Nth packet (0 is read as 1)
+    signature: bool = True  # False: frames sent as given, counted on RX by `flow_key`
+    flow_key: bytes = b""  # unsigned: family, proto, has_ports, src[16], dst[16], sport,
+    # dport (big-endian), 39 bytes (`struct netload_flow_conf`; traffic.replay.flow_key)
 
     @classmethod
     def of(cls, stream: Any, trailer_bytes: int) -> StreamSpec:
@@ -295,6 +298,7 @@ class TxEntry(_Message):
     expect_only: bool = False  # not sent: RX expects it (another generator sends it)
     phases: tuple[PhaseSpec, ...] = field(default=(), metadata={"of": PhaseSpec})
     hw_clock: bool = False  # latency on NIC clocks
+    start_ns: int = 0  # paced: the first packet's deadline after the common start
 
 
 @dataclass(frozen=True)
@@ -445,7 +449,7 @@ class RunSpec:
         n = len(native)
         return RunStart(
             tx=tuple([TxEntry(e.stream.handle, e.queue, int(e.count), False,
-                              tuple(_phase(p) for p in e.phases), h)
+                              tuple(_phase(p) for p in e.phases), h, int(e.start_ns))
                       for e, h in zip(native, hw[:n])]
                      + [TxEntry(s.handle, 0, 0, True, (), h)
                         for s, h in zip(expected, hw[n:])]),

@@ -79,7 +79,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from ..topology.fake import FAKE_TOPOLOGY, fake_topology
     if dut is not None and settings.topology == FAKE_TOPOLOGY:  # the fake engine's own
         config.stash[keys.TOPOLOGY_KEY] = fake_topology(
-            dut.port_rate_bps, {"name": "fake", "model": dut.spec(), "about": dut.describe()})
+            dut.port_rate_bps, {"name": "fake", "model": dut.spec(), "about": dut.describe()},
+            members=dut.ecmp)
     elif not settings.builtin_topology:  # a topology file: checked before any test runs
         from ..errors import NetloadConfigError
         from ..topology.toml import load_topology

@@ -21,6 +21,7 @@ from .keys import DUT_FACTS_KEY, DUT_KEY, ENVIRONMENT_KEY, SETTINGS_KEY, TOPOLOG
 
 if TYPE_CHECKING:  # imported where used: registering the fixtures loads none of it
     from ..bench.harness import BoundController, LatencyMeter, WiredPorts
+    from ..bench.landing import FrameCounter
     from ..bench.link import LinkPolicy
     from ..bench.runner import Calibration, Rfc2544Runner
     from ..bench.settings import NetloadMark, Rfc2544Mark
@@ -389,6 +390,17 @@ def latency_meter(netload_engine: Engine, netload_ports: WiredPorts) -> Callable
         return LatencyMeter(rx.engine, rx, stream_name(stream, flows[0]))
 
     return make
+
+
+@pytest.fixture
+def port_counts(request: pytest.FixtureRequest, netload_ports: WiredPorts) -> FrameCounter:
+    """Where frames land: `port_counts(stream, over=[p1, p2, p3])` sends the stream from
+    the marker's wire's sender at a low rate and returns its frames per port of `over`
+    (a `PortCounts`; a list of streams gives a list, one run each), for assert_spread,
+    assert_delivered_to and assert_not_delivered."""
+    from ..bench.landing import FrameCounter
+
+    return FrameCounter(netload_ports, wire=_netload_mark(request).wire)
 
 
 def _engine_of_wire(ports: WiredPorts, wire: int, default: Engine) -> Engine:

@@ -122,6 +122,8 @@ def check_against_topology(mark: NetloadMark | Rfc2544Mark, facts: TopologyFacts
         from ..traffic.streams import IMIX_PRESETS
 
         for size in mark.frame_sizes or ():
+            if isinstance(size, str) and size not in IMIX_PRESETS:
+                continue  # "pcap": the replay's frames, checked against the ports' MTU
             largest = max(IMIX_PRESETS[size]) if isinstance(size, str) else size
             if largest - 18 > facts.mtu:  # 14-byte header and 4-byte FCS around the packet
                 raise NetloadConfigError(

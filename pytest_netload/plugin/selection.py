@@ -3,7 +3,7 @@
 A **netload test** is a collected test item that
 
 - uses a fixture pytest-netload provides (`netload_engine`, `netload_ports`,
-  `netload_topology`, `traffic`, `rate_controller`, `latency_meter`, `rfc2544`,
+  `netload_topology`, `traffic`, `rate_controller`, `latency_meter`, `port_counts`, `rfc2544`,
   `y1564`, `rfc2889`, `dut`, ...), directly or through fixtures of its own that
   request one; a fixture of the same name that overrides ours without requesting it,
   or a test argument of that name given by `parametrize`, does not count; or

@@ -18,11 +18,11 @@ from ..measure.latency import DEFAULT_PERCENTILES, LatencyResult
 from ..search.settings import TrialSettings
 from ..search.trial import require_valid, valid_trial
 from .summary import Spread, check_positive, check_trials
-from .trial import FrameSize, Measurer, TrialResult, frame_size_label
+from .trial import FrameSize, Measurer, TrialResult, ValidTrialSums, frame_size_label
 
 
 @dataclass(frozen=True)
-class LatencyProcedureResult:
+class LatencyProcedureResult(ValidTrialSums):
     settings: TrialSettings
     """The trials' common settings: frame size, its mean, duration, retries."""
     load_pps: float
@@ -46,10 +46,6 @@ class LatencyProcedureResult:
         return frame_size_label(self.frame_size)
 
     @property
-    def valid_trials(self) -> tuple[TrialResult, ...]:
-        return tuple(t for t in self.trials if t.valid)
-
-    @property
     def per_trial_mean_ns(self) -> tuple[float, ...]:
         return tuple(t.latency.mean_ns for t in self.valid_trials
                      if t.latency is not None and not t.latency.empty)
@@ -62,25 +58,13 @@ class LatencyProcedureResult:
     @property
     def latency(self) -> LatencyResult:
         """All valid trials' latency merged: percentiles with CIs over every frame."""
-        parts = [t.latency for t in self.valid_trials if t.latency is not None]
-        if not parts:
+        merged = self.merged_latency()
+        if merged is None:
             raise NetloadConfigError("no valid trial kept a latency histogram")
-        return LatencyResult.merge(parts)
+        return merged
 
     def latency_result(self) -> LatencyResult:
         return self.latency
-
-    @property
-    def lost(self) -> int:
-        return sum(t.lost for t in self.valid_trials)
-
-    @property
-    def tx_packets(self) -> int:
-        return sum(t.tx_packets for t in self.valid_trials)
-
-    @property
-    def rx_packets(self) -> int:
-        return sum(t.rx_packets for t in self.valid_trials)
 
     def as_dict(self) -> dict[str, Any]:
         lat = self.latency

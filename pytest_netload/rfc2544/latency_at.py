@@ -26,7 +26,7 @@ from ..search.settings import TrialSettings
 from ..search.trial import valid_trial
 from .goals import MlrGoalResult
 from .summary import check_trials
-from .trial import FrameSize, Measurer, TrialResult, frame_size_label
+from .trial import FrameSize, Measurer, TrialResult, ValidTrialSums, frame_size_label
 
 __all__ = ["CSIT_FRACTIONS", "LATENCY_AT_BASES", "LATENCY_AT_PRESETS", "NO_LOAD_PPS",
            "NO_LOAD_SHARE", "LatencyAt", "LatencyAtLoads", "LoadLatency", "check_latency_at",
@@ -126,7 +126,7 @@ def latency_base(at: LatencyAt, throughput_pps: float,
 
 
 @dataclass(frozen=True)
-class LoadLatency:
+class LoadLatency(ValidTrialSums):
     """Latency at one load: its fraction of the base rate, the load, every try."""
 
     fraction: float
@@ -143,23 +143,10 @@ class LoadLatency:
         return self.asked_pps is not None and self.load_pps < self.asked_pps
 
     @property
-    def valid_trials(self) -> tuple[TrialResult, ...]:
-        return tuple(t for t in self.trials if t.valid)
-
-    @property
     def latency(self) -> LatencyResult | None:
         """The valid trials' latency merged; None when no try was valid or none kept
         a histogram."""
-        parts = [t.latency for t in self.valid_trials if t.latency is not None]
-        return LatencyResult.merge(parts) if parts else None
-
-    @property
-    def lost(self) -> int:
-        return sum(t.lost for t in self.valid_trials)
-
-    @property
-    def tx_packets(self) -> int:
-        return sum(t.tx_packets for t in self.valid_trials)
+        return self.merged_latency()
 
     @property
     def invalid_reason(self) -> str | None:

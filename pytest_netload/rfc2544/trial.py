@@ -298,3 +298,31 @@ Measurer = _Measurer[float, TrialResult]
 """What RFC 2544's procedures need from the world: one trial at a load in pps
 (``measure(load_pps, duration_s) -> TrialResult``), the search core's `Measurer` of a
 `TrialResult`."""
+
+
+class ValidTrialSums:
+    """What a latency result (at one load) sums over its valid tries: a mixin without
+    fields for a frozen dataclass that holds `trials`."""
+
+    trials: tuple[TrialResult, ...]
+
+    @property
+    def valid_trials(self) -> tuple[TrialResult, ...]:
+        return tuple(t for t in self.trials if t.valid)
+
+    def merged_latency(self) -> LatencyResult | None:
+        """The valid trials' latency merged; None when none kept a histogram."""
+        parts = [t.latency for t in self.valid_trials if t.latency is not None]
+        return LatencyResult.merge(parts) if parts else None
+
+    @property
+    def lost(self) -> int:
+        return sum(t.lost for t in self.valid_trials)
+
+    @property
+    def tx_packets(self) -> int:
+        return sum(t.tx_packets for t in self.valid_trials)
+
+    @property
+    def rx_packets(self) -> int:
+        return sum(t.rx_packets for t in self.valid_trials)

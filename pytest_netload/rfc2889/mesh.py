@@ -11,34 +11,24 @@ forwards the maximum without loss is measured once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NetloadConfigError
-from ..measure.dut import LossAttribution, dut_record
-from ..search.bisection import check_rate, search_rate
+from ..measure.dut import LossAttribution
+from ..search.bisection import search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
 from ..search.settings import TrialSettings
 from ..search.trial import Measurer
+from ._counts import PortCounts
 from ._search import TIMED, check_search, timed
 
 __all__ = ["ForwardingMeasurer", "MeshResult", "MeshTrial", "fully_meshed"]
 
 
-def _counts(value: object, what: str) -> tuple[int, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise NetloadConfigError(f"mesh trial {what}={value!r}: give one count per port")
-    out = tuple(value)
-    for x in out:
-        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-            raise NetloadConfigError(f"mesh trial {what}: {x!r} is not a count >= 0")
-    return out
-
-
 @dataclass(frozen=True)
-class MeshTrial:
+class MeshTrial(PortCounts):
     """One fully meshed trial: per port, the frames it sent (`tx`) and the frames it
     received (`rx`, from all the other ports), in the topology's port order."""
 
@@ -57,43 +47,8 @@ class MeshTrial:
     """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tx", _counts(self.tx, "tx"))
-        object.__setattr__(self, "rx", _counts(self.rx, "rx"))
-        if len(self.tx) != len(self.rx) or len(self.tx) < 2:
-            raise NetloadConfigError(
-                f"mesh trial: tx has {len(self.tx)} ports and rx {len(self.rx)}: give one "
-                "count per port, for the same >= 2 ports")
-        if self.port_names and len(self.port_names) != len(self.tx):
-            raise NetloadConfigError(f"mesh trial port_names={list(self.port_names)!r}: give "
-                                     f"one name per port ({len(self.tx)})")
-        check_rate(self.offered_pps_per_port, "mesh trial offered_pps_per_port")
-        check_rate(self.duration_s, "mesh trial duration_s")
-
-    @property
-    def ports(self) -> int:
-        return len(self.tx)
-
-    @property
-    def tx_total(self) -> int:
-        return sum(self.tx)
-
-    @property
-    def rx_total(self) -> int:
-        return sum(self.rx)
-
-    @property
-    def lost(self) -> int:
-        """Frames sent and not received, over all ports (duplicates do not offset loss)."""
-        return max(self.tx_total - self.rx_total, 0)
-
-    @property
-    def loss_ratio(self) -> float:
-        return self.lost / self.tx_total if self.tx_total else 0.0
-
-    @property
-    def forwarding_pps(self) -> float:
-        """Frames received on all ports per second of the trial."""
-        return self.rx_total / self.duration_s
+        self._check_counts("mesh trial", 2, "", self.offered_pps_per_port,
+                           "offered_pps_per_port")
 
     @property
     def offered_pps(self) -> float:
@@ -102,13 +57,7 @@ class MeshTrial:
 
     def as_dict(self) -> dict[str, Any]:
         return {"offered_pps_per_port": self.offered_pps_per_port,
-                "offered_pps": self.offered_pps, "duration_s": self.duration_s,
-                "port_names": list(self.port_names), "tx": list(self.tx),
-                "rx": list(self.rx), "tx_total": self.tx_total, "rx_total": self.rx_total,
-                "lost": self.lost, "loss_ratio": self.loss_ratio,
-                "forwarding_pps": self.forwarding_pps, "valid": self.valid,
-                "invalid_reason": self.invalid_reason,
-                **dut_record(self.attribution, self.dut_health)}
+                "offered_pps": self.offered_pps, **self._counts_dict(totals=True)}
 
 
 ForwardingMeasurer = Measurer[float, MeshTrial]

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import NetloadConfigError
-from ..measure.dut import LossAttribution, dut_record
-from ..search.bisection import check_rate, search_rate
+from ..measure.dut import LossAttribution
+from ..search.bisection import search_rate
 from ..search.lower_bound import MaxSource, check_max_source, lower_bound_by_generator
 from ..search.resolution import DEFAULT_MAX_TRIALS, DEFAULT_RESOLUTION_RATIO, Resolution
 from ..search.settings import TrialSettings
 from ..search.trial import Measurer
 from ._search import TIMED, check_search, timed
-from .mesh import _counts
+from ._counts import PortCounts
 
 __all__ = ["PARTIAL_DIRECTIONS", "PartialDirection", "PartialMeshMeasurer",
            "PartialMeshResult", "PartialMeshTrial", "check_direction", "partially_meshed"]
@@ -46,7 +46,7 @@ def check_direction(value: object) -> PartialDirection:
 
 
 @dataclass(frozen=True)
-class PartialMeshTrial:
+class PartialMeshTrial(PortCounts):
     """One partially meshed trial: per port, the frames it sent (`tx`) and received
     (`rx`), in the topology's port order, the one port first."""
 
@@ -65,44 +65,11 @@ class PartialMeshTrial:
     """"ok", or the DUT health hooks' reason; None when health checks are off."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tx", _counts(self.tx, "tx"))
-        object.__setattr__(self, "rx", _counts(self.rx, "rx"))
-        if len(self.tx) != len(self.rx) or len(self.tx) < 3:
-            raise NetloadConfigError(
-                f"partially meshed trial: tx has {len(self.tx)} ports and rx {len(self.rx)}: "
-                "give one count per port, for the same >= 3 ports (the one port first)")
-        if self.port_names and len(self.port_names) != len(self.tx):
-            raise NetloadConfigError(f"partially meshed trial port_names="
-                                     f"{list(self.port_names)!r}: give one name per port "
-                                     f"({len(self.tx)})")
-        check_rate(self.offered_pps, "partially meshed trial offered_pps")
-        check_rate(self.duration_s, "partially meshed trial duration_s")
-
-    @property
-    def ports(self) -> int:
-        return len(self.tx)
-
-    @property
-    def lost(self) -> int:
-        """Frames sent and not received, over all ports."""
-        return max(sum(self.tx) - sum(self.rx), 0)
-
-    @property
-    def loss_ratio(self) -> float:
-        return self.lost / sum(self.tx) if sum(self.tx) else 0.0
-
-    @property
-    def forwarding_pps(self) -> float:
-        """Frames received on all ports per second of the trial."""
-        return sum(self.rx) / self.duration_s
+        self._check_counts("partially meshed trial", 3, " (the one port first)",
+                           self.offered_pps, "offered_pps")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"offered_pps": self.offered_pps, "duration_s": self.duration_s,
-                "port_names": list(self.port_names), "tx": list(self.tx),
-                "rx": list(self.rx), "lost": self.lost, "loss_ratio": self.loss_ratio,
-                "forwarding_pps": self.forwarding_pps, "valid": self.valid,
-                "invalid_reason": self.invalid_reason,
-                **dut_record(self.attribution, self.dut_health)}
+        return {"offered_pps": self.offered_pps, **self._counts_dict()}
 
 
 PartialMeshMeasurer = Measurer[float, PartialMeshTrial]

@@ -29,16 +29,17 @@ MIN_FRAME_SIZE, MAX_FRAME_SIZE = 64, 9216
 
 
 def check_frame_size(size: object, what: str = "frame_size") -> FrameSize:
-    """A frame size: bytes with the FCS, 64..9216, or "imix" (any case); a
-    NetloadConfigError naming `what` otherwise."""
-    if isinstance(size, str) and size.lower() == "imix":
-        return "imix"
+    """A frame size: bytes with the FCS, 64..9216, "imix" or "pcap" (a replayed capture's
+    own frames; any case); a NetloadConfigError naming `what` otherwise."""
+    if isinstance(size, str) and size.lower() in ("imix", "pcap"):
+        return size.lower()
     if isinstance(size, int) and not isinstance(size, bool) and \
             MIN_FRAME_SIZE <= size <= MAX_FRAME_SIZE:
         return size
     raise NetloadConfigError(
         f"{what}: {size!r} is not a frame size; give bytes with FCS from 64 to 9216 "
-        "(RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518) or 'imix'")
+        "(RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518), 'imix', or 'pcap' (the "
+        "captured frames of stream=from_pcap(path))")
 
 
 def _positive(x: object, what: str, optional: bool = False) -> None:

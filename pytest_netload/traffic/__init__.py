@@ -9,6 +9,7 @@ the patterns produce as plain types. The stream API is re-exported here, so
 """
 
 from .mix import Mix, as_mix, bidirectional
+from .replay import Replay, from_pcap
 from .streams import (
     IMIX_PRESETS,
     L4Spec,
@@ -21,5 +22,5 @@ from .streams import (
     udp,
 )
 
-__all__ = ["IMIX_PRESETS", "L4Spec", "Mix", "SizeSpec", "Stream", "TcpSpec", "UdpSpec", "as_mix",
-           "bidirectional", "flow_stream", "tcp", "udp"]
+__all__ = ["IMIX_PRESETS", "L4Spec", "Mix", "Replay", "SizeSpec", "Stream", "TcpSpec", "UdpSpec",
+           "as_mix", "bidirectional", "flow_stream", "from_pcap", "tcp", "udp"]

@@ -22,6 +22,7 @@ from typing import Any
 
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.traffic.packets import FieldOp, Layer, LayerStack, Template
+from pytest_netload.traffic.replay import PCAP_SIZE, Replay, ReplayFlow
 from pytest_netload.traffic.rewrite import (
     Marks,
     addresses,
@@ -48,20 +49,22 @@ __all__ = ["MAX_PARTS", "Mix", "Part", "as_mix", "bidirectional", "check_on_wire
 MAX_PARTS = 8  # weighted streams per direction: each is a loaded stream with its own pools
 
 FORMS = ("udp(...) or tcp(...), a Template or layers (Eth() / IPv4() / UDP()), a scapy "
-         "packet, a Stream, a list of those or of (stream, weight) pairs, or "
-         "bidirectional(forward, reverse)")
+         "packet, a Stream, a list of those or of (stream, weight) pairs, a replayed "
+         "capture (from_pcap(path)), or bidirectional(forward, reverse)")
 
 
 @dataclass(frozen=True)
 class Part:
     """One stream of a mix and its weight (a share of the packets of its direction)."""
 
-    source: L4Spec | Stream
+    source: L4Spec | Stream | ReplayFlow
     weight: float = 1.0
 
     @property
     def label(self) -> str:
         """The stream's name, else its layers: "udp", "tcp", "vlan-ipv6-udp", "qinq-ipv4-tcp"."""
+        if isinstance(self.source, ReplayFlow):
+            return self.source.label
         if isinstance(self.source, L4Spec):
             return self.source.name or self.source.protocol
         return self.source.name or template_label(self.source.template)
@@ -138,15 +141,39 @@ class Mix:
             unique = f"{label} {wire}"
             if any(s.name == unique for s, _ in out):
                 unique = f"{label}#{i + 1} {wire}"
-            template, fields = _bind(part.source, flow, mirror=mirror,
-                                     forward_flow=forward_flow, readdress=readdress)
-            _check_fits(template, unique, size, wire)
-            stream = Stream(template, size=size, fields=fields, name=unique,
-                            seed=getattr(part.source, "seed", None),
-                            stamp_every=part.source.stamp_every)
+            stream: Stream | Any
+            if isinstance(part.source, ReplayFlow):
+                stream = _replayed(part.source, flow, size, unique, mirror)
+            elif size == PCAP_SIZE:
+                raise NetloadConfigError(
+                    f"frame size {PCAP_SIZE!r} sends a capture's own frames, but stream "
+                    f"{unique!r} is not a replay: give stream=from_pcap(path), or frame sizes "
+                    "in bytes")
+            else:
+                template, fields = _bind(part.source, flow, mirror=mirror,
+                                         forward_flow=forward_flow, readdress=readdress)
+                _check_fits(template, unique, size, wire)
+                stream = Stream(template, size=size, fields=fields, name=unique,
+                                seed=getattr(part.source, "seed", None),
+                                stamp_every=part.source.stamp_every)
             check_on_wire(stream, flow, ports)
             out.append((stream, part.weight / total))
         return out
+
+
+def _replayed(source: ReplayFlow, flow: Any, size: int | str, name: str, mirror: bool) -> Any:
+    """A replayed flow's stream on `flow`'s wire: its frames keep their own sizes."""
+    if size != PCAP_SIZE:
+        raise NetloadConfigError(
+            f"stream {name!r} replays {source.replay.path!r}, whose frames keep their "
+            f"captured sizes, but the procedure asks for frame size {size!r}: give "
+            f"frame_sizes=[{PCAP_SIZE!r}] (the marker's or the call's)")
+    if mirror:
+        raise NetloadConfigError(
+            f"stream {name!r} replays a capture on one wire; direction='both' needs the "
+            "reverse wire's traffic: give bidirectional(from_pcap(a), from_pcap(b)), or "
+            "direction='one'")
+    return source.stream_on(flow, name)
 
 
 def _check_fits(template: Template, name: str, size: int | str, wire: str) -> None:
@@ -164,14 +191,20 @@ def _check_fits(template: Template, name: str, size: int | str, wire: str) -> No
             "stream (64 B frames carry an untagged IPv4 UDP stream only)")
 
 
-def _kind(source: L4Spec | Stream) -> str:
+def _kind(source: L4Spec | Stream | ReplayFlow) -> str:
+    if isinstance(source, ReplayFlow):
+        return "template"  # its frames, captured (results.schema.json's kinds); named pcap#N
     if isinstance(source, L4Spec):
         return source.protocol
     return "template"
 
 
-def _marked(source: L4Spec | Stream, dscp: int | None, pcp: int | None,
-            what: str) -> L4Spec | Stream:
+def _marked(source: L4Spec | Stream | ReplayFlow, dscp: int | None, pcp: int | None,
+            what: str) -> L4Spec | Stream | ReplayFlow:
+    if isinstance(source, ReplayFlow):
+        raise NetloadConfigError(
+            f"{what} replays a capture, whose frames are sent as captured: they cannot be "
+            f"marked with DSCP {dscp} / PCP {pcp}; give a udp()/tcp() spec or a template")
     if isinstance(source, L4Spec):
         if pcp is not None and source.vlan is None:
             raise NetloadConfigError(
@@ -184,7 +217,9 @@ def _marked(source: L4Spec | Stream, dscp: int | None, pcp: int | None,
                   seed=source.seed, stamp_every=source.stamp_every)
 
 
-def _marks(source: L4Spec | Stream, mirror: bool) -> Marks:
+def _marks(source: L4Spec | Stream | ReplayFlow, mirror: bool) -> Marks:
+    if isinstance(source, ReplayFlow):
+        return Marks(None, None, None, None)  # a capture's frames: any
     if isinstance(source, L4Spec):
         tags = vlan_tags(source.vlan)
         return Marks(tags[0] if tags else None, source.pcp if tags else None, source.dscp,
@@ -257,6 +292,8 @@ def _is_weighted(value: Any) -> bool:
 
 
 def _parts(value: Any) -> tuple[Part, ...]:
+    if isinstance(value, Replay):  # its flows, each its own stream: not bound by MAX_PARTS
+        return tuple(Part(flow, w) for flow, w in zip(value.mix_parts(), value.weights()))
     if isinstance(value, Mix):
         raise NetloadConfigError("bidirectional(...) cannot be one direction of another "
                                  "bidirectional(...); give each direction its streams")

@@ -216,6 +216,8 @@ class Stream:
             "fields": [op.as_spec() for op in self.fields],
             "seed": seed,
             "stamp_every": self.stamp_every,
+            "signature": True,
+            "flow_key": b"",
         }
 
 

@@ -17,16 +17,18 @@ could offer) that does not clear ``at_least`` raises :class:`~pytest_netload.err
 check, passed or failed, is kept with :func:`recording.record_verdict` before anything is
 raised. Methods: percentiles and their confidence intervals are those of
 :class:`~pytest_netload.measure.latency.LatencyResult`; loss bounds are Clopper-Pearson
-(:func:`stats.clopper_pearson_upper`).
+(:func:`stats.clopper_pearson_upper`). ``assert_spread``, ``assert_delivered_to`` and
+``assert_not_delivered`` (landing_verdict) judge where a stream's frames landed.
 """
 
 from __future__ import annotations
 
+from .landing_verdict import assert_delivered_to, assert_not_delivered, assert_spread
 from .latency_verdict import assert_latency
 from .loss_verdict import assert_loss
 from .sac_verdict import assert_sac
 from .switch_verdict import assert_rfc2889
 from .throughput_verdict import assert_throughput
 
-__all__ = ["assert_latency", "assert_loss", "assert_rfc2889", "assert_sac",
-           "assert_throughput"]
+__all__ = ["assert_delivered_to", "assert_latency", "assert_loss", "assert_not_delivered",
+           "assert_rfc2889", "assert_sac", "assert_spread", "assert_throughput"]

@@ -32,6 +32,7 @@ from typing import Any
 from .. import format as fmt
 from ..errors import NetloadConfigError
 from ..traffic.mix import Mix, as_mix
+from ..traffic.replay import ReplayFlow
 from ..units import Duration, Rate, as_duration, as_rate, as_size, frame_bits
 
 __all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services"]
@@ -444,6 +445,11 @@ def _stream(name: str, stream: object, values: dict[str, Any]) -> Mix:
         mix = as_mix(stream)
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"service {name!r}: {exc}") from None
+    if any(isinstance(p.source, ReplayFlow) for p in (*mix.forward, *(mix.reverse or ()))):
+        raise NetloadConfigError(
+            f"service {name!r}: stream= replays a capture, whose frames keep their captured "
+            "sizes and bytes, but a service sends frames of its frame_size marked with its "
+            "DSCP/PCP: give a udp()/tcp() spec or a template (Eth() / IPv4() / UDP())")
     values["vlan"] = mix.marks().vlan
     return mix
 

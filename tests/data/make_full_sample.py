@@ -30,6 +30,7 @@ import numpy as np
 from pytest_netload import GeneratorLimit, assert_latency, assert_loss, assert_throughput
 from pytest_netload.measure.dut import DutCounter, attribute_loss
 from pytest_netload.measure.histogram import LogHistogram
+from pytest_netload.measure.landing import PortCounts
 from pytest_netload.measure.latency import LatencyResult
 from pytest_netload.measure.recording import record_measurement, recording
 from pytest_netload.reports import json as json_report
@@ -50,7 +51,8 @@ from pytest_netload.rfc2889 import (AddressLoad, AddressTrial, BroadcastTrial, C
                                     partially_meshed)
 from pytest_netload.search import FunctionMeasurer
 from pytest_netload.units import frame_bits
-from pytest_netload.verdicts.assertions import assert_sac
+from pytest_netload.verdicts.assertions import (assert_delivered_to, assert_not_delivered,
+                                                assert_sac, assert_spread)
 from pytest_netload.y1564 import (Burst, BurstSample, ServiceSample, bucket_passes, burst_test,
                                   check_services, service_configuration_test,
                                   service_performance_test)
@@ -236,6 +238,19 @@ def _traffic_and_latency() -> None:
                                    "rx_packets": 500_012, "lost": 0,
                                    "latency": lat.as_dict()})
     assert_latency(lat, p50="< 20us", p99="< 200us")
+
+
+def _where_frames_land() -> None:
+    """ECMP over three next hops: 64 flows spread (L4 hash), one flow on one member."""
+    many = PortCounts("p0->p1", "p0", {"p1": 2_200, "p2": 1_700, "p3": 2_500}, 6_400, 64,
+                      sampled_flows=64, split_flows=0)
+    one = PortCounts("one pair", "p0", {"p1": 0, "p2": 1_000, "p3": 0}, 1_000, 1)
+    for pc in (many, one):
+        record_measurement("port_counts", {**pc.as_dict(), "rx_packets": pc.rx_packets,
+                                           "offered_pps": 2_000.0})
+    assert_spread(many, over=["p1", "p2", "p3"], tolerance=0.5)
+    assert_delivered_to(one, "p2")
+    assert_not_delivered(one, "p1")
 
 
 def _too_strict() -> None:
@@ -474,6 +489,7 @@ def build() -> dict[str, Any]:
               _test(f"{base}test_ndr_pdr", _ndr_pdr, 58.0),
               _test(f"{base}test_latency_under_load", _traffic_and_latency, 5.4),
               _test(f"{base}test_dut_health", _dut_health, 2.1),
+              _test(f"{base}test_ecmp", _where_frames_land, 7.1),
               _test(f"{base}test_service_activation", _y1564, 105.0),
               _test(f"{base}test_switch_rfc2889", _rfc2889, 640.0),
               _test(f"{base}test_router_beyond_the_generator", _generator_bound, 4.2),

@@ -92,7 +92,7 @@ BAD_PARAMS = {
                                  r"loss_ratio = 1\.5e-07 is finer .* 1/1000000.* e\.g\. 0"),
     "unknown parameter": ("netns-router", {"rate_bps": RATE_BPS},
                           (r"'netns-router' takes `backend`='af_packet', `prefix`='nl', "
-                           r"`family`='ipv4', `neighbours`='arp' "
+                           r"`family`='ipv4', `neighbours`='arp', `ecmp`=None, `hash`='l4' "
                            r"\(the defaults\), not \['rate_bps'\]$")),
     "misspelt parameter": ("netns-shaped", {"rate": "20Mbit/s"},
                            (r"takes `backend`='af_packet', `rate_bps`=50000000, `qdisc`='tbf', "
@@ -107,6 +107,13 @@ BAD_PARAMS = {
                        r"neighbours = 'dynamic': give one of \['arp', 'static'\]"),
     "bad neighbours (shaped)": ("netns-shaped", {"neighbours": None},
                                 r"neighbours = None: give one of"),
+    "one next hop": ("netns-router", {"ecmp": 1},
+                     r"ecmp = 1 must be a whole number of next hops from 2 to 8"),
+    "nine next hops": ("netns-router", {"ecmp": 9}, r"ecmp = 9 must be .* from 2 to 8"),
+    "next hops as a string": ("netns-router", {"ecmp": "3"}, r"ecmp = '3' must be"),
+    "unknown hash": ("netns-router", {"ecmp": 2, "hash": "l5"},
+                     r"hash = 'l5': give one of \['l3', 'l4'\]"),
+    "hash without ecmp": ("netns-router", {"hash": "l3"}, r"give ecmp=N too"),
     "bad family": ("netns-router", {"family": "ipv5"},
                    r"family = 'ipv5': give one of \['ipv4', 'ipv6'\]"),
 }
@@ -129,6 +136,7 @@ def test_bad_parameters_are_refused_before_root(
         ("netns-lossy", {"loss_ratio": 0}),
         ("netns-lossy", {"loss_ratio": 1.0}),
         ("netns-bridge", {"backend": "af_xdp", "prefix": "t"}),
+        ("netns-router", {"ecmp": 8, "hash": "l3", "family": "ipv6"}),
     ],
 )
 def test_good_parameters_reach_the_root_check(

@@ -9,6 +9,7 @@ import pytest_netload.reports.html.plots  # noqa: F401  (imports matplotlib)
 # The same holds for numpy's and scipy's extension modules ("cannot load module more than
 # once per process"): the plugin imports them only once a netload test runs, so the first
 # in-process session to do so would lose them. What netload sessions import, imported here.
+import pytest_netload.bench.landing  # noqa: F401,E402
 import pytest_netload.bench.rfc2889  # noqa: F401,E402
 import pytest_netload.bench.runner  # noqa: F401,E402
 import pytest_netload.bench.y1564  # noqa: F401,E402

@@ -286,7 +286,7 @@ def test_builtin_topology_parameters_are_checked_at_start(pytester: pytest.Pytes
     result.stderr.fnmatch_lines(["*loss_ratio*"])
 
 
-@pytest.mark.parametrize("suite", ["router", "rfc2544", "rfc2544_defaults"])
+@pytest.mark.parametrize("suite", ["router", "rfc2544", "rfc2544_defaults", "ecmp"])
 def test_every_example_suite_collects(pytester: pytest.Pytester, suite: str) -> None:
     """The example suites' markers parse at collection (CI runs the quick ones end to end;
     rfc2544_defaults takes minutes at the RFC's 60 s trials and is only collected)."""

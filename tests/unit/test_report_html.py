@@ -117,7 +117,7 @@ def test_cover_shows_dut_date_verdict_and_package(full_page: str) -> None:
                      re.DOTALL)
     assert "pytest-netload 0.1.0" in full_page
     assert "10.00 Gbit/s (L1)" in full_page
-    assert "14: 10 passed, 3 failed, 1 errored, 0 skipped" in full_page
+    assert "15: 11 passed, 3 failed, 1 errored, 0 skipped" in full_page
 
 
 def test_real_sample_passes(sample_page: str) -> None:
@@ -451,3 +451,16 @@ def test_the_title_names_the_standards_the_results_hold(kinds: tuple[str, ...],
 
     doc = {"tests": [{"measurements": [{"kind": k} for k in kinds]}]}
     assert report_title(doc) == title
+
+
+def test_where_frames_land_has_its_tables(full_page: str) -> None:
+    spread = full_page[full_page.index("Where frames land: spread over members"):]
+    spread = spread[:spread.index("</table>")]
+    assert "p1 2,200 (expected 2,133, +3.125 %)" in spread
+    assert "64 flows" in spread and '<span class="badge PASS">PASS</span>' in spread
+    assert "± 50.00 %" in spread
+    delivery = full_page[full_page.index("Where frames land: forwarding decisions"):]
+    delivery = delivery[:delivery.index("</table>")]
+    assert "delivered to p2" in delivery and "not delivered to p1" in delivery
+    assert "p1 0, p2 1,000, p3 0" in delivery
+    assert "0 of 64 sampled" in spread  # no flow split over two members

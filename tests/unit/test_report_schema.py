@@ -30,7 +30,8 @@ KINDS = {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recover
          "y1564_spt", "y1564_bursts", "rfc2889_fully_meshed", "rfc2889_congestion_control",
          "rfc2889_address_caching_capacity", "rfc2889_address_learning_rate",
          "rfc2889_broadcast_forwarding", "rfc2889_partially_meshed",
-         "rfc2889_maximum_forwarding_rate", "rfc2889_errored_frame_filtering"}
+         "rfc2889_maximum_forwarding_rate", "rfc2889_errored_frame_filtering",
+         "port_counts", "spread", "delivery"}
 
 
 def _sample() -> dict[str, Any]:
@@ -242,7 +243,7 @@ def test_a_long_value_is_shortened_in_the_message() -> None:
 
 
 @pytest.mark.parametrize(("version", "words"), [
-    ("1.4", "written by a newer pytest-netload (schema 1.4); upgrade"),
+    ("1.5", "written by a newer pytest-netload (schema 1.5); upgrade"),
     ("2.0", "written by a newer pytest-netload (schema 2.0); upgrade"),
     ("0.9", "schema 0.9 is not one this pytest-netload reads"),
     ("one", f"schema_version 'one' is not a version like '{SCHEMA_VERSION}'"),
@@ -354,12 +355,12 @@ def test_truncated_file_says_where_it_ends(tmp_path: Path) -> None:
 
 def test_newer_file_says_upgrade(tmp_path: Path) -> None:
     doc = _sample()
-    doc["schema_version"] = "1.4"
+    doc["schema_version"] = "1.5"
     doc["future_section"] = {}
     path = tmp_path / "results.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(ResultsFileError, match=r"written by a newer pytest-netload \(schema "
-                       r"1\.4\); upgrade"):
+                       r"1\.5\); upgrade"):
         load(path)
 
 

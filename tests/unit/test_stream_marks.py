@@ -5,10 +5,13 @@ its classifier read from the stream, and what it cannot carry refused naming the
 
 from __future__ import annotations
 
+import struct
+from pathlib import Path
+
 import pytest
 
-from pytest_netload import bidirectional, udp
-from pytest_netload.bench.settings import check_stream_directions
+from pytest_netload import bidirectional, from_pcap, udp
+from pytest_netload.bench.settings import Rfc2889Mark, check_stream_directions
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.traffic.mix import as_mix
 from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6, Vlan, field
@@ -101,3 +104,21 @@ def test_a_bidirectional_stream_needs_both_directions() -> None:
     check_stream_directions([s], "both")
     with pytest.raises(NetloadConfigError, match="add direction='both'"):
         check_stream_directions([s], "one")
+
+
+def test_a_replayed_capture_is_refused_where_frames_must_be_sized_and_marked(
+        tmp_path: Path) -> None:
+    """A capture keeps its frames' sizes and bytes: a Y.1564 service (its frame_size, its
+    DSCP/PCP) and RFC 2889's meshes (the marker's frame_size, each pair's addresses)
+    refuse it, naming what to give instead."""
+    frame = (Eth() / IPv4() / UDP()).build().frame(128)
+    path = tmp_path / "one.pcap"
+    with open(path, "wb") as f:  # one frame, a nanosecond pcap
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+        f.write(struct.pack("<IIII", 1, 0, len(frame), len(frame)) + frame)
+    with pytest.raises(NetloadConfigError, match="service 'x': stream= replays a capture"):
+        Service("x", cir="1Mbit/s", stream=from_pcap(path))
+    mark = pytest.mark.rfc2889(stream=from_pcap(path)).mark
+    with pytest.raises(NetloadConfigError, match="RFC 2889's meshes send frames of the "
+                                                 "marker's frame_size"):
+        Rfc2889Mark.from_marker(mark)

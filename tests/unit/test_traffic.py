@@ -24,7 +24,7 @@ from pytest_netload.traffic.streams import (
 
 T4 = (Eth() / IPv4() / UDP()).build()
 SPEC_KEYS = {"name", "frames", "sizes", "sequence", "l3_offset", "l4_offset", "l3_proto",
-             "l4_proto", "fields", "seed", "stamp_every"}
+             "l4_proto", "fields", "seed", "stamp_every", "signature", "flow_key"}
 
 
 def raises(match: str) -> Any:
@@ -130,7 +130,7 @@ def test_compile_format() -> None:
         {"offset": 34, "width": 8, "op": "inc", "min": 1, "max": 100, "step": 1},
         {"offset": 60, "width": 2, "op": "random", "min": 0, "max": 0xFFFF, "step": 1}]
     assert execnet.loads(execnet.dumps(spec)) == spec  # crosses the engine channel unchanged
-    assert all(type(v) in (str, int, list) for v in spec.values())
+    assert all(type(v) in (str, int, list, bool, bytes) for v in spec.values())
 
 
 def test_compile_non_ip_and_trailer_errors() -> None:

@@ -48,6 +48,7 @@ from .text import (
     fmt_share,
     size_label,
 )
+from .landing import landing_rows
 from .rfc2889 import rfc2889_rows
 from .y1564 import y1564_bursts, y1564_sct, y1564_spt
 
@@ -110,6 +111,7 @@ def render(document: Mapping[str, Any], *, pdf: bool = False,
         "y1564_bursts": y1564_bursts(document),
         "rfc2889": rfc2889_rows(document),
         "other": _other(document),
+        "landing": landing_rows(document),
         "conditions": _conditions(document),
         "sections": list(document.get("report_sections") or ()),
         "verdicts": _verdicts(document),

@@ -34,6 +34,7 @@ _BRIDGE_CODE = 5
 _POLICED_CODE = 6
 _TESTPMD_CODE = 7
 _OVS_CODE = 8
+_ECMP_CODE = 9
 _GEN_SIDE, _DUT_SIDE = 0, 1
 
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,6}$")

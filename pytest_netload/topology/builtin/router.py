@@ -24,6 +24,7 @@ from pyroute2 import IPRoute  # type: ignore[import-untyped,import-not-found,unu
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 from pytest_netload.topology.builtin.cleanup import _managed, _Resources
 from pytest_netload.topology.builtin.dut import BuiltTopology, Dut
+from pytest_netload.topology.builtin.ecmp import build_ecmp, check_ecmp
 from pytest_netload.topology.builtin.names import (
     _ROUTER_CODE,
     PREFIX,
@@ -151,7 +152,7 @@ def _build_routed(
 
 def netns_router(
     backend: str = "af_packet", *, prefix: str = PREFIX, family: str = "ipv4",
-    neighbours: str = "arp",
+    neighbours: str = "arp", ecmp: int | None = None, hash: str = "l4",
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
     """The Linux kernel forwarding between two subnets in its own namespace.
 
@@ -163,9 +164,23 @@ def netns_router(
     ``neighbours="arp"`` (default): no static neighbour entries on either side, the
     engine answers the DUT's ARP/ND and resolves the DUT's MACs; ``"static"``:
     permanent entries on the DUT and ``peer_mac`` in the topology.
+
+    ``ecmp=N`` (2 to 8) makes it an ECMP router (ecmp.py): ``p0`` sends, ``p1`` .. ``pN``
+    are the next hops of a multipath route to 198.19.128.0/17 (IPv6
+    2001:2:0:2000::/52), and ``hash`` is the kernel's multipath hash: ``"l4"`` (the
+    5-tuple, the default) or ``"l3"`` (source and destination address only).
     """
     _check_backend(backend)
     _check_prefix(prefix)
-    builder = partial(_build_routed, family=_check_choice("family", family, FAMILIES),
-                      neighbours=_check_choice("neighbours", neighbours, NEIGHBOURS))
+    fam = _check_choice("family", family, FAMILIES)
+    neigh = _check_choice("neighbours", neighbours, NEIGHBOURS)
+    if ecmp is not None or hash != "l4":
+        if ecmp is None:
+            raise NetloadConfigError(
+                f"hash = {hash!r} chooses the multipath hash of an ECMP router: give "
+                "ecmp=N too (e.g. netns-router:ecmp=4,hash=l3)")
+        check_ecmp(ecmp, hash)
+        return _managed(partial(build_ecmp, members=ecmp, hash_=hash, family=fam,
+                                neighbours=neigh), backend, prefix)
+    builder = partial(_build_routed, family=fam, neighbours=neigh)
     return _managed(builder, backend, prefix)
