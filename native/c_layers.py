@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("run.c", "results.c", "interval.c")),
     ("tasks", "a worker's tasks: the run's configuration loaded into them, the TX step, "
      "the RX step and its accounting, the delay line",
-     ("conf.c", "tx.c", "rx.c", "rx_account.c", "flow.c", "fwd.c")),
+     ("conf.c", "tx.c", "rx.c", "rx_expect.c", "rx_account.c", "flow.c", "fwd.c")),
     ("port users", "streams (templates, the per-packet writer) and a port's ARP/ND",
      ("stream.c", "fill.c", "nd_control.c", "nd.c")),
     ("ports", "DPDK devices opened as ports, their NIC clocks, their AF_XDP sockets",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .measure.dut import DutCounter, DutHealth, LossAttribution
     from .measure.landing import PortCounts
     from .measure.results import RunResult, StreamResult
+    from .traffic.expect import ANY, expect
     from .traffic.mix import bidirectional
     from .traffic.packets import (
         TCP,
@@ -48,9 +49,10 @@ if TYPE_CHECKING:
     from .traffic.replay import Replay, from_pcap
     from .traffic.streams import Stream, TcpSpec, UdpSpec, flow_stream, tcp, udp
     from .units import Duration, Rate, Size
-    from .verdicts.assertions import (assert_delivered_to, assert_latency, assert_loss,
-                                      assert_not_delivered, assert_rfc2889, assert_sac,
-                                      assert_spread, assert_throughput)
+    from .verdicts.assertions import (assert_delivered_to, assert_frames_match,
+                                      assert_latency, assert_loss, assert_not_delivered,
+                                      assert_rfc2889, assert_sac, assert_spread,
+                                      assert_throughput)
     from .y1564 import Sac, Service
 
 # public name -> the module that defines it (relative to this package)
@@ -65,6 +67,7 @@ _WHERE: dict[str, str] = {
                    "NetloadHookError", "NetloadWarning"),
         "measure.dut": ("DutCounter", "DutHealth", "LossAttribution"),
         "measure.results": ("RunResult", "StreamResult"),
+        "traffic.expect": ("ANY", "expect"),
         "traffic.mix": ("bidirectional",),
         "traffic.packets": ("TCP", "UDP", "Eth", "IPv4", "IPv6", "Template", "Vlan", "field",
                             "from_bytes", "from_scapy"),
@@ -72,9 +75,10 @@ _WHERE: dict[str, str] = {
         "traffic.replay": ("Replay", "from_pcap"),
         "traffic.streams": ("Stream", "TcpSpec", "UdpSpec", "flow_stream", "tcp", "udp"),
         "units": ("Duration", "Rate", "Size"),
-        "verdicts.assertions": ("assert_delivered_to", "assert_latency", "assert_loss",
-                                "assert_not_delivered", "assert_rfc2889", "assert_sac",
-                                "assert_spread", "assert_throughput"),
+        "verdicts.assertions": ("assert_delivered_to", "assert_frames_match",
+                                "assert_latency", "assert_loss", "assert_not_delivered",
+                                "assert_rfc2889", "assert_sac", "assert_spread",
+                                "assert_throughput"),
         "measure.landing": ("PortCounts",),
         "y1564": ("Sac", "Service"),
     }.items()
@@ -82,6 +86,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "ANY",
     "CBR",
     "TCP",
     "UDP",
@@ -128,6 +133,7 @@ __all__ = [
     "UdpSpec",
     "Vlan",
     "assert_delivered_to",
+    "assert_frames_match",
     "assert_latency",
     "assert_loss",
     "assert_not_delivered",
@@ -136,6 +142,7 @@ __all__ = [
     "assert_spread",
     "assert_throughput",
     "bidirectional",
+    "expect",
     "field",
     "flow_stream",
     "from_bytes",

@@ -2,7 +2,7 @@
 do not edit; run `python3 native/gen_facts.py` after changing the header."""
 
 # enum netload_constants
-ABI_VERSION = 17
+ABI_VERSION = 18
 SIGNATURE_BYTES = 16
 SIGNATURE_MAGIC = 20044
 MAX_STREAMS = 16384
@@ -24,6 +24,9 @@ FWD_SLOTS = 65536
 MAX_RUN_S = 86400
 ND_REPLY_PPS = 1000
 ND_MAX_WAIT_MS = 600000
+EXPECT_RULES = 4
+EXPECT_BYTES = 128
+EXPECT_KEEP = 8
 
 # enum netload_csum_offload
 CSUM_IPV4 = 1

@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 17,
+	NETLOAD_ABI_VERSION = 18,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
@@ -34,7 +34,10 @@ enum netload_constants {
 	NETLOAD_MAX_RUN_S = 86400,       /* a run's duration, drain, start delay and
 	                                  * pacing schedule: at most 24 h each */
 	NETLOAD_ND_REPLY_PPS = 1000,     /* ARP/ND replies a port sends per second, at most */
-	NETLOAD_ND_MAX_WAIT_MS = 600000  /* the longest resolve or service wait */
+	NETLOAD_ND_MAX_WAIT_MS = 600000, /* the longest resolve or service wait */
+	NETLOAD_EXPECT_RULES = 4,        /* rules of one stream's RX expectation */
+	NETLOAD_EXPECT_BYTES = 128,      /* a rule covers the frame's first bytes, at most */
+	NETLOAD_EXPECT_KEEP = 8          /* unmatched frames kept per stream and RX queue */
 };
 
 /* Checksums a port computes on TX (netload_port_info.tx_csum_offload bits). */
@@ -313,6 +316,34 @@ struct netload_phase_conf {
 	uint64_t duration_ns;     /* 0: until the run ends (only for the last phase) */
 };
 
+/*
+ * Expected frames (rx_expect.c): what a stream's frames should look like when they
+ * come back. A frame matches a rule when (frame[k] & mask[k]) == (value[k] & mask[k])
+ * for every k below the rule's last masked byte, which must lie before the frame's
+ * signature trailer (a shorter frame matches no rule). Rules are tried in order; a
+ * frame is counted for the first that matches, or as unmatched (and its first bytes
+ * kept, for the first NETLOAD_EXPECT_KEEP of each RX queue). Arrays are sized with
+ * the NETLOAD_EXPECT_* constants (cffi reads numbers only).
+ */
+struct netload_expect_rule {
+	uint8_t value[128];       /* NETLOAD_EXPECT_BYTES */
+	uint8_t mask[128];        /* bits compared; 0 bytes are don't-care */
+};
+
+struct netload_expect_conf {
+	uint32_t n_rules;         /* 1 to NETLOAD_EXPECT_RULES */
+	struct netload_expect_rule rules[4];
+};
+
+struct netload_expect_stats {
+	uint64_t matched[4];      /* frames whose first matching rule is this one */
+	uint64_t unmatched;       /* frames no rule matched */
+	uint32_t n_kept;          /* unmatched frames kept (at most NETLOAD_EXPECT_KEEP) */
+	uint32_t kept_len[8];     /* each one's length (without FCS) */
+	uint64_t kept_seq[8];     /* its sequence number (the signature's) */
+	uint8_t kept[8][128];     /* its first min(len, NETLOAD_EXPECT_BYTES) bytes */
+};
+
 struct netload_tx_conf {
 	struct netload_stream *stream;
 	uint16_t queue;           /* on the stream's port */
@@ -326,6 +357,7 @@ struct netload_tx_conf {
 	uint64_t start_ns;        /* paced streams: the first packet's deadline after the
 	                           * common start (0: at it); the phases' ends stay counted
 	                           * from the common start (a capture's flows replayed) */
+	const struct netload_expect_conf *expect;  /* NULL: its frames are not compared */
 };
 
 struct netload_rx_conf {
@@ -510,6 +542,10 @@ struct netload_rx_flow_stats {
 };
 int netload_run_rx_flow_stats(const struct netload_run *run, uint32_t tx_index,
 		struct netload_rx_flow_stats *stats);
+/* The expected-frame counts of stream tx_index on RX entry rx_index (all zero for a
+ * stream without an expectation). */
+int netload_run_rx_expect(const struct netload_run *run, uint32_t tx_index, uint32_t rx_index,
+		struct netload_expect_stats *out);
 int netload_run_timing_samples(const struct netload_run *run, uint32_t tx_index, uint64_t *tx_ns, uint64_t *rx_ns, uint32_t n);
 void netload_run_free(struct netload_run *run);
 /*

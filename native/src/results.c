@@ -29,6 +29,31 @@ since_start(const struct netload_run *run, uint64_t tsc)
 }
 
 int
+netload_run_rx_expect(const struct netload_run *run, uint32_t i, uint32_t q,
+		struct netload_expect_stats *out)
+{
+	const struct rx_expect_state *s;
+	int ret = check_done(run, "rx_expect");
+
+	if (ret < 0)
+		return ret;
+	if (i >= run->n_tx || q >= run->n_rx || out == NULL)
+		return netload_fail(NETLOAD_EINVAL, "rx_expect: entry %u of %u, RX entry %u of %u",
+				i, run->n_tx, q, run->n_rx);
+	memset(out, 0, sizeof(*out));
+	if (run->n_expect == 0 || run->expect_of[i] == NETLOAD_NO_SLOT)
+		return 0;
+	s = &run->rx[q].expect[run->expect_of[i]];
+	memcpy(out->matched, s->matched, sizeof(out->matched));
+	out->unmatched = s->unmatched;
+	out->n_kept = s->n_kept;
+	memcpy(out->kept_len, s->kept_len, sizeof(out->kept_len));
+	memcpy(out->kept_seq, s->kept_seq, sizeof(out->kept_seq));
+	memcpy(out->kept, s->kept, sizeof(out->kept));
+	return 0;
+}
+
+int
 netload_run_tx_stats(const struct netload_run *run, uint32_t i, struct netload_tx_stats *out)
 {
 	const struct tx_task *t;

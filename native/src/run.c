@@ -255,6 +255,7 @@ netload_run_free(struct netload_run *run)
 	netload_rx_arena_free(run);
 	netload_ivl_free(run);
 	netload_flows_free(run);
+	netload_expect_free(run);
 	for (i = 0; i < run->n_fwd; i++) {
 		if (run->fwd[i].slots != NULL)
 			netload_fwd_release_all(&run->fwd[i]);
@@ -398,6 +399,9 @@ netload_run_start(const struct netload_run_conf *c, struct netload_run **out)
 		netload_stream_reset(t->stream);
 		t->stream->in_run = 1;
 	}
+	ret = netload_expect_init(run, c);
+	if (ret < 0)
+		goto fail;
 	ret = netload_rx_arena_init(run, c);
 	if (ret < 0)
 		goto fail;

@@ -2,8 +2,9 @@
  * run.h — the state of one run: its TX, RX and forwarding tasks and its
  * workers. Shared by the files of the run and tasks layers (native/c_layers.py):
  * run.c (its life), results.c (what it measured), conf.c (its configuration
- * loaded), tx.c (the TX step), rx.c and rx_account.c (the RX step and its
- * accounting) and fwd.c (the delay line); never by the layers below them.
+ * loaded), tx.c (the TX step), rx.c, rx_expect.c and rx_account.c (the RX step,
+ * its expected frames and its accounting) and fwd.c (the delay line); never by
+ * the layers below them.
  */
 #ifndef NETLOAD_RUN_H
 #define NETLOAD_RUN_H
@@ -153,6 +154,36 @@ struct rx_hist_add {
 
 #define NETLOAD_RX_HLOG 64
 
+/*
+ * A stream's RX expectation as the run holds it (rx_expect.c): its rules' values
+ * pre-masked, in 64-bit words, and each rule's span (words to compare, the bytes
+ * the frame must have before its trailer).
+ */
+#define NETLOAD_EXPECT_WORDS (NETLOAD_EXPECT_BYTES / 8)
+
+struct rx_expect_rule {
+	uint64_t value[NETLOAD_EXPECT_WORDS];
+	uint64_t mask[NETLOAD_EXPECT_WORDS];
+	uint32_t words;           /* words up to the last masked byte */
+	uint32_t need;            /* bytes up to the last masked byte */
+};
+
+struct rx_expect {
+	uint32_t n_rules;
+	uint32_t bytes;           /* 8 x the most words a rule compares */
+	struct rx_expect_rule rules[NETLOAD_EXPECT_RULES];
+};
+
+/* One stream's expected-frame counts on one RX queue. */
+struct rx_expect_state {
+	uint64_t matched[NETLOAD_EXPECT_RULES];
+	uint64_t unmatched;
+	uint32_t n_kept;
+	uint32_t kept_len[NETLOAD_EXPECT_KEEP];
+	uint64_t kept_seq[NETLOAD_EXPECT_KEEP];
+	uint8_t kept[NETLOAD_EXPECT_KEEP][NETLOAD_EXPECT_BYTES];
+};
+
 struct rx_task {
 	uint16_t port_id;
 	uint16_t queue;
@@ -171,6 +202,7 @@ struct rx_task {
 	uint64_t sleeps;
 	uint64_t *seen_block;     /* every stream's sequence window, in one allocation */
 	uint64_t **tables;        /* every stream's histogram page tables */
+	struct rx_expect_state *expect;  /* [run->n_expect]: streams with an expectation */
 	uint64_t snap_tsc;        /* the next interval's end (interval.c); UINT64_MAX: none */
 	uint32_t snaps;           /* shared: interval snapshots taken */
 	uint32_t hlog_n;          /* additions waiting in hlog */
@@ -258,6 +290,9 @@ struct netload_run {
 	int reaped;
 	struct run_intervals *ivl; /* NULL: no intervals (interval.c) */
 	struct run_flows *flows;  /* NULL: no unsigned flows (flow.c) */
+	uint32_t n_expect;        /* streams with an RX expectation (rx_expect.c) */
+	uint16_t *expect_of;      /* [n_tx]: TX entry -> its expectation; NETLOAD_NO_SLOT: none */
+	struct rx_expect *expect; /* [n_expect] */
 };
 
 /*
@@ -367,6 +402,13 @@ int netload_flows_init(struct netload_run *run, const struct netload_run_conf *c
 void netload_flows_free(struct netload_run *run);
 int netload_flows_count(struct netload_run *run, struct rx_task *t, const struct rte_mbuf *m,
 		uint64_t now, uint64_t by_end);
+/* rx_expect.c: expected frames, compared right after a burst is classified (the
+ * mbufs at hand, so the deferred accounting needs nothing of them). */
+int netload_expect_init(struct netload_run *run, const struct netload_run_conf *c);
+int netload_expect_task_init(const struct netload_run *run, struct rx_task *t);
+void netload_expect_free(struct netload_run *run);
+void netload_expect_burst(const struct netload_run *run, struct rx_task *t,
+		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n);
 
 /* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);

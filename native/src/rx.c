@@ -196,6 +196,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			capture(run, t, m, now);
 		classify(run, t, m, &f[i], &last, now, by_end);
 	}
+	/* Expected frames: compared now, while the mbufs are here (rx_expect.c); a run
+	 * without any pays this one test a burst. */
+	if (unlikely(t->expect != NULL))
+		netload_expect_burst(run, t, bufs, f, n);
 	if (likely(t->defer)) {
 		if (t->held_n != 0)
 			account_held(run, t);
@@ -288,6 +292,7 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 	uint64_t lat_pages = NETLOAD_HIST_PAGES(run->lat_buckets);
 	uint64_t std_pages = NETLOAD_HIST_PAGES(NETLOAD_HIST_BUCKETS);
 	uint32_t j;
+	int ret;
 
 	t->port_id = q->port_id;
 	t->queue = q->queue;
@@ -317,6 +322,9 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 				"fewer streams", (size_t)c->n_tx * (NETLOAD_SEQ_WINDOW / 8 +
 				sizeof(uint64_t *) * pages_per_stream(run)) >> 20, c->n_tx,
 				q->queue, q->port_id);
+	ret = netload_expect_task_init(run, t);
+	if (ret < 0)
+		return ret;
 	/* Accounting a burst behind needs no mbuf: not in the timed modes. */
 	t->defer = c->timing_samples == 0;
 	for (j = 0; j < c->n_tx; j++)
@@ -357,6 +365,7 @@ netload_rx_task_free(const struct netload_run *run, struct rx_task *t)
 	rte_free(t->capture_tsc);
 	rte_free(t->seen_block);
 	rte_free(t->tables);
+	rte_free(t->expect);
 	if (t->streams == NULL)
 		return;
 	for (j = 0; j < run->n_tx; j++) {

@@ -25,6 +25,7 @@ from ..traffic.replay import Replay
 from ..traffic.streams import L4Spec
 from ..units import as_duration
 from . import progress
+from .expected import flow_names, record_frames
 from .ratecontrol import RateController, RateResult
 from .settings import NetloadMark
 
@@ -197,10 +198,33 @@ class BoundController:
         self.controller = RateController(engine, tx, line_rate_bps=ports.topology.line_rate_bps,
                                          rx=self.rx, hardware=hardware)
 
+    @property
+    def names(self) -> dict[str, str]:
+        """What expect() resolves on this wire: "tx_mac", "rx_mac", "dut_mac" (the
+        DUT's MAC facing the receiving port, where the topology knows it)."""
+        return flow_names(self.flow.tx.mac or self.tx.mac,
+                          self.flow.rx.mac or (self.rx[0].mac if self.rx else None),
+                          self.flow.rx.peer_mac)
+
+    def expect_frames(self, stream: Any, expect: Any, *, rate: Any = "1000pps",
+                      duration: Any = "1s") -> Any:
+        """Send `stream` at a low `rate` for `duration` and compare every received frame
+        with `expect` in the RX path; returns its `FrameCheck` (recorded as an
+        ``expected_frames`` measurement). Judge it with `assert_frames_match`."""
+        result = self.run(stream, rate, pattern="cbr", duration=duration, expect=expect,
+                          record=False)
+        checks = result.run.frames
+        record_frames(checks, procedure="expect_frames", rate=str(rate),
+                      duration_s=as_duration(duration).seconds)
+        (check,) = checks.values()
+        return check
+
     def run(self, streams: Any, rate: Any = None, *, pattern: Any = None,
-            duration: Any = None, count: int = 0, **options: Any) -> RateResult:
+            duration: Any = None, count: int = 0, record: bool = True,
+            **options: Any) -> RateResult:
         """Send `streams` (a stream, a `udp(...)` spec, or a list, optionally weighted; or a
-        replayed capture, `from_pcap`, its flows weighted by their packets)."""
+        replayed capture, `from_pcap`, its flows weighted by their packets); ``expect=``
+        compares their received frames (`RateController.run`)."""
         if isinstance(streams, Replay):
             bound: list[Any] = list(streams.streams(self.flow))
         else:
@@ -218,9 +242,11 @@ class BoundController:
         progress.report(test=self.test, procedure="traffic", note=f"{pattern} for "
                         f"{fmt.time_s_exact(as_duration(duration).seconds)}"
                         if duration is not None else None)
+        if options.get("expect") is not None:
+            options.setdefault("names", self.names)
         result = self.controller.run(bound, rate, pattern=pattern, duration=duration,
                                      count=count, **options)
-        self._record(result, duration)
+        self._record(result, duration, record)
         progress.report(test=self.test, procedure="traffic",
                         loss_ratio=result.run.lost / max(result.run.tx_packets, 1))
         return result
@@ -236,7 +262,11 @@ class BoundController:
         self._record(result, duration)
         return result
 
-    def _record(self, result: RateResult, duration: Any) -> None:
+    def _record(self, result: RateResult, duration: Any, record: bool = True) -> None:
+        """The run's traffic record, and its expected-frame checks unless `record` is
+        False (a caller that records them itself)."""
+        if record and result.run.frames:
+            record_frames(result.run.frames, procedure="traffic")
         record_measurement("traffic", {
             "pattern": result.pattern,
             "offered_pps": result.offered_pps,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from ..measure.latency import LatencyResult
 from ..rfc2544.recovery import RecoveryTrial, ResetTrial
 from ..rfc2544.trial import DirectionResult, FrameSize
 from ..traffic.mix import Mix
+from .expected import expect_rules, flow_names
 from .harness import WiredPorts
 from .settings import both_ways_problem
 
@@ -54,6 +55,8 @@ class Plan:
     rx: list[Port]
     record: dict[str, Any]
     """The "traffic" entry of the procedure's record: direction, wires, streams."""
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Expected frames: stream name -> its `FrameRule`s (none: frames not compared)."""
 
 
 def plan_wires(ports: WiredPorts, wire: int, direction: str) -> list[tuple[Port, Port]]:
@@ -73,14 +76,17 @@ def plan_wires(ports: WiredPorts, wire: int, direction: str) -> list[tuple[Port,
 @contextmanager
 def load_lanes(engine: Engine, ports: WiredPorts, wires: Sequence[tuple[Port, Port]], mix: Mix,
                size: FrameSize, *, name: str | None = None,
-               only: Sequence[int] | None = None, readdress: bool = False) -> Iterator[Plan]:
+               only: Sequence[int] | None = None, readdress: bool = False,
+               expect: Any = None) -> Iterator[Plan]:
     """The mix's streams at frame size `size` loaded on each wire's TX port (the first wire
     forward, the second its reverse); every stream is freed after. `only`: the indexes
     of the wires loaded (default every one; the reverse is still the reply to the first
-    wire's streams); `readdress`: Mix.streams_for's (RFC 2889's port pairs)."""
+    wire's streams); `readdress`: Mix.streams_for's (RFC 2889's port pairs). `expect`: the
+    frames each stream should come back as (bench/expected.py), its rules in the plan."""
     loaded: list[LoadedStream] = []
     lanes: list[Lane] = []
     described: list[dict[str, Any]] = []
+    rules: dict[str, Any] = {}
     flows = [ports.flow(tx, rx) for tx, rx in wires]
     chosen = range(len(wires)) if only is None else only
     try:
@@ -92,6 +98,8 @@ def load_lanes(engine: Engine, ports: WiredPorts, wires: Sequence[tuple[Port, Po
             for (stream, share), part in zip(made, mix.describe(reverse=d > 0)):
                 handle = engine.load(tx, stream)
                 loaded.append(handle)
+                rules.update(expect_rules(expect, [(handle.name, stream)], flow_names(
+                    flow.tx.mac or tx.mac, flow.rx.mac or wires[d][1].mac, flow.rx.peer_mac)))
                 lanes.append(Lane(handle, share, d))
                 described.append({"wire": f"{flow.tx.name}->{flow.rx.name}",
                                   "name": handle.name, "kind": part["kind"], "share": share,
@@ -102,7 +110,7 @@ def load_lanes(engine: Engine, ports: WiredPorts, wires: Sequence[tuple[Port, Po
         record = {"direction": "both" if len(wires) > 1 else "one",
                   "wires": list(directions), "load": "per direction",
                   "streams": described}
-        yield Plan(tuple(lanes), directions, rx, record)
+        yield Plan(tuple(lanes), directions, rx, record, rules)
     finally:
         for handle in loaded:
             handle.free()

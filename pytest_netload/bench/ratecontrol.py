@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..measure.results import RunResult, StreamResult, shortfall_cause
 from ..traffic.patterns import MaxRate, Pattern, parse_pattern
 from ..units import Duration, Rate, as_rate, frame_bits, run_seconds
 from . import progress
+from .expected import expect_rules
 
 DEFAULT_TOLERANCE = 0.005  # achieved TX may fall 0.5 % short of offered before a warning
 
@@ -144,12 +145,17 @@ class RateController:
         seed: int = 1,
         timing_samples: int = 0,
         drain: Duration | str | float = "100ms",
+        expect: Any = None,
+        names: Mapping[str, str] | None = None,
     ) -> RateResult:
         """Offer `rate` with `pattern` for `duration` (or `count` packets per stream).
 
         `streams` is one stream, a list of streams, or a list of
         `(stream, weight)`; streams may be `traffic.Stream`s (loaded here and
-        freed afterwards) or already loaded ones.
+        freed afterwards) or already loaded ones. `expect`: the frames each stream's
+        packets should come back as (`traffic.expect.expect(...)`, a list of them, or
+        a dict by stream name), compared in the RX path; `names` resolves "dut_mac"
+        and the like in them. The result's ``run.frames`` holds each `FrameCheck`.
         """
         default = isinstance(pattern, str) and pattern == "cbr"
         pat = MaxRate() if rate is None and default else parse_pattern(pattern)
@@ -167,15 +173,18 @@ class RateController:
                                             if key == "count" else ""))
         drain_s = run_seconds(drain, what="drain", zero_ok=True)
         weighted = _weighted(streams)
-        loaded, temporary = [], []
+        loaded, temporary, sources = [], [], []
         try:
             for stream, weight in weighted:
+                source = stream
                 if not isinstance(stream, LoadedStream):
                     stream = self.engine.load(self.port, stream)
                     temporary.append(stream)
                 loaded.append((stream, weight))
+                sources.append((stream.name, source))
+            rules = expect_rules(expect, sources, names or {})
             return self._run(loaded, the_rate, pat, run_s, count, rx, seed, timing_samples,
-                             drain_s)
+                             drain_s, rules)
         finally:
             for stream in temporary:
                 stream.free()
@@ -236,7 +245,8 @@ class RateController:
 
     def _run(self, loaded: list[tuple[LoadedStream, float]], rate: Rate | None, pat: Any,
              run_s: float, count: int, rx: Sequence[Port] | None, seed: int,
-             timing_samples: int, drain_s: float) -> RateResult:
+             timing_samples: int, drain_s: float,
+             rules: Mapping[str, Sequence[Any]] | None = None) -> RateResult:
         total_w = sum(w for _, w in loaded)
         pacing = "none" if isinstance(pat, MaxRate) else "software"
         entries, offered = [], []
@@ -258,7 +268,8 @@ class RateController:
             # a soak's or long run's frames so far, every poll, to the progress line
             result = self.engine.run(entries, self.rx if rx is None else rx, duration_s=run_s,
                                      timing_samples=timing_samples, drain_s=drain_s,
-                                     progress=progress.poller(run_s or None))
+                                     progress=progress.poller(run_s or None),
+                                     expect_frames=rules)
         finally:
             if pacing == "hardware":
                 self.port.set_queue_rate(0)

@@ -48,6 +48,7 @@ from ..traffic.mix import Mix
 from ..traffic.streams import UdpSpec
 from ..units import as_rate, frame_bits, run_seconds
 from . import progress
+from .expected import record_frames
 from .harness import WiredPorts
 from .lanes import (
     load_lanes,
@@ -127,6 +128,9 @@ class Rfc2544Runner:
         self.calibration = calibration or Calibration()
         self._learned = False
         self._traffic: dict[str, Any] = {}  # the last procedure's: direction, wires, streams
+        self.frames: list[Any] = []
+        """Expected frames (``expect=``): each procedure's `FrameCheck`s, merged over its
+        trials, for `assert_frames_match(rfc2544.frames)`."""
 
     @property
     def trial_duration_s(self) -> float:
@@ -188,23 +192,33 @@ class Rfc2544Runner:
         return self.mark.mix_for(stream)
 
     @contextmanager
-    def _measurer(self, size: FrameSize, stream: Any = None,
-                  procedure: str = "trial") -> Iterator[EngineMeasurer]:
+    def _measurer(self, size: FrameSize, stream: Any = None, procedure: str = "trial",
+                  expect: Any = None) -> Iterator[EngineMeasurer]:
         """A measurer for one frame size: the procedure's traffic on the marker's wire
-        (and its reverse with direction='both'); its streams are freed after."""
+        (and its reverse with direction='both'); its streams are freed after. With
+        `expect` (default: the marker's), every trial compares the received frames;
+        the procedure's checks, merged over its trials, are recorded and kept in
+        `frames` (mismatches do not fail the procedure: assert_frames_match does)."""
         mix, name = self._mix(stream)
         wires = plan_wires(self.ports, self.mark.wire, self.mark.direction)
         self.learn()
         with load_lanes(self.engine, self.ports, wires, mix, size,
-                        name=None if name is None else f"{name}-{size}") as plan:
+                        name=None if name is None else f"{name}-{size}",
+                        expect=self.mark.expect if expect is None else expect) as plan:
             self._traffic = plan.record
-            yield EngineMeasurer(self.engine, plan.lanes[0].stream, plan.rx, size,
-                                 self.mark.drain_s, warmup_s=self.mark.warmup_s,
-                                 steady_state=self.mark.steady_state,
-                                 loss_tolerance=self.mark.loss_tolerance,
-                                 lanes=plan.lanes, directions=plan.directions,
-                                 hooks=self.hooks, procedure=procedure, test=self.test,
-                                 policer=self.policer)
+            measurer = EngineMeasurer(self.engine, plan.lanes[0].stream, plan.rx, size,
+                                      self.mark.drain_s, warmup_s=self.mark.warmup_s,
+                                      steady_state=self.mark.steady_state,
+                                      loss_tolerance=self.mark.loss_tolerance,
+                                      lanes=plan.lanes, directions=plan.directions,
+                                      hooks=self.hooks, procedure=procedure, test=self.test,
+                                      policer=self.policer, expect_rules=plan.rules)
+            yield measurer
+        if measurer.frames:
+            self.frames.extend(measurer.frames.values())
+            record_frames(measurer.frames, procedure=procedure,
+                          frame_size=frame_size_label(size), trials=measurer.frame_trials,
+                          mismatch_trials=measurer.mismatch_trials)
 
     def _record(self, kind: str, record: dict[str, Any]) -> None:
         """A procedure's record, with the traffic its trials sent ("traffic")."""
@@ -241,7 +255,7 @@ class Rfc2544Runner:
         progress.start(procedure, test=self.test, frame_size=size, **plan)
 
     def throughput(self, frame_sizes: Any = None, *, stream: Any = None,
-                   latency_at: Any = None) -> ThroughputResult:
+                   latency_at: Any = None, expect: Any = None) -> ThroughputResult:
         """RFC 2544 §26.1 throughput per frame size: by binary search (the RFC's method),
         or, with the marker's search='mlrsearch', the NDR of an MLRsearch (RFC 9971).
         `stream`: the traffic (default: the marker's `stream`, else UDP); the load is per
@@ -252,14 +266,15 @@ class Rfc2544Runner:
         out: list[FrameSizeThroughput] = []
         for size in self._sizes(frame_sizes):
             if self.mark.search == "mlrsearch":
-                tp = self._mlr_throughput(self.ndr_pdr([size], stream=stream)[0])
+                tp = self._mlr_throughput(self.ndr_pdr([size], stream=stream,
+                                                      expect=expect)[0])
                 if at is not None:
-                    with self._measurer(size, stream, "latency_at") as m:
+                    with self._measurer(size, stream, "latency_at", expect) as m:
                         tp = self._with_latency_at(tp, at, m)
                 self._record("throughput", tp.as_dict())
                 out.append(tp)
                 continue
-            with self._measurer(size, stream, "throughput") as measurer:
+            with self._measurer(size, stream, "throughput", expect) as measurer:
                 top = self._search_max(measurer, measurer.mean_frame_size)
                 ratio, pps = self.mark.resolution_ratio, self.mark.resolution_pps(
                     measurer.mean_frame_size, self.ports.topology.line_rate_bps)
@@ -311,7 +326,8 @@ class Rfc2544Runner:
                      for g in chosen)
 
     def ndr_pdr(self, frame_sizes: Any = None, *, goals: Any = None,
-                time_budget: Any = None, stream: Any = None) -> list[MlrResult]:
+                time_budget: Any = None, stream: Any = None,
+                expect: Any = None) -> list[MlrResult]:
         """NDR/PDR (and any loss goals) by MLRsearch, RFC 9971. `goals` is a preset name
         ('rfc2544-strict', 'etsi-tst009', 'ci-fast') or LossGoal tuples; default: the
         marker's. Every trial is kept for the audit log."""
@@ -320,7 +336,7 @@ class Rfc2544Runner:
             time_budget_seconds(time_budget)
         chosen = self._goals(goals)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "mlrsearch") as m:
+            with self._measurer(size, stream, "mlrsearch", expect) as m:
                 top = self._search_max(m, m.mean_frame_size)
                 self._plan("mlrsearch", size, budget_s=budget)
                 result = mlr_search(
@@ -365,12 +381,12 @@ class Rfc2544Runner:
 
     def latency(self, frame_sizes: Any = None, *, throughput: Any = None,
                 trials: int = LATENCY_TRIALS, duration: Any = None,
-                stream: Any = None) -> list[LatencyProcedureResult]:
+                stream: Any = None, expect: Any = None) -> list[LatencyProcedureResult]:
         """RFC 2544 §26.2: `trials` latency trials per frame size at its throughput rate
         (measured first unless `throughput` gives it)."""
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "latency") as m:
+            with self._measurer(size, stream, "latency", expect) as m:
                 load, bounded = self._throughput(size, m, throughput, stream)
                 if load <= 0:
                     raise NetloadConfigError(
@@ -409,12 +425,13 @@ class Rfc2544Runner:
         raise AssertionError("unreachable")
 
     def frame_loss(self, frame_sizes: Any = None, *, step: float = 0.1,
-                   duration: Any = None, stream: Any = None) -> list[FrameLossResult]:
+                   duration: Any = None, stream: Any = None,
+                   expect: Any = None) -> list[FrameLossResult]:
         """RFC 2544 §26.3: loss at 100 %, 90 %, ... of the maximum load until two
         successive loads lose nothing."""
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "frame_loss") as m:
+            with self._measurer(size, stream, "frame_loss", expect) as m:
                 top = self._search_max(m, m.mean_frame_size)
                 seconds = self._duration(duration, self.mark.trial_duration_s)
                 self._plan("frame loss", size, total=math.ceil(1 / step - 1e-9)
@@ -431,13 +448,13 @@ class Rfc2544Runner:
     def back_to_back(self, frame_sizes: Any = None, *,
                      repetitions: int = BACK_TO_BACK_REPETITIONS,
                      burst: Any = BACK_TO_BACK_BURST_S,
-                     stream: Any = None) -> list[BackToBackResult]:
+                     stream: Any = None, expect: Any = None) -> list[BackToBackResult]:
         """RFC 2544 §26.4: the longest loss-free burst at the maximum rate, `repetitions`
         times; bursts up to `burst` long (as time at that rate)."""
         out = []
         burst_s = run_seconds(burst, what="burst")
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "back_to_back") as m:
+            with self._measurer(size, stream, "back_to_back", expect) as m:
                 # back to back: the generator's full rate, not the search's 95 % of it
                 top = self._search_max(m, m.mean_frame_size)
                 rate = top.generator_max_pps or top.pps
@@ -453,14 +470,15 @@ class Rfc2544Runner:
 
     def recovery(self, frame_sizes: Any = None, *, throughput: Any = None,
                  overload: Any = None, relief: Any = None,
-                 repetitions: int = 1, stream: Any = None) -> list[RecoveryResult]:
+                 repetitions: int = 1, stream: Any = None,
+                 expect: Any = None) -> list[RecoveryResult]:
         """RFC 2544 §26.5: overload at 110 % of throughput, then 50 %; the time from the
         rate drop to the last loss."""
         out = []
         overload_s = self._duration(overload, RECOVERY_OVERLOAD_S)
         relief_s = self._duration(relief, RECOVERY_RELIEF_S)
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "recovery") as m:
+            with self._measurer(size, stream, "recovery", expect) as m:
                 tput, bounded = self._throughput(size, m, throughput, stream)
                 max_pps = self._max_pps(m, m.mean_frame_size)
                 self._plan("recovery", size, total=_whole(repetitions), exact=True,
@@ -478,7 +496,7 @@ class Rfc2544Runner:
     def reset(self, hook: Callable[[], Any] | None = None, frame_sizes: Any = None, *,
               load: Any = None,
               at: Any = "2s", duration: Any = "10s", repetitions: int = 1,
-              stream: Any = None) -> list[ResetResult]:
+              stream: Any = None, expect: Any = None) -> list[ResetResult]:
         """RFC 2544 §26.6: steady traffic while `hook()` resets the DUT `at` into the run
         (no `hook`: the DUT's pytest_netload_dut_reset hook, docs/hooks.md); the reset time is the longest silence at the receiver. `load` defaults to 50 % of
         the maximum (a rate every DUT forwards before and after its reset)."""
@@ -492,7 +510,7 @@ class Rfc2544Runner:
                                      f"(0 <= at < duration={duration!r})")
         out = []
         for size in self._sizes(frame_sizes):
-            with self._measurer(size, stream, "reset") as m:
+            with self._measurer(size, stream, "reset", expect) as m:
                 pps = 0.5 * self._max_pps(m, m.mean_frame_size) if load is None else \
                     self._throughput_pps(size, m, load, stream)
                 trials: list[ResetTrial] = []

@@ -187,6 +187,17 @@ def _stream(name: str, value: Any) -> Any:
     return as_mix(value)
 
 
+def _expect(name: str, value: Any) -> Any:
+    from ..traffic.expect import Expect
+
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if not 1 <= len(items) <= 4 or not all(isinstance(v, Expect) for v in items):
+        raise NetloadConfigError(
+            f"{name}={value!r}: give expect(...) (from pytest_netload), or a list of 1 to 4 "
+            "of them, e.g. expect=expect(ttl='sent-1', src='dut_mac')")
+    return value
+
+
 RFC2544_FIELDS: Mapping[str, Field] = {
     "frame_sizes": Field("frame_sizes", _frame_sizes),
     "trial_duration": Field("trial_duration_s", _trial_duration),
@@ -206,6 +217,7 @@ RFC2544_FIELDS: Mapping[str, Field] = {
     "steady_state": Field("steady_state", _steady_state),
     "direction": Field("direction", _direction),
     "stream": Field("stream", optional(_stream)),
+    "expect": Field("expect", optional(_expect)),
     "dut_health": Field("dut_health", _dut_health),
     "latency_at": Field("latency_at", _latency_at),
 }
@@ -246,6 +258,9 @@ class Rfc2544Mark:
     dut_health: bool | None = None
     """Run the DUT's health hooks after every trial; None: the session's setting (ini
     netload_dut_health)."""
+    expect: Any = None
+    """Expected frames (traffic.expect.expect(...), or a list): every trial's received
+    frames are compared with them; None: not compared."""
     latency_at: LatencyAt | None = None
     """throughput() then measures latency at these fractions of each frame size's
     throughput (an rfc2544.latency_at.LatencyAt; 'csit': 0, 10, 50, 90 % of the PDR);

@@ -251,7 +251,9 @@ class Y1564Runner:
             bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
             yield EngineServiceMeasurer(self.engine, loaded, rx, self.mark.drain_s, bursts,
                                         yellow, {s.name: s.cir_bps for s in services},
-                                        dut=self._dut(procedure))
+                                        dut=self._dut(procedure),
+                                        colours={s.name: (s.colour, s.green, s.yellow)
+                                                 for s in services if s.colour_aware})
 
     def _dut(self, procedure: str) -> DutTrials:
         return DutTrials(self.hooks, test=self.test, procedure=procedure)
@@ -353,6 +355,8 @@ class Y1564Runner:
                 self.spt_intervals = list(measurer.intervals)
         merged = merge_attributions(measurer.attributions)
         whole = {} if merged is None else {"loss_attribution": merged.as_dict()}
+        if measurer.colour_at_rx:  # the whole run's frames by the colour they came with
+            whole["colour_at_rx"] = measurer.colour_at_rx
         record_measurement("y1564_spt", {**result.as_dict(),
                                          "traffic": self._traffic(self.services), **whole,
                                          "checkpoint": None if path is None else str(path),

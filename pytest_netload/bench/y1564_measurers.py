@@ -26,6 +26,7 @@ from ..errors import InvalidTrial, NetloadConfigError, NetloadEnvironmentError
 from ..measure.dut import LossAttribution
 from ..measure.histogram import LogHistogram
 from ..measure.latency import LatencyResult
+from ..traffic.expect import expect
 from ..traffic.patterns import CBR
 from ..units import Rate, frame_bits
 from ..y1564 import Burst, BurstSample, ServiceSample
@@ -78,6 +79,12 @@ class EngineServiceMeasurer:
     """The last `measure_intervals` run's intervals (`engine.intervals.Interval`), the
     last KEPT_INTERVALS of them, without their latency histograms (a 24-h run's would
     take gigabytes)."""
+    colours: Mapping[str, tuple[Any, Any, Any]] = field(default_factory=dict)
+    """Colour-aware services: (colour field "dscp" or "pcp", green value, yellow value).
+    Each of their frames is counted by the colour it arrives with (the engine's RX path
+    compares that field alone), so a DUT that re-marks is seen."""
+    colour_at_rx: dict[str, dict[str, int]] = field(default_factory=dict)
+    """The last run's counts by colour at RX, per colour-aware service (`_colour_counts`)."""
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
@@ -103,6 +110,41 @@ class EngineServiceMeasurer:
                 entries.append((name, colour, part, pps, Tx(stream, 0, phases)))
         return entries
 
+    def _colour_rules(self, entries: list[tuple[str, str, float, float, Any]]
+                      ) -> dict[str, list[Any]]:
+        """Two expected frames for each stream of a colour-aware service: its colour field
+        holding the green value, or the yellow one (nothing else compared)."""
+        out: dict[str, list[Any]] = {}
+        for name, _colour, _bps, _pps, tx in entries:
+            marks, source = self.colours.get(name), tx.stream.source
+            if marks is None or source is None:
+                continue
+            key, green, yellow = marks
+            out[tx.stream.name] = [
+                expect(fields={key: value}, only=True, label=label).rule(source)
+                for label, value in (("green", green), ("yellow", yellow))]
+        return out
+
+    def _colour_counts(self, entries: list[tuple[str, str, float, float, Any]],
+                       run: Any) -> dict[str, dict[str, int]]:
+        """Per colour-aware service, its frames by the colour they arrived with: green,
+        yellow, "remarked" (sent green, received yellow), "promoted" (sent yellow,
+        received green) and "other" (the field held neither value)."""
+        counts: dict[str, dict[str, int]] = {}
+        for name, colour, _bps, _pps, tx in entries:
+            check = run.frames.get(tx.stream.name)
+            if check is None:
+                continue
+            got = check.by_label()
+            c = counts.setdefault(name, dict.fromkeys(
+                ("green", "yellow", "remarked", "promoted", "other"), 0))
+            c["green"] += got.get("green", 0)
+            c["yellow"] += got.get("yellow", 0)
+            c["other"] += check.unmatched
+            c["remarked" if colour == "green" else "promoted"] += got.get(
+                "yellow" if colour == "green" else "green", 0)
+        return counts
+
     def measure(self, load: Mapping[str, float], duration_s: float) -> dict[str, ServiceSample]:
         """Each service of `load` (name -> L2 bit rate) at its rate for `duration_s`."""
         entries = self._entries(load)
@@ -113,7 +155,9 @@ class EngineServiceMeasurer:
 
         def run_trial() -> tuple[Any, RunLoss]:
             run = self.engine.run([e[4] for e in entries], self.rx, duration_s=duration_s,
-                                  drain_s=self.drain_s)
+                                  drain_s=self.drain_s,
+                                  expect_frames=self._colour_rules(entries))
+            self.colour_at_rx = self._colour_counts(entries, run)
             by_name: dict[str, dict[str, list[tuple[float, Any, str | None]]]] = {}
             for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
                 why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
@@ -121,7 +165,8 @@ class EngineServiceMeasurer:
                                       whose=f"service {name!r}")
                 by_name.setdefault(name, {}).setdefault(colour, []).append((bps, s, why))
             for name, parts in by_name.items():
-                samples[name] = self._sample(name, parts, duration_s)
+                samples[name] = replace(self._sample(name, parts, duration_s),
+                                        colour_at_rx=self.colour_at_rx.get(name))
             # the run as the hooks judge it: valid unless they say otherwise (a service
             # the generator failed keeps its own reason; the others stay valid); yellow
             # frames the DUT dropped are in its counters too
@@ -237,7 +282,9 @@ class EngineServiceMeasurer:
         def run_trial() -> tuple[Any, RunLoss]:
             run = self.engine.run([e[4] for e in entries], self.rx,
                                   duration_s=interval_s * count, interval_s=interval_s,
-                                  drain_s=self.drain_s, on_interval=one)
+                                  drain_s=self.drain_s, on_interval=one,
+                                  expect_frames=self._colour_rules(entries))
+            self.colour_at_rx = self._colour_counts(entries, run)
             return run, RunLoss(sum(int(s.tx_packets) - int(s.rx_unique)
                                     for s in run.streams))
 

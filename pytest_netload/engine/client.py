@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, Self
 
@@ -503,7 +503,8 @@ class Engine:
         return LoadedStream(self, port, int(reply["handle"]), int(reply["stream_id"]),
                             str(spec.name or f"stream{reply['stream_id']}"),
                             bool(reply["csum_offloaded"]), self._generation,
-                            spec.mean_frame_size, clock)
+                            spec.mean_frame_size, clock,
+                            source=stream if hasattr(stream, "template") else None)
 
     # ---- runs ---------------------------------------------------------------------
 
@@ -527,6 +528,7 @@ class Engine:
         hist_pages: int = 0,
         interval_s: float = 0.0,
         on_interval: Callable[[Interval], None] | None = None,
+        expect_frames: Mapping[str, Sequence[Any]] | None = None,
     ) -> RunResult:
         """Run `tx`, a `RunSpec` (`protocol.py`), or the spec its keywords make: send
         until every stream sent `count` packets or `duration_s` passed.
@@ -547,14 +549,17 @@ class Engine:
         the run in intervals too, while traffic flows: `on_interval` gets each
         `intervals.Interval` (what each stream sent and received in it, its latency
         histogram) as the poll after its end brings it, the last one once the run is
-        done; errors it raises stop the run as `progress`'s do.
+        done; errors it raises stop the run as `progress`'s do. `expect_frames`: stream
+        name -> its expected frames (`traffic.expect.expect(...).rule(stream)` each), compared
+        in the RX path; the result's ``frames`` holds each stream's `FrameCheck`.
         """
-        settings = {"expect": tuple(expect), "count": count, "duration_s": duration_s,
-                    "drain_s": drain_s, "start_delay_s": start_delay_s, "burst": burst,
-                    "timing_samples": timing_samples, "forward": tuple(forward),
-                    "latency_digits": latency_digits, "capture": capture,
-                    "capture_snaplen": capture_snaplen, "hist_pages": hist_pages,
-                    "interval_s": interval_s}
+        settings: dict[str, Any] = {
+            "expect": tuple(expect), "count": count, "duration_s": duration_s,
+            "drain_s": drain_s, "start_delay_s": start_delay_s, "burst": burst,
+            "timing_samples": timing_samples, "forward": tuple(forward),
+            "latency_digits": latency_digits, "capture": capture,
+            "capture_snaplen": capture_snaplen, "hist_pages": hist_pages,
+            "interval_s": interval_s, "expect_frames": expect_frames}
         if isinstance(tx, RunSpec):
             if tuple(rx) or settings != _RUN_DEFAULTS:
                 raise errors.NetloadConfigError(

@@ -29,6 +29,14 @@ from .protocol import RunStart, RunStatus
 __all__ = ["Run"]
 
 
+def _rule_bytes(data: bytes) -> bytes:
+    """A rule's value or mask, at most NETLOAD_EXPECT_BYTES (the rest of the array is 0)."""
+    top = int(lib.NETLOAD_EXPECT_BYTES)
+    if len(data) > top:
+        raise ValueError(f"expected-frame rule of {len(data)} bytes; at most {top}")
+    return bytes(data)
+
+
 class Run:
     """One native run (`protocol.RunStart`, the loaded `streams` of its TX entries in
     order); poll it in short slices, then read its results once."""
@@ -51,6 +59,15 @@ class Run:
                 cphases[i].n_gaps = ph.n_gaps
                 cphases[i].duration_ns = ph.duration_ns
             keep.append(cphases)
+            cexpect = ffi.NULL
+            if e.expect:
+                cexpect = ffi.new("struct netload_expect_conf *")
+                cexpect.n_rules = len(e.expect)
+                for i, rule in enumerate(e.expect):
+                    value, mask = _rule_bytes(rule.value), _rule_bytes(rule.mask)
+                    ffi.memmove(cexpect.rules[i].value, value, len(value))
+                    ffi.memmove(cexpect.rules[i].mask, mask, len(mask))
+                keep.append(cexpect)
             entries.append({
                 "stream": stream.ptr,
                 "queue": e.queue,
@@ -60,6 +77,7 @@ class Run:
                 "phases": cphases,
                 "hw_clock": int(e.hw_clock),
                 "start_ns": e.start_ns,
+                "expect": cexpect,
             })
         ctx = ffi.new("struct netload_tx_conf[]", entries or 1)
         flows = [_flow_conf(i, s.flow_key) for i, s in enumerate(streams) if s.flow_key]
@@ -207,6 +225,8 @@ class Run:
                     n), "capture")
             out.update(capture_data=data, capture_len=lens, capture_ns=ns,
                        capture_count=count)
+        if any(e.expect for e in self.spec.tx):
+            out.update(self._expect_results(n_tx, n_rx))
         n_fwd = len(self.spec.forwarders)
         if n_fwd:
             fws = ffi.new("struct netload_fwd_stats[]", n_fwd)
@@ -227,6 +247,31 @@ class Run:
                 )
             out.update(sample_tx_ns=tx_ns, sample_rx_ns=rx_ns, sample_count=got)
         return out
+
+    def _expect_results(self, n_tx: int, n_rx: int) -> dict[str, np.ndarray]:
+        """The expected-frame counts per TX entry and RX entry (measure/frames.py merges)."""
+        rules, keep, nbytes = (int(lib.NETLOAD_EXPECT_RULES), int(lib.NETLOAD_EXPECT_KEEP),
+                               int(lib.NETLOAD_EXPECT_BYTES))
+        matched = np.zeros((n_tx, n_rx, rules), dtype=np.uint64)
+        unmatched = np.zeros((n_tx, n_rx), dtype=np.uint64)
+        n_kept = np.zeros((n_tx, n_rx), dtype=np.uint32)
+        kept_len = np.zeros((n_tx, n_rx, keep), dtype=np.uint32)
+        kept_seq = np.zeros((n_tx, n_rx, keep), dtype=np.uint64)
+        kept = np.zeros((n_tx, n_rx, keep, nbytes), dtype=np.uint8)
+        st = ffi.new("struct netload_expect_stats *")
+        for i in range(n_tx):
+            for q in range(n_rx):
+                _check(lib.netload_run_rx_expect(self.ptr, i, q, st), "rx expect")
+                matched[i, q] = list(st.matched)
+                unmatched[i, q] = st.unmatched
+                n_kept[i, q] = st.n_kept
+                kept_len[i, q] = list(st.kept_len)
+                kept_seq[i, q] = list(st.kept_seq)
+                kept[i, q] = np.frombuffer(ffi.buffer(st.kept), dtype=np.uint8).reshape(
+                    keep, nbytes)
+        return {"expect_matched": matched, "expect_unmatched": unmatched,
+                "expect_n_kept": n_kept, "expect_kept_len": kept_len,
+                "expect_kept_seq": kept_seq, "expect_kept": kept}
 
     def free(self) -> None:
         if self.ptr is not None:

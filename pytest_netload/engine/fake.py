@@ -41,6 +41,7 @@ import numpy as np
 from .. import _native_facts as facts
 from .. import errors
 from .fake_dut import FAKE_KEYS, FakeDut, as_fake_dut, hashed_flows, parse_fake_engine
+from .fake_expect import expect_arrays
 from .fake_intervals import count_of, snapshots
 from .fake_model import (
     HIST_MAX_SUB_BITS,
@@ -440,7 +441,9 @@ class FakeHost:
             deltas[p] = {**got, "iface_rx_dropped": 0, "iface_tx_dropped": 0,
                          "iface_ring_drops": 0, "iface_carrier_down": 0, "link_up_before": 1,
                          "link_up_after": 1}
-        return RunResults({k: pack_array(v) for k, v in o.arrays.items()}, deltas).encode()
+        arrays = {**o.arrays, **expect_arrays(self.dut, run.spec, run.streams,
+                                              o.arrays["rx"]["packets"])}
+        return RunResults({k: pack_array(v) for k, v in arrays.items()}, deltas).encode()
 
 
 if TYPE_CHECKING:  # mypy checks that FakeHost has HostOps' operations, as Host has

@@ -53,6 +53,11 @@ class FakeDut:
       ports flow by flow, each flow on one port by a fixed hash (:func:`ecmp_member`);
       ``ecmp_hash`` "l4" (the default) counts a stream's distinct addresses and ports as
       its flows, "l3" its distinct addresses only.
+    - What it does to a frame (expected frames, fake_expect.py): ``routed=1`` routes
+      as an IP router does: Ethernet source and destination become the p0->p1 wire's
+      egress ones (the fake topology's p1 peer MAC and p1's MAC) and the TTL / hop
+      limit drops by one (``keep_ttl=1``: a router that forgets to); ``remark_dscp``
+      (0-63; -1: none) re-marks every IP frame's DSCP. By default it changes nothing.
     """
 
     capacity_pps: float | None = None
@@ -66,6 +71,9 @@ class FakeDut:
     seed: int = 1
     ecmp: int = 0
     ecmp_hash: str = "l4"
+    routed: int = 0
+    keep_ttl: int = 0
+    remark_dscp: int = -1
 
     def __post_init__(self) -> None:
         if self.capacity_pps is not None and self.capacity_bps is not None:
@@ -111,6 +119,14 @@ class FakeDut:
         if self.ecmp_hash not in ECMP_HASHES:
             raise errors.NetloadConfigError(
                 f"fake DUT ecmp_hash={self.ecmp_hash!r}: give one of {list(ECMP_HASHES)}")
+        for key, low, high, example in (("routed", 0, 1, "1"), ("keep_ttl", 0, 1, "1"),
+                                        ("remark_dscp", -1, 63, "10")):
+            value = _number(getattr(self, key), key, example, integer=True)
+            if not low <= value <= high:
+                raise errors.NetloadConfigError(
+                    f"fake DUT {key}={getattr(self, key)!r}: give a whole number from {low} "
+                    f"to {high}, e.g. {example}")
+            object.__setattr__(self, key, int(value))
 
     def capacity_at(self, frame_size: float) -> float:
         """The frames per second it forwards of frames of `frame_size` bytes (FCS included)."""
@@ -204,7 +220,8 @@ def _parse_value(key: str, text: str) -> Any:
     except ValueError:
         raise errors.NetloadConfigError(
             f"fake DUT {key}={text!r} is not a number; {_FAKE_FIX}") from None
-    if key in ("buffer_frames", "seed", "ecmp") and number.is_integer():
+    if key in ("buffer_frames", "seed", "ecmp", "routed", "keep_ttl", "remark_dscp") and \
+            number.is_integer():
         return int(number)
     return number
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -210,6 +210,9 @@ class LoadedStream:
     more_queues: tuple[LoadedStream, ...] = ()
     """The copies of this stream that send on TX queues 1, 2, ... of its port (this one
     sends on queue 0); empty for a stream on one queue."""
+    source: Any = field(default=None, compare=False, repr=False)
+    """The `traffic.Stream` it was compiled from (None: loaded from a spec or a dict):
+    what expected frames are built from (traffic/expect.py)."""
 
     @property
     def queues(self) -> int:

@@ -35,7 +35,7 @@ from ..units import FCS_BYTES, run_seconds
 if TYPE_CHECKING:
     from .handles import LoadedStream, Port, Tx
 
-__all__ = ["PROTOCOL_VERSION", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
+__all__ = ["PROTOCOL_VERSION", "ExpectRule", "FieldSpec", "ForwarderSpec", "Hello", "HostOps", "PhaseSpec",
            "PortInfo", "PortSpec", "PortStats", "RunResults", "RunSpec", "RunStart", "RunStatus", "StreamSpec",
            "TxEntry", "latency_sub_bits"]
 
@@ -288,6 +288,15 @@ class PhaseSpec(_Message):
 
 
 @dataclass(frozen=True)
+class ExpectRule(_Message):
+    """One rule of a stream's RX expectation (`struct netload_expect_rule`): the frame's
+    first bytes under a mask (each at most NETLOAD_EXPECT_BYTES; the host pads them)."""
+
+    value: bytes = b""
+    mask: bytes = b""
+
+
+@dataclass(frozen=True)
 class TxEntry(_Message):
     """One native TX entry of a run (`struct netload_tx_conf`): a loaded stream (its
     handle in the host) on one TX queue."""
@@ -299,6 +308,8 @@ class TxEntry(_Message):
     phases: tuple[PhaseSpec, ...] = field(default=(), metadata={"of": PhaseSpec})
     hw_clock: bool = False  # latency on NIC clocks
     start_ns: int = 0  # paced: the first packet's deadline after the common start
+    expect: tuple[ExpectRule, ...] = field(default=(), metadata={"of": ExpectRule})
+    """Expected frames: RX compares each of its frames to these rules (none: no compare)."""
 
 
 @dataclass(frozen=True)
@@ -405,6 +416,9 @@ class RunSpec:
     (`reference.ReferenceDut`). `timing_samples`: TX and RX times of each stream's first
     N frames. `capture`: frames each RX port keeps (None: the engine's
     `capture_default`). `hist_pages`: histogram pages of 64 buckets (0: as many as fit).
+    `expect_frames`: stream name -> the `measure.frames.FrameRule`s its received frames
+    are compared to in the RX path (traffic/expect.py builds them); the result's
+    ``frames`` has each one's `FrameCheck`.
     """
 
     tx: tuple[Any, ...] = ()
@@ -422,10 +436,20 @@ class RunSpec:
     capture_snaplen: int = 128
     hist_pages: int = 0
     interval_s: float = 0.0
+    expect_frames: Mapping[str, Sequence[Any]] | None = None
 
     def __post_init__(self) -> None:
         for name in ("tx", "rx", "expect", "forward"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        frames = {}
+        for name, rules in dict(self.expect_frames or {}).items():
+            rules = tuple(rules)
+            if not 1 <= len(rules) <= 4:
+                raise errors.NetloadConfigError(
+                    f"expect_frames[{name!r}]: {len(rules)} expected frames; give 1 to 4 "
+                    "(e.g. one expect(...), or a green and a yellow one)")
+            frames[str(name)] = rules
+        object.__setattr__(self, "expect_frames", frames)
         count = self.count
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise errors.NetloadConfigError(f"count={count!r}: give a number of packets >= 0")
@@ -442,17 +466,30 @@ class RunSpec:
                     "10 ms; e.g. duration_s=60, interval_s=1")
 
     def start(self, native: Sequence[Tx], expected: Sequence[LoadedStream],
-              rx_ports: Sequence[Port], hw: Sequence[bool], capture_default: int) -> RunStart:
+              rx_ports: Sequence[Port], hw: Sequence[bool], capture_default: int,
+              owners: Sequence[str] | None = None) -> RunStart:
         """The `RunStart` of this run, for its native entries (`Tx.per_queue`) and expected
         streams (each TX queue's own), `hw` each one's clock: ns, sub-bucket bits,
-        handles and RX queues. The one place where a run's units change."""
+        handles and RX queues. The one place where a run's units change. `owners`: the
+        name of the stream each native entry (then each expected one) is a queue of,
+        whose expected frames it takes (default: its own)."""
         n = len(native)
+        rules = {name: tuple(ExpectRule(r.value, r.mask) for r in rs)
+                 for name, rs in (self.expect_frames or {}).items()}
+        names = list(owners) if owners is not None else \
+            [e.stream.name for e in native] + [s.name for s in expected]
+        unknown = sorted(set(rules) - set(names))
+        if unknown:
+            raise errors.NetloadConfigError(
+                f"expect_frames names {unknown}, not streams of this run "
+                f"({sorted(set(names))})")
         return RunStart(
             tx=tuple([TxEntry(e.stream.handle, e.queue, int(e.count), False,
-                              tuple(_phase(p) for p in e.phases), h, int(e.start_ns))
-                      for e, h in zip(native, hw[:n])]
-                     + [TxEntry(s.handle, 0, 0, True, (), h)
-                        for s, h in zip(expected, hw[n:])]),
+                              tuple(_phase(p) for p in e.phases), h, int(e.start_ns),
+                              rules.get(name, ()))
+                      for e, h, name in zip(native, hw[:n], names)]
+                     + [TxEntry(s.handle, 0, 0, True, (), h, 0, rules.get(name, ()))
+                        for s, h, name in zip(expected, hw[n:], names[n:])]),
             rx=tuple((p.port_id, q) for p in rx_ports for q in range(p.rx_queues)),
             duration_ns=int(self.duration_s * 1e9),
             drain_ns=int(self.drain_s * 1e9),

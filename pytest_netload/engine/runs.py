@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..measure.frames import frame_checks
 from ..measure.results import RunResult, build_run_result, merge_queue_results
 from .handles import LoadedStream, Tx, hardware_clock, link_events
 from .intervals import Interval, Intervals
@@ -54,7 +56,9 @@ def execute(engine: Engine, spec: RunSpec,
     native_expected = [part for s in expected for part in s.queue_streams]
     streams = [e.stream for e in native] + native_expected
     hw = [hardware_clock(s, rx_ports) for s in streams]
-    start = spec.start(native, native_expected, rx_ports, hw, engine.capture_default)
+    owners = [e.stream.name for e, parts in zip(entries, per_entry) for _ in parts] + \
+        [s.name for s in expected for _ in s.queue_streams]
+    start = spec.start(native, native_expected, rx_ports, hw, engine.capture_default, owners)
     decoder = Intervals([len(parts) for parts in per_entry] + [s.queues for s in expected])
     run_id = engine._call("run_start", **start.encode())
     stopped_by: BaseException | None = None
@@ -104,6 +108,13 @@ def execute(engine: Engine, spec: RunSpec,
                 if h else None for s, h in zip(streams, hw)],
         link_events=link_events(raw.link_events, run_ports),
     )
+    if spec.expect_frames:
+        sizes = [len(parts) for parts in per_entry] + [s.queues for s in expected]
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        names = [e.stream.name for e in entries] + [s.name for s in expected]
+        result = replace(result, frames=frame_checks(
+            result.arrays, names, [range(a, a + n) for a, n in zip(starts, sizes)],
+            spec.expect_frames))
     if len(native) + len(native_expected) > len(entries) + len(expected):
         result = merge_queue_results(
             result, [len(parts) for parts in per_entry] + [s.queues for s in expected])

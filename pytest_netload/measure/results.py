@@ -293,6 +293,7 @@ class RunResult:
     "port": "p1", "device", "t_s", "since_s"}`, the change placed after `since_s` and by
     `t_s` (seconds from the first frame's due time; sampled at each ~100 ms poll); a port
     down when the run started has `"at_start": True` (engine/link.py)."""
+    frames: dict[str, Any] = field(default_factory=dict, repr=False)  # name -> FrameCheck
 
     def __getitem__(self, name: str) -> StreamResult:
         for s in self.streams:

@@ -376,6 +376,20 @@ def rate_controller(request: pytest.FixtureRequest, netload_engine: Engine,
 
 
 @pytest.fixture
+def expect_frames(rate_controller: Callable[..., BoundController]) -> Callable[..., Any]:
+    """`expect_frames(stream, expect(ttl="sent-1", src="dut_mac"), rate="1000pps",
+    duration="1s", tx=None)`: a short low-rate run whose every received frame is
+    compared in the engine's RX path; returns the stream's `FrameCheck` (recorded) for
+    `assert_frames_match`."""
+
+    def check(stream: Any, expect: Any, *, rate: Any = "1000pps", duration: Any = "1s",
+              tx: Port | None = None) -> Any:
+        return rate_controller(tx).expect_frames(stream, expect, rate=rate, duration=duration)
+
+    return check
+
+
+@pytest.fixture
 def latency_meter(netload_engine: Engine, netload_ports: WiredPorts) -> Callable[..., LatencyMeter]:
     """Factory of context managers: `with latency_meter(rx, stream) as lat:` measures the
     stream's latency and loss over every run inside the block."""

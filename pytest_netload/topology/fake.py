@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from pytest_netload.topology.model import PortSpec, Topology, Wire
 from pytest_netload.topology.multipath import EcmpTopology, ecmp_wires, member_addresses
 
-__all__ = ["FAKE_TOPOLOGY", "fake_topology"]
+__all__ = ["FAKE_DUT_MACS", "FAKE_PORT_MACS", "FAKE_TOPOLOGY", "fake_topology"]
 
 FAKE_TOPOLOGY = "fake"
+FAKE_PORT_MACS = ("02:00:00:00:00:01", "02:00:00:00:00:02")  # p0, p1
+FAKE_DUT_MACS = ("02:00:00:00:01:01", "02:00:00:00:01:02")   # the DUT's, facing p0, p1
 
 
 def fake_topology(line_rate_bps: float | None, dut: Mapping[str, str] | None = None,
@@ -37,10 +39,10 @@ def fake_topology(line_rate_bps: float | None, dut: Mapping[str, str] | None = N
                             line_rate_bps=round(line_rate_bps) if line_rate_bps else None,
                             dut=dict(dut or {"name": "fake"}))
     ports = (
-        PortSpec("p0", "net_fake0", None, "02:00:00:00:00:01", ip="198.18.0.2",
-                 peer_mac="02:00:00:00:01:01", peer_ip="198.18.0.1"),
-        PortSpec("p1", "net_fake1", None, "02:00:00:00:00:02", ip="198.19.0.2",
-                 peer_mac="02:00:00:00:01:02", peer_ip="198.19.0.1"),
+        PortSpec("p0", "net_fake0", None, FAKE_PORT_MACS[0], ip="198.18.0.2",
+                 peer_mac=FAKE_DUT_MACS[0], peer_ip="198.18.0.1"),
+        PortSpec("p1", "net_fake1", None, FAKE_PORT_MACS[1], ip="198.19.0.2",
+                 peer_mac=FAKE_DUT_MACS[1], peer_ip="198.19.0.1"),
     )
     return Topology(FAKE_TOPOLOGY, ports, (Wire("p0", "p1"),),
                     line_rate_bps=round(line_rate_bps) if line_rate_bps else None,

@@ -16,7 +16,9 @@ from typing import Any, Protocol, Self
 
 from pytest_netload.errors import NetloadConfigError, NetloadEnvironmentError
 
-__all__ = ["NftDropRule", "drop_every_nth", "drop_random", "drop_rule_counters"]
+__all__ = ["NftDropRule", "drop_every_nth", "drop_random", "drop_rule_counters", "rewrite"]
+
+REWRITE_TABLE = "netload_rewrite"
 
 TABLE = "netload"
 FAMILY = "inet"
@@ -204,3 +206,17 @@ def drop_rule_counters(dut: _RunsCommands) -> list[tuple[str, str, int]]:
                                                  if rule.get("comment") else ""))
         out.append((where, "packets", int(counters[0].get("packets", 0))))
     return out
+
+
+def rewrite(dut: _RunsCommands, match: str, statements: list[str]) -> list[str]:
+    """Header rewrites of the frames the DUT forwards that `match` (``ip dscp set 0``,
+    ``ip ttl set 64``): a rule each in table ``inet netload_rewrite``, chain
+    ``forward`` (after the kernel decremented the TTL); returns the rules. nftables
+    keeps the IPv4 checksum right."""
+    setup = (f"add table {FAMILY} {REWRITE_TABLE}\n"
+             f"add chain {FAMILY} {REWRITE_TABLE} {CHAIN} "
+             f"{{ type filter hook forward priority 0 ; policy accept ; }}\n")
+    rules = [f"{match} {statement}".strip() for statement in statements]
+    setup += "".join(f"add rule {FAMILY} {REWRITE_TABLE} {CHAIN} {rule}\n" for rule in rules)
+    _nft(dut, ["-f", "-"], input=setup)
+    return rules

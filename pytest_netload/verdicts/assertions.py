@@ -24,11 +24,13 @@ raised. Methods: percentiles and their confidence intervals are those of
 from __future__ import annotations
 
 from .landing_verdict import assert_delivered_to, assert_not_delivered, assert_spread
+from .frames_verdict import assert_frames_match
 from .latency_verdict import assert_latency
 from .loss_verdict import assert_loss
 from .sac_verdict import assert_sac
 from .switch_verdict import assert_rfc2889
 from .throughput_verdict import assert_throughput
 
-__all__ = ["assert_delivered_to", "assert_latency", "assert_loss", "assert_not_delivered",
-           "assert_rfc2889", "assert_sac", "assert_spread", "assert_throughput"]
+__all__ = ["assert_delivered_to", "assert_frames_match", "assert_latency", "assert_loss",
+           "assert_not_delivered", "assert_rfc2889", "assert_sac", "assert_spread",
+           "assert_throughput"]

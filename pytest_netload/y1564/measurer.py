@@ -72,6 +72,11 @@ class ServiceSample:
     hooks, bench/dut_trial.py); None where not read."""
     dut_health: str | None = None
     """"ok", or the DUT health hooks' reason; None when health checks are off."""
+    colour_at_rx: Mapping[str, int] | None = field(default=None, compare=False)
+    """A colour-aware service's frames by the colour they arrived with (the engine's RX
+    path reads the colour field): "green", "yellow", "remarked" (sent green, received
+    yellow: the DUT re-marked them), "promoted" (sent yellow, received green), "other";
+    None: not counted (colour-blind, or an engine that did not)."""
 
     def __post_init__(self) -> None:
         if (self.yellow_tx_frames is None) != (self.yellow_rx_frames is None):
@@ -156,6 +161,8 @@ class ServiceSample:
             "lost": self.lost, "flr": self.flr, "ir_bps": self.ir_bps, "ftd_s": self.ftd_s,
             "fdv_s": self.fdv_s(), "valid": self.valid, "invalid_reason": self.invalid_reason,
             "yellow": self.yellow_dict(),
+            **({} if self.colour_at_rx is None
+               else {"colour_at_rx": dict(self.colour_at_rx)}),
             **dut_record(self.attribution, self.dut_health),
         }
 

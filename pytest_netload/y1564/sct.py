@@ -81,6 +81,8 @@ class SctStep:
             "ir_bps": None if s is None else s.ir_bps, "ftd_s": None if s is None else s.ftd_s,
             "fdv_s": None if s is None else s.fdv_s(self.fdv_quantile),
             "yellow": None if s is None else s.yellow_dict(),
+            **({} if s is None or s.colour_at_rx is None
+               else {"colour_at_rx": dict(s.colour_at_rx)}),
             "checks": [c.as_dict() for c in self.checks], "passed": self.passed,
             "reason": self.reason, "tries": self.tries,
             "invalid_reasons": list(self.invalid_reasons),
@@ -237,6 +239,11 @@ def service_configuration_test(
                                 high=top * (1 + tol) + allowance)]
                 note = ("; FLR, FTD and FDV not judged (colour-blind: frames above the CIR "
                         "may be dropped)")
+            seen = sample.colour_at_rx or {}
+            if seen.get("remarked") or seen.get("promoted") or seen.get("other"):
+                note += (f"; colour at RX: {seen.get('remarked', 0):,} sent green came back "
+                         f"yellow, {seen.get('promoted', 0):,} sent yellow came back green, "
+                         f"{seen.get('other', 0):,} neither (the DUT re-marked them)")
             passed, reason = verdict(checks, note)
             step = SctStep(name, kind, load, duration, sample, tuple(checks), passed, reason,
                            tries, invalid, quantile)

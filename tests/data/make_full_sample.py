@@ -4,7 +4,7 @@ The RFC 2544 procedures run here against fake DUTs (pure logic, no engine), thei
 are recorded as the runner records them and the verdicts come from the real assertion
 helpers, so the document has the producer's exact shapes. It adds what a lab run has and
 the built-in sample lacks: a line rate (10 Gbit/s), DUT metadata, an IMIX size, MLRsearch,
-recovery, a traffic run with a latency meter, Y.1564, every RFC 2889 procedure (on a fake
+recovery, a traffic run with a latency meter, expected frames that mismatch, Y.1564, every RFC 2889 procedure (on a fake
 4-port switch), invalid trials, a failed test, a throughput the generator's ceiling bounded
 (a lower bound: one requirement it clears, one it does not, which errors), and the
 optional `environment` and latency `histogram` fields.
@@ -237,6 +237,7 @@ def _traffic_and_latency() -> None:
     record_measurement("latency", {"stream": "p0->p1", "tx_packets": 500_012,
                                    "rx_packets": 500_012, "lost": 0,
                                    "latency": lat.as_dict()})
+    _expected_frames()
     assert_latency(lat, p50="< 20us", p99="< 200us")
 
 
@@ -251,6 +252,27 @@ def _where_frames_land() -> None:
     assert_spread(many, over=["p1", "p2", "p3"], tolerance=0.5)
     assert_delivered_to(one, "p2")
     assert_not_delivered(one, "p1")
+
+
+def _expected_frames() -> None:
+    """The traffic run's frames compared with the expected frame, a router that forgets
+    to decrement the TTL: every frame mismatched, the first ones kept with their diff
+    (fake_expect's rewrite of the stream's frame); not asserted here."""
+    from pytest_netload import expect, udp
+    from pytest_netload.bench.expected import record_frames
+    from pytest_netload.engine.fake_dut import FakeDut
+    from pytest_netload.engine.fake_expect import dut_rewrite
+    from pytest_netload.measure.frames import FrameCheck, KeptFrame
+    from pytest_netload.topology.fake import FAKE_DUT_MACS, FAKE_PORT_MACS, fake_topology
+
+    (flow,) = fake_topology(None).flows()
+    stream = udp(size=128, dscp=10, name="p0->p1").for_flow(flow)
+    rule = expect(ttl="sent-1", src="dut_mac", dst="rx_mac", dscp=10).rule(
+        stream, {"dut_mac": FAKE_DUT_MACS[1], "rx_mac": FAKE_PORT_MACS[1]})
+    frame = dut_rewrite(FakeDut(routed=1, keep_ttl=1), stream.compile(16)["frames"][0])
+    check = FrameCheck("p0->p1", (rule,), (0,), 1_000,
+                       tuple(KeptFrame(k, len(frame), frame[:128]) for k in range(8)))
+    record_frames([check], procedure="traffic")
 
 
 def _too_strict() -> None:

@@ -28,6 +28,8 @@ import pytest
 from pytest_netload._native_facts import SIGNATURE_FORMAT
 
 from pytest_netload.engine.client import Engine, LoadedStream, Port
+from pytest_netload.measure.frames import EXPECT_BYTES, EXPECT_KEEP, FrameRule
+from pytest_netload.traffic.expect import ANY, expect
 from pytest_netload.traffic.packets import UDP, Eth, IPv4, field
 from pytest_netload.traffic.streams import Stream
 
@@ -100,6 +102,15 @@ def fuzz_frames(rng: random.Random, n: int, ids: list[int], real: list[bytes]) -
     return frames
 
 
+def first_rule(frame: bytes, rules: list[FrameRule]) -> int:
+    """The rule rx_expect.c counts a signed `frame` for (-1: unmatched)."""
+    body = frame[:len(frame) - SIGNATURE.size][:EXPECT_BYTES]
+    for i, rule in enumerate(rules):
+        if rule.span <= len(body) and rule.matches(body):
+            return i
+    return -1
+
+
 RealFrames = tuple[list[bytes], Port, LoadedStream]
 
 
@@ -136,11 +147,16 @@ def test_random_frames_are_counted_once_each(
     write_pcap(rx_file, frames)
     options = {"capture": 64, "capture_snaplen": 256, "timing_samples": 512} \
         if mode == "capture+timing" else {"capture": 0}
+    # a rule over all 128 bytes (random ones: only frames made for it match), the frame
+    # as sent, and one that never matches what the engine sent
+    rules = {real.name: [FrameRule(rng.randbytes(EXPECT_BYTES), b"\xff" * EXPECT_BYTES),
+                         expect(ttl="sent-1").rule(real.source), expect().rule(real.source)],
+             other.name: [expect(ttl=ANY, dscp=ANY).rule(other.source)]}
     port = engine.port(f"{vdev_name('net_pcap')},rx_pcap={rx_file},tx_pcap={tmp_path / 'tx.pcap'}")
     try:
         # start_delay_s=0: frames polled before the start deadline would go uncounted.
         r = engine.run([], [port], expect=[real, other], start_delay_s=0, duration_s=1.5,
-                       **options)
+                       expect_frames=rules, **options)
     finally:
         port.close()
         other.free()
@@ -164,6 +180,17 @@ def test_random_frames_are_counted_once_each(
             f"seed {seed}, stream {stream_id}"
         assert s.duplicates + s.reordered <= s.rx_packets
     assert int(r.rx_queues["bytes"][0]) == sum(len(f) for f in frames)
+    for stream in (real, other):
+        signed = [f for f in frames if classify(f, run_ids) == stream.stream_id]
+        which = [first_rule(f, rules[stream.name]) for f in signed]
+        check = r.frames[stream.name]
+        assert check.matched == tuple(which.count(i) for i in range(len(rules[stream.name]))), \
+            f"seed {seed}, stream {stream.name}"
+        assert check.unmatched == which.count(-1), f"seed {seed}, stream {stream.name}"
+        kept = [f for f, w in zip(signed, which) if w < 0][:EXPECT_KEEP]
+        want = sorted(((SIGNATURE.unpack_from(f, len(f) - SIGNATURE.size)[2], len(f),
+                        f[:EXPECT_BYTES]) for f in kept), key=lambda k: k[0])  # stable
+        assert [(k.seq, k.length, k.data) for k in check.kept] == want, f"seed {seed}"
     if mode == "capture+timing":
         # the capture ring kept the last 64 frames read, cut to 256 bytes
         kept = [(length, data) for _ns, length, data in r.captured]

@@ -45,7 +45,7 @@ SESSION = """
 
 
 def _run(pytester: pytest.Pytester, hash_: str) -> pytest.RunResult:
-    pytester.makepyfile(test_ecmp=SESSION)
+    pytester.makepyfile(test_ecmp_sessions=SESSION)
     return pytester.runpytest(f"--netload-engine=fake:ecmp=3,ecmp_hash={hash_}",
                               "-p", "no:cacheprovider", "-rA")
 

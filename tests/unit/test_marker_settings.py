@@ -74,12 +74,12 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      "positional arguments ['x']: write them as keywords (frame_sizes, trial_duration,"
      ' loss_tolerance, search, resolution, max_trials, retries, drain, flows, max_rate,'
      ' wire, learning_frames, warmup, goals, time_budget, steady_state, direction, stream,'
-     ' dut_health, latency_at)'),
+     ' expect, dut_health, latency_at)'),
     ("rfc2544", (), {"bogus": 1, "another": 2},
      "unknown argument 'another'; rfc2544 takes frame_sizes, trial_duration,"
      ' loss_tolerance, search, resolution, max_trials, retries, drain, flows, max_rate,'
      ' wire, learning_frames, warmup, goals, time_budget, steady_state, direction, stream,'
-     ' dut_health, latency_at: rename or remove it'),
+     ' expect, dut_health, latency_at: rename or remove it'),
     ("rfc2544", (), {"trial_duration": 0},
      "trial_duration 0 is zero; give a duration > 0, e.g. '10s'"),
     ("rfc2544", (), {"trial_duration": "25h"},

@@ -31,7 +31,7 @@ KINDS = {"throughput", "latency_rfc2544", "frame_loss", "back_to_back", "recover
          "rfc2889_address_caching_capacity", "rfc2889_address_learning_rate",
          "rfc2889_broadcast_forwarding", "rfc2889_partially_meshed",
          "rfc2889_maximum_forwarding_rate", "rfc2889_errored_frame_filtering",
-         "port_counts", "spread", "delivery"}
+         "port_counts", "spread", "delivery", "expected_frames"}
 
 
 def _sample() -> dict[str, Any]:

@@ -4,6 +4,7 @@ file by its basename, and two files with one basename stop the whole run at coll
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,3 +16,14 @@ def test_every_test_file_has_a_basename_of_its_own() -> None:
     assert not [n for n, k in names.items() if k > 1], \
         "rename one of each: " + ", ".join(str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py")
                                            if names[p.name] > 1)
+
+
+def test_no_inner_pytester_file_takes_a_suite_files_basename() -> None:
+    """A pytester session's own test file (`makepyfile(test_x=...)`) is imported by its
+    basename in the same process: one named as a suite file fails to collect
+    ("import file mismatch") whenever that suite file ran first in the worker."""
+    suite = {p.stem for p in TESTS.rglob("test_*.py")}
+    inner = re.compile(r"makepyfile\(\s*(test_\w+)\s*=")
+    clashes = sorted(f"{p.relative_to(TESTS)}: {name}" for p in TESTS.rglob("*.py")
+                     for name in inner.findall(p.read_text()) if name in suite)
+    assert not clashes, "rename the inner file: " + ", ".join(clashes)

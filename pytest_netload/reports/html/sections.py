@@ -391,7 +391,29 @@ def _other(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
             "loss": f"{fmt_count(m['lost'])} / {fmt_count(m['tx_packets'])}",
             "clock": m["latency"].get("clock") or DASH,
         })
-    return {"traffic": traffic, "meters": meters}
+    return {"traffic": traffic, "meters": meters, "frames": _expected_frames(doc)}
+
+
+def _expected_frames(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per stream of each ``expected_frames`` record: its counts by expected
+    frame and the first mismatch's diff."""
+    rows = []
+    for nodeid, m in measurements_of(doc, "expected_frames"):
+        where = m["procedure"] + (f" {m['frame_size']}" if m.get("frame_size") else "")
+        if m.get("trials") is not None:
+            where += f" ({fmt_count(m['trials'])} trials)"
+        for s in m["streams"]:
+            first = s["mismatches"][0] if s["mismatches"] else None
+            rows.append({
+                "test": short_name(nodeid), "where": where, "stream": s["stream"],
+                "received": fmt_count(s["received"]), "matched": fmt_count(s["matched"]),
+                "mismatched": fmt_count(s["mismatched"]),
+                "by_rule": ", ".join(f"{k} {fmt_count(v)}" for k, v in s["by_rule"].items()),
+                "first": DASH if first is None else
+                f"seq {first['seq']}: " + ("; ".join(first["diff"]) or "differs"),
+                "ok": s["mismatched"] == 0 and s["received"] > 0,
+            })
+    return rows
 
 
 def _trials_of(m: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -61,6 +61,17 @@ def _frames(sent: Any, received: Any) -> str:
     return DASH if sent is None else f"{fmt_count(received)} / {fmt_count(sent)}"
 
 
+def _at_rx(seen: Mapping[str, int] | None) -> str:
+    """A step's frames by the colour they arrived with: "green 1,221, yellow 733" and
+    what the DUT re-marked; a dash when not counted."""
+    if not seen:
+        return DASH
+    parts = [f"green {fmt_count(seen['green'])}", f"yellow {fmt_count(seen['yellow'])}"]
+    parts += [f"{key} {fmt_count(seen[key])}" for key in ("remarked", "promoted", "other")
+              if seen.get(key)]
+    return ", ".join(parts)
+
+
 def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One table per service configuration test (a test and a service)."""
     tables = []
@@ -78,6 +89,7 @@ def y1564_sct(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "yellow": _frames(yellow.get("tx_frames"), yellow.get("rx_frames"))
                 if (yellow := step.get("yellow")) else DASH,
                 "yellow_ir": _opt(yellow.get("ir_bps"), fmt_bps) if yellow else DASH,
+                "at_rx": _at_rx(step.get("colour_at_rx")),
             })
         text, css = _verdict(m["passed"] if m["passed"] or m.get("dut_failed") else None)
         tables.append({"test": short_name(nodeid), "service": service["name"],

@@ -41,6 +41,7 @@ from pytest_netload.topology.builtin.netns import (
 )
 from pytest_netload.topology.facts import LINE_RATE_BPS, WIRES
 from pytest_netload.topology.model import Topology, Wire
+from pytest_netload.topology.nft import rewrite
 
 __all__ = ["netns_router"]
 
@@ -150,9 +151,35 @@ def _build_routed(
     return BuiltTopology(topology, dut)
 
 
+def _check_header_value(key: str, value: object, top: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        raise NetloadConfigError(f"{key} = {value!r}: give a whole number from 0 to {top}")
+    return value
+
+
+def _rewrites(dut: Dut, *, family: str, remark_dscp: int | None, ttl_set: int | None) -> None:
+    """A misbehaving router (expected-frame tests): p0 -> p1 frames re-marked to DSCP
+    `remark_dscp`, their TTL (hop limit) set to `ttl_set` after the kernel's decrement."""
+    d0, d1 = dut.interfaces
+    ip = "ip6" if family == "ipv6" else "ip"
+    statements = []
+    if remark_dscp is not None:
+        statements.append(f"{ip} dscp set {remark_dscp}")
+        dut.info["remark_dscp"] = str(remark_dscp)
+    if ttl_set is not None:
+        statements.append(f"ip6 hoplimit set {ttl_set}" if ip == "ip6" else
+                          f"ip ttl set {ttl_set}")
+        dut.info["ttl_set"] = str(ttl_set)
+    dut.info["rewrite_rules"] = "; ".join(
+        rewrite(dut, f"iifname {d0} oifname {d1} meta nfproto {family}", statements))
+
+
 def netns_router(
     backend: str = "af_packet", *, prefix: str = PREFIX, family: str = "ipv4",
     neighbours: str = "arp", ecmp: int | None = None, hash: str = "l4",
+    remark_dscp: int | None = None, ttl_set: int | None = None,
 ) -> contextlib.AbstractContextManager[BuiltTopology]:
     """The Linux kernel forwarding between two subnets in its own namespace.
 
@@ -169,18 +196,33 @@ def netns_router(
     are the next hops of a multipath route to 198.19.128.0/17 (IPv6
     2001:2:0:2000::/52), and ``hash`` is the kernel's multipath hash: ``"l4"`` (the
     5-tuple, the default) or ``"l3"`` (source and destination address only).
+
+    A router that misbehaves, for expected-frame tests (nftables in its forward
+    chain, p0 -> p1 only; not with ``ecmp``): ``remark_dscp`` (0-63) re-marks every
+    frame's DSCP, ``ttl_set`` (0-255) sets its TTL / hop limit after the kernel
+    decremented it (``ttl_set=64`` on frames sent with 64: a router that does not
+    decrement).
     """
     _check_backend(backend)
     _check_prefix(prefix)
     fam = _check_choice("family", family, FAMILIES)
     neigh = _check_choice("neighbours", neighbours, NEIGHBOURS)
+    remark = _check_header_value("remark_dscp", remark_dscp, 63)
+    ttl = _check_header_value("ttl_set", ttl_set, 255)
     if ecmp is not None or hash != "l4":
         if ecmp is None:
             raise NetloadConfigError(
                 f"hash = {hash!r} chooses the multipath hash of an ECMP router: give "
                 "ecmp=N too (e.g. netns-router:ecmp=4,hash=l3)")
         check_ecmp(ecmp, hash)
+        if remark is not None or ttl is not None:
+            raise NetloadConfigError(
+                "remark_dscp and ttl_set rewrite the plain router's p0 -> p1 frames, not an "
+                "ECMP router's: give either ecmp=N or the rewrites (e.g. "
+                "netns-router:remark_dscp=0)")
         return _managed(partial(build_ecmp, members=ecmp, hash_=hash, family=fam,
                                 neighbours=neigh), backend, prefix)
-    builder = partial(_build_routed, family=fam, neighbours=neigh)
+    configure = None if remark is None and ttl is None else partial(
+        _rewrites, family=fam, remark_dscp=remark, ttl_set=ttl)
+    builder = partial(_build_routed, family=fam, configure=configure, neighbours=neigh)
     return _managed(builder, backend, prefix)
