@@ -43,6 +43,7 @@ from ..y1564 import (
     SPT_DURATION_S,
     Service,
     check_services,
+    check_stream_directions,
 )
 from .fields import (
     Field,
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DIRECTIONS", "NETLOAD_FIELDS", "RFC2544_FIELDS", "RFC2889_FIELDS", "SEARCHES",
            "Y1564_DRAIN_S", "Y1564_FIELDS", "NetloadMark", "Rfc2544Mark", "Rfc2889Mark",
-           "Y1564Mark", "both_ways_problem", "check_stream_directions", "time_budget_seconds"]
+           "Y1564Mark", "both_ways_problem", "time_budget_seconds"]
 
 DIRECTIONS = ("one", "both")
 SEARCHES = ("binary", "mlrsearch")
@@ -553,16 +554,6 @@ class Y1564Mark:
 
             out["steps"] = check_steps(out["steps"])
         return cls(**out)
-
-
-def check_stream_directions(services: Any, direction: str) -> None:
-    """A service whose stream is bidirectional(...) needs direction="both"."""
-    for s in services:
-        if s.stream is not None and s.stream.reverse is not None and direction != "both":
-            raise NetloadConfigError(
-                f"service {s.name!r}: stream=bidirectional(...) names the reverse wire's "
-                "streams, but direction is 'one': add direction='both' to "
-                "@pytest.mark.y1564, or give the forward streams alone")
 
 
 # ---- shared checks ------------------------------------------------------------------------

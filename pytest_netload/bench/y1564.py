@@ -46,6 +46,7 @@ from ..y1564 import (
     burst_plan,
     burst_test,
     check_services,
+    check_stream_directions,
     service_configuration_test,
     service_performance_test,
 )
@@ -54,7 +55,7 @@ from .dut_trial import DutTrials, TrialHooks
 from .harness import WiredPorts
 from .lanes import Lane, load_lanes, plan_wires
 from .runner import send_learning_frames
-from .settings import Y1564_DRAIN_S, Y1564Mark, check_stream_directions
+from .settings import Y1564_DRAIN_S, Y1564Mark
 from .y1564_measurers import EngineBurstMeasurer, EngineServiceMeasurer
 
 __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",

@@ -35,7 +35,8 @@ from ..traffic.mix import Mix, as_mix
 from ..traffic.replay import ReplayFlow
 from ..units import Duration, Rate, as_duration, as_rate, as_size, frame_bits
 
-__all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services"]
+__all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services",
+           "check_stream_directions"]
 
 #: How a colour-aware service marks its colour, and the values each field takes.
 COLOUR_MODES = {"dscp": (0, 63), "pcp": (0, 7)}
@@ -539,3 +540,14 @@ def check_services(services: Iterable[Service | Mapping[str, Any]],
             f"line rate {fmt.bitrate(line)}: the service performance test sends them all at "
             "once; lower their cir or test fewer services together")
     return out
+
+
+def check_stream_directions(services: Iterable[Service], direction: str) -> None:
+    """A service whose stream is bidirectional(...) needs direction="both" (the y1564
+    marker's), which tests it on the marker's wire and on its reverse."""
+    for s in services:
+        if s.stream is not None and s.stream.reverse is not None and direction != "both":
+            raise NetloadConfigError(
+                f"service {s.name!r}: stream=bidirectional(...) names the reverse wire's "
+                "streams, but direction is 'one': add direction='both' to "
+                "@pytest.mark.y1564, or give the forward streams alone")

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from pytest_netload import bidirectional, from_pcap, udp
-from pytest_netload.bench.settings import Rfc2889Mark, check_stream_directions
+from pytest_netload.bench.settings import Rfc2889Mark
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.traffic.mix import as_mix
 from pytest_netload.traffic.packets import UDP, Eth, IPv4, IPv6, Vlan, field
 from pytest_netload.traffic.rewrite import addresses, marked, marks, readdressed
-from pytest_netload.y1564 import Service, check_services
+from pytest_netload.y1564 import Service, check_services, check_stream_directions
 
 V6 = (Eth() / Vlan(100, pcp=3) / IPv6() / UDP(sport=4000, dport=5000)).build()
 V4 = (Eth() / IPv4(tos=0x2A << 2 | 1) / UDP(dport=53)).build()
