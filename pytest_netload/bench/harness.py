@@ -92,7 +92,8 @@ class WiredPorts:
 
     def name_of(self, port: Port) -> str:
         for name, p in self.ports.items():
-            if p.port_id == port.port_id:
+            if p.port_id == port.port_id and \
+                    getattr(p, "engine", None) is getattr(port, "engine", None):  # per engine
                 return name
         raise NetloadConfigError(f"port {port.device!r} is not a port of topology "
                                  f"{self.topology.name!r}; use one from netload_ports")

@@ -76,19 +76,25 @@ def plan_wires(ports: WiredPorts, wire: int, direction: str) -> list[tuple[Port,
 @contextmanager
 def load_lanes(engine: Engine, ports: WiredPorts, wires: Sequence[tuple[Port, Port]], mix: Mix,
                size: FrameSize, *, name: str | None = None,
+               only: Sequence[int] | None = None, readdress: bool = False,
                expect: Any = None) -> Iterator[Plan]:
     """The mix's streams at frame size `size` loaded on each wire's TX port (the first wire
-    forward, the second its reverse); every stream is freed after. `expect`: the frames
-    each stream should come back as (bench/expected.py), its rules in the plan."""
+    forward, the second its reverse); every stream is freed after. `only`: the indexes
+    of the wires loaded (default every one; the reverse is still the reply to the first
+    wire's streams); `readdress`: Mix.streams_for's (RFC 2889's port pairs). `expect`: the
+    frames each stream should come back as (bench/expected.py), its rules in the plan."""
     loaded: list[LoadedStream] = []
     lanes: list[Lane] = []
     described: list[dict[str, Any]] = []
     rules: dict[str, Any] = {}
     flows = [ports.flow(tx, rx) for tx, rx in wires]
+    chosen = range(len(wires)) if only is None else only
     try:
         for d, ((tx, _), flow) in enumerate(zip(wires, flows)):
+            if d not in chosen:
+                continue
             made = mix.streams_for(flow, size, reverse=d > 0, forward_flow=flows[0],
-                                   ports=ports.topology.ports, name=name)
+                                   ports=ports.topology.ports, name=name, readdress=readdress)
             for (stream, share), part in zip(made, mix.describe(reverse=d > 0)):
                 handle = engine.load(tx, stream)
                 loaded.append(handle)
@@ -99,7 +105,8 @@ def load_lanes(engine: Engine, ports: WiredPorts, wires: Sequence[tuple[Port, Po
                                   "name": handle.name, "kind": part["kind"], "share": share,
                                   "mean_frame_size": handle.mean_frame_size})
         directions = tuple(f"{f.tx.name}->{f.rx.name}" for f in flows)
-        rx = list({r.device: r for _, r in wires}.values())  # both ways: both receive
+        rx = list({r.device: r for d, (_, r) in enumerate(wires)
+                   if d in chosen}.values())  # both ways: both receive
         record = {"direction": "both" if len(wires) > 1 else "one",
                   "wires": list(directions), "load": "per direction",
                   "streams": described}

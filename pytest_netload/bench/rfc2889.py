@@ -29,6 +29,11 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
   64 bytes) and bad FCS (the MAC computes it) are skipped with the reason, oversized
   ones (max_frame + 1 bytes) whenever both ports' MTU carries them.
 
+The meshes (fully and partially meshed, maximum forwarding rate, congestion control)
+send the marker's `stream=` (default UDP) between each port pair, addressed to the pair
+(bench/rfc2889_streams.py); the other procedures send frames of their own. Every
+procedure runs on the engine of its ports, and refuses ports that span engines.
+
 Counts per port come from the RX queue counters (frames with a signature of this
 run's streams), so a flooded frame is counted wherever it arrived.
 
@@ -85,6 +90,7 @@ from . import rfc2889_frames as frames
 from .dut_trial import DutTrials, TrialContext, TrialHooks
 from .harness import WiredPorts
 from .rfc2889_frames import ADDRESS_BASE_MAC, BROADCAST_MAC
+from .rfc2889_streams import PairLane, mix_of, one_engine, pair_lanes
 from .settings import Rfc2889Mark
 from .validity import generator_failure
 
@@ -109,6 +115,8 @@ class Rfc2889Runner:
                  flush: Callable[[TrialContext], bool] | None = None, test: str = "",
                  hooks: TrialHooks | None = None) -> None:
         self.engine = engine
+        """The engine of the running procedure's ports (each procedure checks that they
+        share one: `_ports`)."""
         self.hooks = hooks
         """The DUT's side of every trial; None: the generator's counters only."""
         self._duts: dict[str, DutTrials] = {}
@@ -128,11 +136,15 @@ class Rfc2889Runner:
             4 if procedure == "congestion_control"
             else max(len(self.names), MIN_PORTS[procedure]))  # too few: "needs n ports"
         check_port_count(n, list(self.names), procedure)
+        self.engine = one_engine(self.wired, self.names[:n], procedure, self.mark.ports)
         return tuple(self.wired.ports[name] for name in self.names[:n])
 
-    def _stream(self, tx: Port, rx: Port, name: str) -> Stream:
-        spec = udp(size=self.mark.frame_size, name=name)
-        return spec.for_flow(self.wired.flow(tx, rx))
+    def _pair_lanes(self, ports: Sequence[Port], pairs: Sequence[tuple[int, int]]) -> Any:
+        """The marker's stream (default UDP) loaded for each (sender, receiver) pair of
+        `ports`, addressed to the pair (bench/rfc2889_streams.py); a context manager
+        giving the lanes and their records, which `_record` puts in the result's."""
+        return pair_lanes(self.engine, self.wired, mix_of(self.mark.stream),
+                          self.mark.frame_size, ports, pairs)
 
     def _load(self, tx: Port, stream: Stream) -> LoadedStream:
         return self.engine.load(tx, stream)
@@ -224,29 +236,22 @@ class Rfc2889Runner:
         _run, trial = dut.around(ctx, run_trial, lost)
         return trial
 
-    def _record(self, result: Any) -> Any:
+    def _record(self, result: Any, streams: list[dict[str, Any]] | None = None) -> Any:
+        """Record `result`; `streams`: the records of the meshes' streams (its traffic)."""
         data = result.as_dict()  # its own port_names (broadcast: the receivers) come first
+        traffic = {} if streams is None else {"traffic": {"streams": streams}}
         record_measurement(data["procedure"], {"port_names": list(self.names), **data,
-                                               "frame_size": self.mark.frame_size})
+                                               "frame_size": self.mark.frame_size, **traffic})
         return result
 
     # ---- §5.1 fully meshed, §5.6 maximum forwarding rate ------------------------------
 
-    def _mesh_streams(self, ports: Sequence[Port]) -> list[tuple[int, int, LoadedStream]]:
-        """A stream from every port to every other: (sender, receiver, stream)."""
+    def _mesh_streams(self, ports: Sequence[Port]) -> Any:
+        """The stream from every port to every other (`_pair_lanes`)."""
         n = len(ports)
-        loaded: list[tuple[int, int, LoadedStream]] = []
-        try:
-            for i, j in [(i, j) for i in range(n) for j in range(n) if i != j]:
-                loaded.append((i, j, self._load(ports[i], self._stream(
-                    ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))))
-        except BaseException:
-            for _i, _j, s in loaded:
-                s.free()
-            raise
-        return loaded
+        return self._pair_lanes(ports, [(i, j) for i in range(n) for j in range(n) if i != j])
 
-    def _mesh_measurer(self, loaded: Sequence[tuple[int, int, LoadedStream]],
+    def _mesh_measurer(self, loaded: Sequence[PairLane],
                        ports: Sequence[Port], streams_per_sender: int,
                        procedure: str) -> FunctionMeasurer[float, MeshTrial]:
         """Each sender's `load` split evenly over its streams; per port tx and rx."""
@@ -256,12 +261,12 @@ class Rfc2889Runner:
             progress.trial_start(load)
 
             def once() -> tuple[Any, MeshTrial]:
-                run, why = self._run([(s, load / streams_per_sender) for _i, _j, s in loaded],
-                                     list(ports), duration_s)
+                run, why = self._run([(x.stream, load / streams_per_sender * x.share)
+                                      for x in loaded], list(ports), duration_s)
                 tx, rx = [0] * n, [0] * n
-                for (i, j, _s), r in zip(loaded, run.streams):
-                    tx[i] += r.tx_packets
-                    rx[j] += r.rx_unique
+                for x, r in zip(loaded, run.streams):
+                    tx[x.sender] += r.tx_packets
+                    rx[x.receiver] += r.rx_unique
                 return run, MeshTrial(load, tuple(tx), tuple(rx), duration_s, why is None,
                                       why, self.names[:n])
 
@@ -272,9 +277,8 @@ class Rfc2889Runner:
     def fully_meshed(self) -> Any:
         ports = self._ports("fully_meshed")
         n = len(ports)
-        loaded = self._mesh_streams(ports)
-        try:
-            top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
+        with self._mesh_streams(ports) as (loaded, streams):
+            top = self._search_max([(x.sender, x.stream) for x in loaded], n, list(ports))
             result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1, "fully_meshed"),
                                   ports=n,
                                   max_pps_per_port=top.pps,
@@ -285,10 +289,7 @@ class Rfc2889Runner:
                                   resolution=self.mark.resolution,
                                   max_trials=self.mark.max_trials, max_source=top.source,
                                   generator_max_pps_per_port=top.generator_max_pps)
-        finally:
-            for _i, _j, s in loaded:
-                s.free()
-        return self._record(result)
+        return self._record(result, streams)
 
     def pressure_unsupported(self) -> str:
         """Why this generator cannot offer forward pressure (frames.pressure_unsupported)."""
@@ -300,9 +301,8 @@ class Rfc2889Runner:
         reason this generator cannot send a shortened gap."""
         ports = self._ports("maximum_forwarding_rate")
         n = len(ports)
-        loaded = self._mesh_streams(ports)
-        try:
-            top = self._search_max([(i, s) for i, _j, s in loaded], n, list(ports))
+        with self._mesh_streams(ports) as (loaded, streams):
+            top = self._search_max([(x.sender, x.stream) for x in loaded], n, list(ports))
             result = maximum_forwarding_rate(
                 self._mesh_measurer(loaded, ports, n - 1, "maximum_forwarding_rate"), ports=n,
                 loads=load_steps(top.pps, self.mark.load_steps),
@@ -311,10 +311,7 @@ class Rfc2889Runner:
                     trial_s=self.mark.trial_duration_s)),
                 pressure=self.pressure_unsupported(),
                 frame_size=self.mark.frame_size)
-        finally:
-            for _i, _j, s in loaded:
-                s.free()
-        return self._record(result)
+        return self._record(result, streams)
 
     # ---- §5.2 partially meshed ------------------------------------------------------
 
@@ -326,27 +323,23 @@ class Rfc2889Runner:
         n = len(ports)
         pairs = [(0, j) for j in range(1, n)] if way == "one_to_many" else \
             [(j, 0) for j in range(1, n)]
-        loaded: list[tuple[int, int, LoadedStream]] = []
-        try:
-            for i, j in pairs:
-                loaded.append((i, j, self._load(ports[i], self._stream(
-                    ports[i], ports[j], f"{self.names[i]}->{self.names[j]}"))))
+        with self._pair_lanes(ports, pairs) as (loaded, streams):
             if way == "one_to_many":
-                top = self._search_max([(0, s) for _i, _j, s in loaded], 1, list(ports[1:]))
+                top = self._search_max([(0, x.stream) for x in loaded], 1, list(ports[1:]))
             else:  # p0's load is the N - 1 senders' together
-                each = self._search_max([(k, s) for k, (_i, _j, s) in enumerate(loaded)],
+                each = self._search_max([(x.sender - 1, x.stream) for x in loaded],
                                         n - 1, [ports[0]])
                 top = SearchMax(each.pps * (n - 1), each.source,
                                 None if each.generator_max_pps is None
                                 else each.generator_max_pps * (n - 1))
 
             def once(load: float, duration_s: float) -> tuple[Any, PartialMeshTrial]:
-                run, why = self._run([(s, load / (n - 1)) for _i, _j, s in loaded],
+                run, why = self._run([(x.stream, load / (n - 1) * x.share) for x in loaded],
                                      list(ports), duration_s)
                 tx, rx = [0] * n, [0] * n
-                for (i, j, _s), r in zip(loaded, run.streams):
-                    tx[i] += r.tx_packets
-                    rx[j] += r.rx_unique
+                for x, r in zip(loaded, run.streams):
+                    tx[x.sender] += r.tx_packets
+                    rx[x.receiver] += r.rx_unique
                 return run, PartialMeshTrial(load, tuple(tx), tuple(rx), duration_s,
                                              why is None, why, self.names[:n])
 
@@ -365,30 +358,29 @@ class Rfc2889Runner:
                                                   ratio=self.mark.resolution))),
                                       resolution=self.mark.resolution,
                                       max_trials=self.mark.max_trials, **top.source_args)
-        finally:
-            for _i, _j, s in loaded:
-                s.free()
-        return self._record(result)
+        return self._record(result, streams)
 
     # ---- §5.5 congestion control -----------------------------------------------------
 
     def congestion_control(self) -> Any:
-        a, b, c, d = self._ports("congestion_control")
+        ports = self._ports("congestion_control")
         names = self.names[:4]
-        specs = [(a, c, 0.5), (a, d, 0.5), (b, c, 1.0)]
-        loaded = [(self._load(x, self._stream(x, y, f"{self.wired.name_of(x)}->"
-                                                  f"{self.wired.name_of(y)}")), share)
-                  for x, y, share in specs]
-        try:
-            max_pps = self._search_max([(0, loaded[0][0]), (0, loaded[1][0]),
-                                        (1, loaded[2][0])], 2, [c, d]).pps
+        pairs = [(0, 2, 0.5), (0, 3, 0.5), (1, 2, 1.0)]  # A->C, A->D half A's load; B->C
+        with self._pair_lanes(ports, [(i, j) for i, j, _share in pairs]) as (loaded, streams):
+            share = {(i, j): part for i, j, part in pairs}
+            max_pps = self._search_max([(x.sender, x.stream) for x in loaded], 2,
+                                       [ports[2], ports[3]]).pps
 
             def once(load: float, duration_s: float) -> tuple[Any, CongestionTrial]:
-                run, why = self._run([(s, load * share) for s, share in loaded], [c, d],
-                                     duration_s)
-                counts = [StreamCounts(s.name, int(r.tx_packets), int(r.rx_unique))
-                          for (s, _share), r in zip(loaded, run.streams)]
-                return run, CongestionTrial(load, duration_s, *counts, valid=why is None,
+                run, why = self._run([(x.stream, load * share[x.sender, x.receiver] * x.share)
+                                      for x in loaded], [ports[2], ports[3]], duration_s)
+                by_pair = {(i, j): [0, 0] for i, j, _s in pairs}
+                for x, r in zip(loaded, run.streams):
+                    by_pair[x.sender, x.receiver][0] += int(r.tx_packets)
+                    by_pair[x.sender, x.receiver][1] += int(r.rx_unique)
+                ac, ad, bc = (StreamCounts(f"{names[i]}->{names[j]}", *by_pair[i, j])
+                              for i, j, _s in pairs)
+                return run, CongestionTrial(load, duration_s, ac, ad, bc, valid=why is None,
                                             invalid_reason=why, port_names=names)
 
             def measure(load: float, duration_s: float) -> CongestionTrial:
@@ -402,10 +394,7 @@ class Rfc2889Runner:
                                             timed=True, on_trial=self._progress(
                                                 "congestion control",
                                                 trial_s=self.mark.trial_duration_s)))
-        finally:
-            for s, _share in loaded:
-                s.free()
-        return self._record(result)
+        return self._record(result, streams)
 
     # ---- §5.7 / §5.8 address caching and learning -------------------------------------
 

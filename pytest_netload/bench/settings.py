@@ -43,6 +43,7 @@ from ..y1564 import (
     SPT_DURATION_S,
     Service,
     check_services,
+    check_stream_directions,
 )
 from .fields import (
     Field,
@@ -368,6 +369,28 @@ def _fps(name: str, value: Any) -> float:
 
 ADDRESSES = count(1, 1 << 24)
 
+
+def _rfc2889_stream(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        raise NetloadConfigError(
+            f"stream={value!r} is not a stream; the marker's frame_size sets the meshes' "
+            "frames (e.g. frame_size=128): give stream= udp(...), tcp(...), a template "
+            "(Eth() / Vlan(100) / IPv6() / UDP()), a Stream or a weighted list of them")
+    from ..traffic.replay import ReplayFlow
+
+    mix = _stream(name, value)
+    if any(isinstance(p.source, ReplayFlow) for p in mix.forward):
+        raise NetloadConfigError(
+            "stream= replays a capture, whose frames keep their captured sizes and "
+            "addresses, but RFC 2889's meshes send frames of the marker's frame_size to "
+            "each port pair: give a udp()/tcp() spec or a template (Eth() / IPv4() / UDP())")
+    if mix.reverse is not None:
+        raise NetloadConfigError(
+            "stream=bidirectional(...) names a reverse wire's streams, but RFC 2889's "
+            "meshes send the one stream from every sending port to each of its receivers: "
+            "give the forward streams alone")
+    return mix
+
 RFC2889_FIELDS: Mapping[str, Field] = {
     "frame_size": Field("frame_size", _frame_size),
     "trial_duration": Field("trial_duration_s", duration()),
@@ -385,6 +408,7 @@ RFC2889_FIELDS: Mapping[str, Field] = {
     "age_time": Field("age_time_s", optional(duration())),
     "load_steps": Field("load_steps", count(1, 100)),
     "max_frame": Field("max_frame", count(64, 9604)),
+    "stream": Field("stream", optional(_rfc2889_stream)),
 }
 
 
@@ -414,6 +438,10 @@ class Rfc2889Mark:
     max_frame: int = 1518
     """The switch's largest valid frame (bytes, FCS included): errored-frame filtering
     sends oversized frames one byte longer."""
+    stream: Any = None
+    """The meshes' traffic (a traffic.mix.Mix), sent between each port pair addressed to
+    that pair; None: UDP. The address, broadcast and errored-frame procedures send frames
+    of their own."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Rfc2889Mark:
@@ -520,6 +548,7 @@ class Y1564Mark:
         """The `y1564` marker's arguments, read; the services checked together (without
         a line rate: the fixture checks CIR against the topology's), the steps last."""
         out = parse_fields(Y1564_FIELDS, marker_kwargs(mark, tuple(Y1564_FIELDS)))
+        check_stream_directions(out.get("services", ()), out.get("direction", "one"))
         if "steps" in out:
             from ..y1564.sct import check_steps
 

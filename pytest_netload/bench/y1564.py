@@ -1,9 +1,11 @@
 """ITU-T Y.1564 on the engine: `Y1564Runner`, what the `y1564` fixture gives a test.
 
-Each service is one loaded UDP stream on the marker's wire, with the service's frame
-size, DSCP (and PCP in its VLAN tag) and UDP destination port; a colour-aware service is
-two, its green stream (the load up to the CIR) and its yellow one (the rest), marked with
-the service's green and yellow DSCP or PCP and counted apart at RX. One call of
+Each service sends its `stream=` (default: UDP with the service's DSCP, PCP in its VLAN
+tag and UDP destination port) at its frame size on the marker's wire, loaded as RFC
+2544's streams are (bench/lanes.py over a traffic.mix.Mix: one stream, or a weighted
+mix's several, each carrying its share); a colour-aware service sends it twice, its green
+streams (the load up to the CIR) and its yellow ones (the rest), marked with the
+service's green and yellow DSCP or PCP and counted apart at RX. One call of
 `EngineServiceMeasurer.measure` is one engine run: every service that has a
 load is paced at once at its own CBR rate (its L2 bit rate, frame bytes with FCS,
 the layer Y.1564 counts CIR and IR in), then RX drains. The pure procedures of
@@ -21,19 +23,19 @@ from __future__ import annotations
 import contextlib
 import copy
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from .. import format as fmt
-from ..engine.client import Engine, LoadedStream, Port
+from ..engine.client import Engine, Port
 from ..errors import NetloadConfigError
 from ..measure.dut import merge_attributions
 from ..measure.recording import record_measurement
 from ..search.settings import TrialSettings
+from ..traffic.mix import Mix, as_mix
 from ..traffic.streams import udp
 from ..y1564 import (
     AvailabilityTracker,
@@ -44,13 +46,14 @@ from ..y1564 import (
     burst_plan,
     burst_test,
     check_services,
+    check_stream_directions,
     service_configuration_test,
     service_performance_test,
 )
 from . import progress
 from .dut_trial import DutTrials, TrialHooks
 from .harness import WiredPorts
-from .lanes import plan_wires
+from .lanes import Lane, load_lanes, plan_wires
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
 from .y1564_measurers import EngineBurstMeasurer, EngineServiceMeasurer
@@ -105,13 +108,29 @@ def _step_progress() -> Callable[[Any], None]:
     return on_step
 
 
-def _renamed(service: Service, name: str, wire: str) -> Service:
+def _renamed(service: Service, name: str, wire: str, reverse: bool) -> Service:
     """`service` under another name on `wire` (one direction of it, with
-    direction="both")."""
+    direction="both"; `reverse`: the reverse wire, whose frames are the reply to the
+    service's stream, their L4 destination port its source port)."""
     out = copy.copy(service)
     object.__setattr__(out, "name", name)
     object.__setattr__(out, "wire", wire)
+    if reverse and service.stream is not None:
+        object.__setattr__(out, "dport", service.stream.marks(reverse=True).dport)
     return out
+
+
+def _service_mix(service: Service, colour: str, index: int) -> Mix:
+    """What `service` sends in `colour`: its stream marked with the colour's (and the
+    service's) DSCP and PCP; without one, UDP built from its fields (source port
+    1024 + `index`, so the services of a run differ)."""
+    c = service.coloured(colour)
+    if service.stream is None:
+        return as_mix(udp(dscp=c.dscp or 0, pcp=c.pcp or 0, vlan=service.vlan,
+                          dport=9 if service.dport is None else service.dport,
+                          sport=1024 + index))
+    return service.stream.marked(dscp=c.dscp, pcp=c.pcp,
+                                 what=f"the stream of service {service.name!r}")
 
 
 def checkpoint_path(directory: Path, test: str) -> Path:
@@ -152,17 +171,22 @@ class Y1564Runner:
                 "the y1564 fixture needs services: add @pytest.mark.y1564(services=[{'name': "
                 "'data', 'cir': '10Mbit/s', 'sac': {'flr': '0.1%', 'ftd': '10ms'}}])")
         services = check_services(mark.services, ports.topology.line_rate_bps)
-        wires = plan_wires(ports, mark.wire, mark.direction)
+        check_stream_directions(services, mark.direction)
+        wires = self._wires = plan_wires(ports, mark.wire, mark.direction)
         self._wire_of: dict[str, tuple[Port, Port]] = {}
+        # each service: the index of its wire in `wires` and the marker's service it is
+        self._dir_of: dict[str, tuple[int, str]] = {}
         self._given: dict[str, tuple[str, ...]] = {}  # a marker's service: its directions'
         out: list[Service] = []
         for s in services:
-            for tx, rx in wires:
+            for d, (tx, rx) in enumerate(wires):
                 label = f"{ports.name_of(tx)}->{ports.name_of(rx)}"
                 name = s.name if len(wires) == 1 else f"{s.name} {label}"
-                out.append(s if name == s.name else _renamed(s, name, label))
+                out.append(s if name == s.name else _renamed(s, name, label, d > 0))
                 self._wire_of[name] = (tx, rx)
+                self._dir_of[name] = (d, s.name)
                 self._given[s.name] = (*self._given.get(s.name, ()), name)
+        self._described: list[dict[str, Any]] = []  # the streams the last procedure sent
         self.services = tuple(out)
         """The services tested: the marker's, or with direction="both" each of them in
         each direction."""
@@ -189,35 +213,37 @@ class Y1564Runner:
 
     @contextmanager
     def _streams(self, services: tuple[Service, ...]
-                 ) -> Iterator[tuple[dict[str, LoadedStream], dict[str, LoadedStream],
+                 ) -> Iterator[tuple[dict[str, Sequence[Lane]], dict[str, Sequence[Lane]],
                                      list[Port]]]:
-        """Each service's stream on its wire (its green one when colour-aware), each
-        colour-aware service's yellow stream, and the receiving ports."""
+        """Each service's lanes on its wire (its green ones when colour-aware), each
+        colour-aware service's yellow lanes, and the receiving ports. A service's traffic
+        is loaded as RFC 2544's is (bench/lanes.py over a traffic.mix.Mix): its stream on
+        its wire, on the reverse wire the reply to it (or bidirectional()'s own)."""
         if not self._learned and self.mark.learning_frames:
             send_learning_frames(self.engine, self.ports, self.mark.wire,
                                  self.mark.learning_frames)
             self._learned = True
-        loaded: dict[str, LoadedStream] = {}
-        yellow: dict[str, LoadedStream] = {}
-        try:
+        green: dict[str, Sequence[Lane]] = {}
+        yellow: dict[str, Sequence[Lane]] = {}
+        described: list[dict[str, Any]] = []
+        with ExitStack() as loaded:
             for i, s in enumerate(services):
-                tx, rx = self._wire_of[s.name]
-                flow = self.ports.flow(tx, rx)
-                for colour, into in (("green", loaded), ("yellow", yellow)):
+                if s.name not in self._dir_of:
+                    self.service(s.name)  # NetloadConfigError naming the marker's services
+                d, given = self._dir_of[s.name]
+                for colour, into in (("green", green), ("yellow", yellow)):
                     if colour == "yellow" and not s.colour_aware:
                         continue
-                    c = s.coloured(colour)
-                    spec = udp(size=s.frame_size,
-                               name=s.name if colour == "green" or not s.colour_aware
-                               else f"{s.name}/yellow",
-                               dscp=c.dscp or 0, pcp=c.pcp or 0, vlan=s.vlan,
-                               dport=9 if s.dport is None else s.dport, sport=1024 + i)
-                    into[s.name] = self.engine.load(tx, spec.for_flow(flow))
-            yield loaded, yellow, list({self._wire_of[s.name][1].device:
-                                        self._wire_of[s.name][1] for s in services}.values())
-        finally:
-            for stream in (*loaded.values(), *yellow.values()):
-                stream.free()
+                    plan = loaded.enter_context(load_lanes(
+                        self.engine, self.ports, self._wires, _service_mix(s, colour, i),
+                        s.frame_size, only=(d,),
+                        name=given if colour == "green" else f"{given}/yellow"))
+                    into[s.name] = plan.lanes
+                    described += [{"service": s.name, "colour": colour, **x}
+                                  for x in plan.record["streams"]]
+            self._described = described
+            yield green, yellow, list({self._wire_of[s.name][1].device:
+                                       self._wire_of[s.name][1] for s in services}.values())
 
     @contextmanager
     def _measurer(self, services: tuple[Service, ...],
@@ -238,7 +264,9 @@ class Y1564Runner:
                               for tx, rx in (self._wire_of[s.name] for s in services))
         return {"wire": " + ".join(wires), "direction": self.mark.direction,
                 "layer": "l2", "layer_text": "frame bytes with FCS (Y.1564 IR and CIR)",
-                "drain_s": self.mark.drain_s}
+                "drain_s": self.mark.drain_s,
+                "streams": [x for x in self._described
+                            if x["service"] in {s.name for s in services}]}
 
     def sct(self, service: str | Service | None = None) -> SctResult | tuple[SctResult, ...]:
         """The service configuration test of `service` (a name), or of each service in

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,6 +32,7 @@ from ..units import Rate, frame_bits
 from ..y1564 import Burst, BurstSample, ServiceSample
 from . import progress
 from .dut_trial import DutTrials, RunLoss
+from .lanes import Lane
 from .settings import Y1564_DRAIN_S
 from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
 
@@ -41,20 +42,31 @@ KEPT_INTERVALS = 3600
 __all__ = ["KEPT_INTERVALS", "EngineBurstMeasurer", "EngineServiceMeasurer"]
 
 
+def _merged(parts: Sequence[LatencyResult | None]) -> LatencyResult | None:
+    got = [p for p in parts if p is not None]
+    return None if not got else got[0] if len(got) == 1 else LatencyResult.merge(got)
+
+
+def _frame_size(lanes: Sequence[Lane]) -> int:
+    """A service's frame size: its streams' (a weighted mix's streams share it)."""
+    return round(lanes[0].stream.mean_frame_size)
+
+
 @dataclass
 class EngineServiceMeasurer:
-    """`ServiceMeasurer` on loaded streams, one per service (by name); a colour-aware
-    service has a second, yellow stream (in `yellow`): its load up to its CIR (in `cir_bps`)
-    goes on the green stream, the rest on the yellow one, each its own signature stream, so
+    """`ServiceMeasurer` on loaded streams: each service's lanes by name (one stream, or
+    a weighted mix's several, each with its share of the service's frames); a colour-aware
+    service has yellow lanes too (in `yellow`): its load up to its CIR (in `cir_bps`)
+    goes on the green ones, the rest on the yellow ones, each its own signature stream, so
     RX counts the colours apart."""
 
     engine: Engine
-    streams: Mapping[str, LoadedStream]
+    streams: Mapping[str, Sequence[Lane]]
     rx: list[Port]
     drain_s: float = Y1564_DRAIN_S
     burst_bytes: Mapping[str, int | None] = field(default_factory=dict)
     """Each service's CBS (+ EBS): how late the generator may run (validity.late_burst_reason)."""
-    yellow: Mapping[str, LoadedStream] = field(default_factory=dict)
+    yellow: Mapping[str, Sequence[Lane]] = field(default_factory=dict)
     cir_bps: Mapping[str, float] = field(default_factory=dict)
     dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_sct"))
     """The DUT hooks around each run (bench/dut_trial.py), as RFC 2544's trials have them."""
@@ -76,15 +88,15 @@ class EngineServiceMeasurer:
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
-        stream = self.streams.get(name)
-        if stream is None:
+        lanes = self.streams.get(name)
+        if lanes is None:
             raise NetloadConfigError(f"service {name!r} has no stream here; the services "
                                      f"are {sorted(self.streams)}")
         yellow = self.yellow.get(name)
-        if yellow is None:
-            return [("green", stream, bps)]
-        green_bps = min(bps, self.cir_bps[name])
-        return [("green", stream, green_bps), ("yellow", yellow, bps - green_bps)]
+        green_bps = bps if yellow is None else min(bps, self.cir_bps[name])
+        out = [("green", lane.stream, green_bps * lane.share) for lane in lanes]
+        return out + [("yellow", lane.stream, (bps - green_bps) * lane.share)
+                      for lane in yellow or ()]
 
     def _entries(self, load: Mapping[str, float]) -> list[tuple[str, str, float, float, Any]]:
         """(service, colour, L2 bit rate, pps, Tx) of each stream `load` sends."""
@@ -146,12 +158,12 @@ class EngineServiceMeasurer:
                                   drain_s=self.drain_s,
                                   expect_frames=self._colour_rules(entries))
             self.colour_at_rx = self._colour_counts(entries, run)
-            by_name: dict[str, dict[str, tuple[float, Any, str | None]]] = {}
+            by_name: dict[str, dict[str, list[tuple[float, Any, str | None]]]] = {}
             for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
                 why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
                     late_burst_reason(s, bps, self.burst_bytes.get(name),
                                       whose=f"service {name!r}")
-                by_name.setdefault(name, {})[colour] = (bps, s, why)
+                by_name.setdefault(name, {}).setdefault(colour, []).append((bps, s, why))
             for name, parts in by_name.items():
                 samples[name] = replace(self._sample(name, parts, duration_s),
                                         colour_at_rx=self.colour_at_rx.get(name))
@@ -161,7 +173,7 @@ class EngineServiceMeasurer:
             return run, RunLoss(sum(x.lost + (x.yellow_tx_frames or 0) -
                                     (x.yellow_rx_frames or 0) for x in samples.values()))
 
-        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
+        sizes = sorted({_frame_size(self.streams[e[0]]) for e in entries})
         ctx = self.dut.context(sizes[0] if len(sizes) == 1 else  # several: "64B + 512B"
                                " + ".join(f"{n}B" for n in sizes),
                                sum(e[3] for e in entries), duration_s)
@@ -172,24 +184,27 @@ class EngineServiceMeasurer:
         return {name: self._judged(x, judged, len(samples) == 1)
                 for name, x in samples.items()}
 
-    def _sample(self, name: str, parts: Mapping[str, tuple[float, Any, str | None]],
+    def _sample(self, name: str, parts: Mapping[str, list[tuple[float, Any, str | None]]],
                 duration_s: float) -> ServiceSample:
         """Service `name`'s sample from its colours' (L2 rate, stream result, invalid
-        reason): the green (or only) stream's frames, the yellow one's apart."""
-        green, yellow = parts.get("green"), parts.get("yellow")
+        reason) of each stream: the green (or only) streams' frames, the yellow ones'
+        apart."""
+        green, yellow = parts.get("green", []), parts.get("yellow")
         reasons = [f"{c} frames: {p[2]}" if yellow is not None else p[2]
-                   for c, p in parts.items() if p[2] is not None]
+                   for c, ps in parts.items() for p in ps if p[2] is not None]
         why = "; ".join(reasons) or None
-        g = green[1] if green is not None else None
         return ServiceSample(
-            service=name, offered_bps=sum(p[0] for p in parts.values()),
-            duration_s=duration_s, frame_size=int(round(self.streams[name].mean_frame_size)),
-            tx_frames=0 if g is None else int(g.tx_packets),
-            rx_frames=0 if g is None else int(g.rx_unique),
-            latency=g.latency_result() if g is not None and g.latency_samples else None,
+            service=name, offered_bps=sum(p[0] for ps in parts.values() for p in ps),
+            duration_s=duration_s, frame_size=_frame_size(self.streams[name]),
+            tx_frames=sum(int(p[1].tx_packets) for p in green),
+            rx_frames=sum(int(p[1].rx_unique) for p in green),
+            latency=_merged([p[1].latency_result() if p[1].latency_samples else None
+                             for p in green]),
             valid=why is None, invalid_reason=why,
-            yellow_tx_frames=None if yellow is None else int(yellow[1].tx_packets),
-            yellow_rx_frames=None if yellow is None else int(yellow[1].rx_unique))
+            yellow_tx_frames=None if yellow is None else sum(int(p[1].tx_packets)
+                                                             for p in yellow),
+            yellow_rx_frames=None if yellow is None else sum(int(p[1].rx_unique)
+                                                             for p in yellow))
 
     @staticmethod
     def _judged(sample: ServiceSample, judged: RunLoss, alone: bool) -> ServiceSample:
@@ -223,7 +238,8 @@ class EngineServiceMeasurer:
         def one(iv: Interval) -> None:
             nonlocal got
             got += 1
-            parts: dict[str, dict[str, tuple[int, int, float, LatencyResult | None]]] = {}
+            parts: dict[str, dict[str, list[tuple[int, int, float,
+                                                  LatencyResult | None]]]] = {}
             reasons: dict[str, list[str]] = {}
             for i, (name, colour, bps, pps, _tx) in enumerate(entries):
                 tx = int(iv.tx_packets[i])
@@ -245,21 +261,21 @@ class EngineServiceMeasurer:
                                             samples=h.total,
                                             duplicates=int(iv.duplicates[i]),
                                             reordered=int(iv.reordered[i]))
-                parts.setdefault(name, {})[colour] = (tx, int(iv.rx_unique[i]), bps, latency)
+                parts.setdefault(name, {}).setdefault(colour, []).append(
+                    (tx, int(iv.rx_unique[i]), bps, latency))
             out: dict[str, ServiceSample] = {}
             for name, by_colour in parts.items():
-                green, yellow = by_colour.get("green"), by_colour.get("yellow")
+                green, yellow = by_colour.get("green", []), by_colour.get("yellow")
                 why = "; ".join(reasons.get(name, [])) or None
                 out[name] = ServiceSample(
-                    service=name, offered_bps=sum(p[2] for p in by_colour.values()),
-                    duration_s=interval_s,
-                    frame_size=int(round(self.streams[name].mean_frame_size)),
-                    tx_frames=0 if green is None else green[0],
-                    rx_frames=0 if green is None else green[1],
-                    latency=None if green is None else green[3],
+                    service=name, offered_bps=sum(p[2] for ps in by_colour.values()
+                                                  for p in ps),
+                    duration_s=interval_s, frame_size=_frame_size(self.streams[name]),
+                    tx_frames=sum(p[0] for p in green), rx_frames=sum(p[1] for p in green),
+                    latency=_merged([p[3] for p in green]),
                     valid=why is None, invalid_reason=why,
-                    yellow_tx_frames=None if yellow is None else yellow[0],
-                    yellow_rx_frames=None if yellow is None else yellow[1])
+                    yellow_tx_frames=None if yellow is None else sum(p[0] for p in yellow),
+                    yellow_rx_frames=None if yellow is None else sum(p[1] for p in yellow))
             self.intervals.append(replace(iv, latency_hist=iv.latency_hist[:, :0]))
             on_interval(out)
 
@@ -274,7 +290,7 @@ class EngineServiceMeasurer:
 
         # the whole run is one trial to the DUT hooks: their counters before and after
         # it, its loss attributed (every interval's together)
-        sizes = sorted({round(self.streams[e[0]].mean_frame_size) for e in entries})
+        sizes = sorted({_frame_size(self.streams[e[0]]) for e in entries})
         ctx = self.dut.context(sizes[0] if len(sizes) == 1 else
                                " + ".join(f"{n}B" for n in sizes),
                                sum(e[3] for e in entries), interval_s * count)
@@ -294,11 +310,12 @@ class EngineServiceMeasurer:
 
 @dataclass
 class EngineBurstMeasurer:
-    """`BurstMeasurer` on loaded streams, one per service (by name): the idle time, then
-    the burst as one count-bounded run at the port's maximum rate."""
+    """`BurstMeasurer` on loaded streams, each service's lanes by name: the idle time,
+    then the burst as one count-bounded run at the port's maximum rate (a weighted mix's
+    streams each send their share of the burst's frames)."""
 
     engine: Engine
-    streams: Mapping[str, LoadedStream]
+    streams: Mapping[str, Sequence[Lane]]
     rx: list[Port]
     drain_s: float = Y1564_DRAIN_S
     sleep: Any = time.sleep
@@ -308,31 +325,46 @@ class EngineBurstMeasurer:
     last_run: Any = field(default=None, repr=False)
 
     def measure(self, load: Burst, duration_s: float) -> BurstSample:
-        stream = self.streams.get(load.service)
-        if stream is None:
+        lanes = self.streams.get(load.service)
+        if lanes is None:
             raise NetloadConfigError(f"service {load.service!r} has no stream here; the "
                                      f"services are {sorted(self.streams)}")
         self.sleep(load.idle_s)  # the bucket refills
-        size = int(round(stream.mean_frame_size))
+        size = _frame_size(lanes)
         burst_s = max(duration_s - load.idle_s, 1e-9)  # the burst's time at the line rate
         ctx = self.dut.context(size, load.frames / burst_s, burst_s)
         self.last_run, sample = self.dut.around(
-            ctx, lambda: self._burst(stream, load, size), lambda t: t.lost)
+            ctx, lambda: self._burst(lanes, load, size), lambda t: t.lost)
         self.runs += 1
         return sample
 
-    def _burst(self, stream: LoadedStream, load: Burst, size: int) -> tuple[Any, BurstSample]:
+    @staticmethod
+    def _counts(lanes: Sequence[Lane], frames: int) -> list[int]:
+        """The burst's frames over the lanes by their shares (largest remainders)."""
+        exact = [frames * lane.share for lane in lanes]
+        counts = [int(x) for x in exact]
+        for i in sorted(range(len(lanes)), key=lambda k: counts[k] - exact[k])[
+                :frames - sum(counts)]:
+            counts[i] += 1
+        return counts
+
+    def _burst(self, lanes: Sequence[Lane], load: Burst, size: int
+               ) -> tuple[Any, BurstSample]:
         progress.trial_start()
-        run = self.engine.run([Tx(stream, load.frames)], self.rx, drain_s=self.drain_s)
-        s = run.streams[0]
-        span_s = s.tx_span_ns / 1e9
-        rate = size * 8 * (s.tx_packets - 1) / span_s if s.tx_packets > 1 and span_s > 0 \
-            else None
+        sending = [(lane, n) for lane, n in zip(lanes, self._counts(lanes, load.frames)) if n]
+        run = self.engine.run([Tx(lane.stream, n) for lane, n in sending], self.rx,
+                              drain_s=self.drain_s)
+        results = list(run.streams[:len(sending)])
+        sent = sum(int(s.tx_packets) for s in results)
+        span_s = max(s.tx_span_ns for s in results) / 1e9
+        rate = size * 8 * (sent - 1) / span_s if sent > 1 and span_s > 0 else None
         pps = rate / (size * 8) if rate else 1e6
-        why = generator_failure(run, s, load.frames, pps, load.frames / pps, tx_tolerance=0.0)
-        if why is None and s.tx_packets < load.frames:
-            why = (f"the generator sent {fmt.count(s.tx_packets)} of the burst's "
+        why = next((w for (_lane, n), s in zip(sending, results)
+                    if (w := generator_failure(run, s, n, pps * n / load.frames,
+                                               load.frames / pps, tx_tolerance=0.0))), None)
+        if why is None and sent < load.frames:
+            why = (f"the generator sent {fmt.count(sent)} of the burst's "
                    f"{fmt.count(load.frames)} frames")
-        return run, BurstSample(service=load.service, frame_size=size,
-                                tx_frames=int(s.tx_packets), rx_frames=int(s.rx_unique),
+        return run, BurstSample(service=load.service, frame_size=size, tx_frames=sent,
+                                rx_frames=sum(int(s.rx_unique) for s in results),
                                 rate_bps=rate, valid=why is None, invalid_reason=why)

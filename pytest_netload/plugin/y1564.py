@@ -31,7 +31,8 @@ Y1564_HELP = (
     "service activation with the y1564 fixture. Each service: {'name', 'cir' (e.g. "
     "'10Mbit/s', L2 with FCS), 'eir', 'cbs', 'ebs', 'frame_size', 'dscp', 'pcp', 'vlan', "
     "'dport', 'colour' ('dscp' or 'pcp'), 'green', 'yellow', 'sac': {'flr': '0.1%', "
-    "'ftd': '10ms', 'fdv': '1ms', 'availability': '99.9%'}}. Provided by pytest-netload.")
+    "'ftd': '10ms', 'fdv': '1ms', 'availability': '99.9%'}, 'stream' (its traffic: any "
+    "form rfc2544's stream= takes; default UDP)}. Provided by pytest-netload.")
 Y1564_ARGS = ("services", "steps", "step_duration", "eir_step", "policing",
               "policing_overshoot", "ir_tolerance", "spt_duration", "interval",
               "availability_threshold", "availability_n", "fdv_quantile", "drain", "retries",

@@ -31,6 +31,9 @@ JSON format history:
   `rfc2889_errored_frame_filtering`.
 - 1.2: a throughput record's optional `latency_at` (latency at fractions
   of its throughput or PDR: `throughput(latency_at=...)`).
+- 1.3: the `port_counts`, `spread` and `delivery` records (where frames land).
+- 1.4: the streams a Y.1564 or RFC 2889 procedure sent (the user's `stream=`):
+  `traffic.streams` of the y1564 records, `traffic` of the RFC 2889 meshes.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 
 def package_version() -> str:

@@ -23,13 +23,24 @@ from typing import Any
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.traffic.packets import FieldOp, Layer, LayerStack, Template
 from pytest_netload.traffic.replay import PCAP_SIZE, Replay, ReplayFlow
-from pytest_netload.traffic.rewrite import addresses, mirrored, pop_vlan, push_vlan, vlan_ids
+from pytest_netload.traffic.rewrite import (
+    Marks,
+    addresses,
+    marked,
+    marks,
+    mirrored,
+    pop_vlan,
+    push_vlan,
+    readdressed,
+    vlan_ids,
+)
 from pytest_netload.traffic.streams import (
     IMIX_PRESETS,
     SIGNATURE_BYTES,
     L4Spec,
     Stream,
     _as_template,
+    vlan_tags,
 )
 
 __all__ = ["MAX_PARTS", "Mix", "Part", "as_mix", "bidirectional", "check_on_wire",
@@ -85,15 +96,40 @@ class Mix:
         return [{"stream": p.label, "kind": _kind(p.source), "share": p.weight / total}
                 for p in parts]
 
+    def marked(self, *, dscp: int | None = None, pcp: int | None = None,
+               what: str = "the stream") -> Mix:
+        """This mix with every stream's DSCP (IPv4 TOS, IPv6 traffic class) and the PCP of
+        its outermost VLAN tag set where given (a Y.1564 service's marks, its colour);
+        NetloadConfigError naming `what` where a stream has no IP header or no tag."""
+        if dscp is None and pcp is None:
+            return self
+
+        def part(p: Part) -> Part:
+            return replace(p, source=_marked(p.source, dscp, pcp, what))
+
+        return Mix(tuple(part(p) for p in self.forward),
+                   None if self.reverse is None else tuple(part(p) for p in self.reverse))
+
+    def marks(self, reverse: bool = False) -> Marks:
+        """What a classifier reads in the frames of one direction (VLAN id, PCP, DSCP, L4
+        destination port): each field where every stream agrees on it, else None."""
+        mirror = reverse and self.reverse is None
+        found = [_marks(p.source, mirror) for p in self.parts(reverse)]
+        return Marks(*(getattr(found[0], k) if len({getattr(m, k) for m in found}) == 1
+                       else None for k in ("vlan", "pcp", "dscp", "dport")))
+
     def streams_for(self, flow: Any, size: int | str, *, reverse: bool = False,
                     forward_flow: Any = None, ports: Sequence[Any] = (),
-                    name: str | None = None) -> list[tuple[Stream, float]]:
+                    name: str | None = None, readdress: bool = False
+                    ) -> list[tuple[Stream, float]]:
         """The streams of this mix on `flow`'s wire at frame size `size`, each with its share
         of the wire's load (the shares sum to 1). `reverse`: `flow` is the reverse wire of
         a both-ways run, whose forward wire is `forward_flow`; a stream the pair does not
         name for it is the reply of the forward one. `ports` (every port of the topology)
         lets `check_on_wire` name a destination that is another port's address. `name`
-        prefixes the streams' names (they must be unique within a run)."""
+        prefixes the streams' names (they must be unique within a run). `readdress`: each
+        stream is sent between `flow`'s MACs and IPs whatever its own (RFC 2889: one
+        template for every port pair)."""
         parts = self.parts(reverse)
         mirror = reverse and self.reverse is None
         total = sum(p.weight for p in parts)
@@ -115,7 +151,7 @@ class Mix:
                     "in bytes")
             else:
                 template, fields = _bind(part.source, flow, mirror=mirror,
-                                         forward_flow=forward_flow)
+                                         forward_flow=forward_flow, readdress=readdress)
                 _check_fits(template, unique, size, wire)
                 stream = Stream(template, size=size, fields=fields, name=unique,
                                 seed=getattr(part.source, "seed", None),
@@ -163,11 +199,41 @@ def _kind(source: L4Spec | Stream | ReplayFlow) -> str:
     return "template"
 
 
-def _bind(source: L4Spec | Stream, flow: Any, *, mirror: bool, forward_flow: Any
-          ) -> tuple[Template, tuple[FieldOp, ...]]:
+def _marked(source: L4Spec | Stream | ReplayFlow, dscp: int | None, pcp: int | None,
+            what: str) -> L4Spec | Stream | ReplayFlow:
+    if isinstance(source, ReplayFlow):
+        raise NetloadConfigError(
+            f"{what} replays a capture, whose frames are sent as captured: they cannot be "
+            f"marked with DSCP {dscp} / PCP {pcp}; give a udp()/tcp() spec or a template")
+    if isinstance(source, L4Spec):
+        if pcp is not None and source.vlan is None:
+            raise NetloadConfigError(
+                f"{what} has no VLAN tag to carry PCP {pcp}: give the spec one "
+                f"({source.protocol}(vlan=100)), or mark the service by DSCP")
+        return replace(source, dscp=source.dscp if dscp is None else dscp,
+                       pcp=source.pcp if pcp is None else pcp)
+    template = marked(source.template, source.fields, dscp=dscp, pcp=pcp, what=what)
+    return Stream(template, size=source.size, fields=source.fields, name=source.name,
+                  seed=source.seed, stamp_every=source.stamp_every)
+
+
+def _marks(source: L4Spec | Stream | ReplayFlow, mirror: bool) -> Marks:
+    if isinstance(source, ReplayFlow):
+        return Marks(None, None, None, None)  # a capture's frames: any
+    if isinstance(source, L4Spec):
+        tags = vlan_tags(source.vlan)
+        return Marks(tags[0] if tags else None, source.pcp if tags else None, source.dscp,
+                     source.dport)  # a spec's reply keeps its ports (_bind)
+    return marks(source.template, source.fields, reply=mirror)
+
+
+def _bind(source: L4Spec | Stream, flow: Any, *, mirror: bool, forward_flow: Any,
+          readdress: bool = False) -> tuple[Template, tuple[FieldOp, ...]]:
     """The headers and field ops of `source` on `flow`'s wire."""
     if isinstance(source, L4Spec):
         spec = source
+        if readdress:
+            spec = replace(spec, src=None, dst=None)
         if mirror:
             spec = replace(spec, src=spec.dst, dst=spec.src, src_ips=spec.dst_ips,
                            dst_ips=spec.src_ips)
@@ -180,6 +246,9 @@ def _bind(source: L4Spec | Stream, flow: Any, *, mirror: bool, forward_flow: Any
             template, fields = pop_vlan(template, fields)  # the forward port's tag: not ours
         template, fields = mirrored(template, fields, src_mac=flow.src_mac,
                                     dst_mac=flow.dst_mac)
+    if readdress:
+        template = readdressed(template, src_mac=flow.src_mac, dst_mac=flow.dst_mac,
+                               src_ip=flow.src_ip, dst_ip=flow.dst_ip)
     port_vlan = getattr(flow.tx, "vlan", None)
     if port_vlan is not None and vlan_ids(template)[:1] != (port_vlan,):
         template, fields = push_vlan(template, port_vlan, fields)
@@ -298,9 +367,13 @@ def check_on_wire(stream: Stream, flow: Any, ports: Sequence[Any] = ()) -> None:
     others = {str(p.ip): f"port {p.name}'s ip" for p in ports
               if getattr(p, "ip", None) is not None and p.name not in (tx.name, rx.name)}
     want = f" ({rx.ip})" if getattr(rx, "ip", None) is not None else ""
+    own = {role: str(ipaddress.ip_address(str(port.ip)))
+           for role, port in (("destination", rx), ("source", tx))
+           if getattr(port, "ip", None) is not None}  # on a switch, a peer_ip is the far port
     for addr, owners, role in ((got.dst_ip, {**others, **sending}, "destination"),
                                (got.src_ip, receiving, "source")):
-        if addr is not None and str(ipaddress.ip_address(addr)) in owners:
+        if addr is not None and str(ipaddress.ip_address(addr)) in owners and \
+                str(ipaddress.ip_address(addr)) != own.get(role):
             raise NetloadConfigError(
                 f"{where}: its {role} IP {addr} is {owners[str(ipaddress.ip_address(addr))]}, "
                 f"so the frames would not go to port {rx.name}{want}: is the template built "

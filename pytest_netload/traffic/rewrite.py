@@ -13,9 +13,11 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pytest_netload.errors import NetloadConfigError
 from pytest_netload.traffic.packets import FieldOp, Template, from_bytes
 
-__all__ = ["Addresses", "addresses", "mirrored", "pop_vlan", "push_vlan", "vlan_ids"]
+__all__ = ["Addresses", "Marks", "addresses", "marked", "marks", "mirrored", "pop_vlan",
+           "push_vlan", "readdressed", "vlan_ids"]
 
 _TPIDS = (0x8100, 0x88A8, 0x9100)
 _TAG_AT = 12  # the first tag follows the two MACs
@@ -151,3 +153,104 @@ def _swapped_name(name: str | None) -> str | None:
         return name
     layer, _, part = name.partition(".")
     return f"{layer}.{_NAME_SWAPS.get(part, part)}"
+
+
+# ---- the marks a classifier reads: DSCP, the outermost tag's PCP ----------------------------
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What a DUT's classifier reads in a template's frames; None where the frames carry
+    none (no tag, no IP header, no UDP/TCP header) or a field op varies it."""
+
+    vlan: int | None
+    pcp: int | None
+    dscp: int | None
+    dport: int | None
+
+
+def _written(fields: Sequence[FieldOp], offset: int, width: int) -> FieldOp | None:
+    """The first field op that writes a byte of [offset, offset + width)."""
+    return next((op for op in fields
+                 if op.offset < offset + width and offset < op.offset + op.width), None)
+
+
+def _dscp_at(template: Template) -> int | None:
+    h, l3 = template.headers, template.l3_offset
+    if template.l3_proto == 4:
+        return h[l3 + 1] >> 2
+    if template.l3_proto == 6:
+        return ((h[l3] & 0x0F) << 2) | (h[l3 + 1] >> 6)
+    return None
+
+
+def marks(template: Template, fields: Sequence[FieldOp] = (), *, reply: bool = False) -> Marks:
+    """The template's classifier fields: the outermost tag's VLAN id and PCP, the DSCP
+    (IPv4 TOS, IPv6 traffic class, bits 7-2) and the L4 destination port; with `reply`,
+    those of its mirror image (the L4 source port is the reply's destination)."""
+    tagged = bool(vlan_ids(template)) and _written(fields, _TAG_AT + 2, 2) is None
+    tci = struct.unpack_from("!H", template.headers, _TAG_AT + 2)[0] if tagged else 0
+    l3 = template.l3_offset
+    dscp = _dscp_at(template) if l3 >= 0 and _written(fields, l3, 2) is None else None
+    port_at = template.l4_offset + (0 if reply else 2)
+    dport = struct.unpack_from("!H", template.headers, port_at)[0] \
+        if template.l4_proto and _written(fields, port_at, 2) is None else None
+    return Marks(tci & 0x0FFF if tagged else None, tci >> 13 if tagged else None, dscp, dport)
+
+
+def marked(template: Template, fields: Sequence[FieldOp] = (), *, dscp: int | None = None,
+           pcp: int | None = None, what: str = "the stream") -> Template:
+    """The template with its DSCP (IPv4 TOS, IPv6 traffic class, bits 7-2; the ECN bits
+    kept) and the PCP of its outermost VLAN tag set, where given. NetloadConfigError,
+    naming `what`, where the frames have no IP header (DSCP) or no tag (PCP), or one of
+    `fields` rewrites that byte (it would overwrite the mark)."""
+    h, l3 = bytearray(template.headers), template.l3_offset
+    if dscp is not None:
+        if template.l3_proto not in (4, 6):
+            raise NetloadConfigError(
+                f"{what} has no IPv4 or IPv6 header to carry DSCP {dscp}: send IP traffic "
+                "(udp(), or Eth() / IPv4() / UDP()), or mark the service by PCP in a VLAN tag")
+        op = _written(fields, l3, 2)
+        if op is not None:
+            raise NetloadConfigError(
+                f"{what}: its field op {op.label} rewrites the byte that carries the DSCP "
+                f"({dscp}); drop that field op or leave the DSCP to the stream")
+        if template.l3_proto == 4:
+            h[l3 + 1] = (dscp << 2) | (h[l3 + 1] & 0x03)
+        else:
+            tc = (dscp << 2) | ((h[l3 + 1] >> 4) & 0x03)
+            h[l3] = 0x60 | (tc >> 4)
+            h[l3 + 1] = ((tc & 0x0F) << 4) | (h[l3 + 1] & 0x0F)
+    if pcp is not None:
+        if not vlan_ids(template):
+            raise NetloadConfigError(
+                f"{what} has no VLAN tag to carry PCP {pcp}: build a tag into the stream "
+                "(udp(vlan=100), or Eth() / Vlan(100) / IPv4() / UDP()), or mark the service "
+                "by DSCP")
+        op = _written(fields, _TAG_AT + 2, 2)
+        if op is not None:
+            raise NetloadConfigError(
+                f"{what}: its field op {op.label} rewrites the VLAN tag that carries the PCP "
+                f"({pcp}); drop that field op or leave the PCP to the stream")
+        tci = struct.unpack_from("!H", h, _TAG_AT + 2)[0]
+        struct.pack_into("!H", h, _TAG_AT + 2, (pcp << 13) | (tci & 0x1FFF))
+    return Template(bytes(h), template.l3_offset, template.l3_proto, template.l4_offset,
+                    template.l4_proto, template.fields)
+
+
+def readdressed(template: Template, *, src_mac: str, dst_mac: str, src_ip: str | None,
+                dst_ip: str | None) -> Template:
+    """The template sent from `src_mac` to `dst_mac` (RFC 2889: one template for every
+    port pair), and between `src_ip` and `dst_ip` where both are given and of the
+    template's IP family (else its own addresses stay, for check_on_wire to judge)."""
+    h, l3 = bytearray(template.headers), template.l3_offset
+    h[0:6] = bytes.fromhex(dst_mac.replace(":", "").replace("-", ""))
+    h[6:12] = bytes.fromhex(src_mac.replace(":", "").replace("-", ""))
+    if src_ip is not None and dst_ip is not None and template.l3_proto in (4, 6):
+        src, dst = ipaddress.ip_address(src_ip), ipaddress.ip_address(dst_ip)
+        if src.version == dst.version == template.l3_proto:
+            at, width = (12, 4) if template.l3_proto == 4 else (8, 16)
+            h[l3 + at: l3 + at + width] = src.packed
+            h[l3 + at + width: l3 + at + 2 * width] = dst.packed
+    return Template(bytes(h), template.l3_offset, template.l3_proto, template.l4_offset,
+                    template.l4_proto, template.fields)

@@ -17,7 +17,7 @@ from .checks import Check
 from .measurer import FDV_QUANTILE, ServiceMeasurer, ServiceSample
 from .sct import (IR_TOLERANCE, POLICING_OVERSHOOT, SCT_STEP_S, SCT_STEPS, SctResult, SctStep,
                   service_configuration_test)
-from .services import Classifier, Sac, Service, check_services
+from .services import Classifier, Sac, Service, check_services, check_stream_directions
 from .spt import (CHECKPOINT_EVERY_S, INTERVAL_S, MAX_INVALID_RATIO, SPT_DURATION_S,
                   SptResult, SptService, service_performance_test)
 
@@ -56,6 +56,7 @@ __all__ = [
     "bucket_passes",
     "burst_test",
     "check_services",
+    "check_stream_directions",
     "full_burst_frames",
     "service_configuration_test",
     "service_performance_test",

@@ -3,6 +3,9 @@
 A service (an EVC or one class of service of it) is a bandwidth profile -- CIR, EIR and the
 burst sizes CBS/EBS of MEF 10.3 -- the frame size it is tested with, the fields that classify
 its frames (VLAN, PCP, DSCP, UDP destination port) and its service acceptance criteria (SAC).
+With ``stream=`` (anything RFC 2544's ``stream=`` takes: a udp()/tcp() spec, a template, a
+weighted mix) the service sends that traffic; its classifier is then read from the
+stream's frames, and its DSCP/PCP (and colours) are marked on them.
 
 A colour-aware service (``colour="dscp"`` or ``colour="pcp"``) marks its frames green or
 yellow in that field: the load up to the CIR goes green (``green=``, e.g. DSCP 10, AF11),
@@ -28,9 +31,12 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
+from ..traffic.mix import Mix, as_mix
+from ..traffic.replay import ReplayFlow
 from ..units import Duration, Rate, as_duration, as_rate, as_size, frame_bits
 
-__all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services"]
+__all__ = ["COLOUR_MODES", "Classifier", "Sac", "Service", "check_services",
+           "check_stream_directions"]
 
 #: How a colour-aware service marks its colour, and the values each field takes.
 COLOUR_MODES = {"dscp": (0, 63), "pcp": (0, 7)}
@@ -262,12 +268,17 @@ class Service:
     """The wire the service runs on ("p0->p1"), where a test runs services on several
     (Y.1564 with direction="both": each direction is a service); "" on the one wire.
     Services on different wires never overlap."""
+    stream: Mix | None = field(default=None, repr=False)
+    """The service's traffic (traffic.mix.Mix: anything RFC 2544's `stream=` takes), at
+    the service's frame size; its VLAN, PCP, DSCP and L4 destination port are the
+    classifier's, its DSCP/PCP marked with the service's (and its colours'). None: UDP
+    built from the service's own fields."""
 
     def __init__(self, name: str, cir: object, eir: object = None, cbs: object = None,
                  ebs: object = None, frame_size: object = DEFAULT_FRAME_SIZE,
                  dscp: object = None, pcp: object = None, vlan: object = None,
                  sac: object = None, dport: object = None, colour: object = None,
-                 green: object = None, yellow: object = None) -> None:
+                 green: object = None, yellow: object = None, stream: object = None) -> None:
         if not isinstance(name, str) or not name.strip():
             raise NetloadConfigError(f"service name {name!r}: give a non-empty string, e.g. "
                                      "'voice'")
@@ -297,7 +308,11 @@ class Service:
             "dport": _field_int(dport, "dport", name, 0, 65535, "UDP destination port"),
             "sac": Sac.of(sac, name),
         }
+        if stream is not None:
+            values["stream"] = _stream(name, stream, values)
         values.update(_colour(name, colour, green, yellow, values))
+        if stream is not None:
+            values.update(_stream_marks(name, values))
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
@@ -308,7 +323,7 @@ class Service:
             return x
         if isinstance(x, Mapping):
             allowed = {"name", "cir", "eir", "cbs", "ebs", "frame_size", "dscp", "pcp",
-                       "vlan", "sac", "dport", "colour", "green", "yellow"}
+                       "vlan", "sac", "dport", "colour", "green", "yellow", "stream"}
             unknown = sorted(set(x) - allowed)
             shown = x.get("name", "?")
             if unknown:
@@ -401,9 +416,62 @@ def _colour(name: str, colour: object, green: object, yellow: object,
         raise NetloadConfigError(
             f"service {name!r}: {mode}={values[mode]!r} and colour={mode!r}: with colour "
             f"the green and yellow values set the {meaning}; leave {mode} out")
+    if mode == "pcp" and values.get("vlan") is None and values.get("stream") is not None:
+        raise NetloadConfigError(
+            f"service {name!r}: colour='pcp' needs a VLAN tag to carry the PCP, but its "
+            "stream's frames have none: build a tag into the stream (udp(vlan=100), or "
+            "Eth() / Vlan(100) / IPv4() / UDP()), or use colour='dscp'")
     if mode == "pcp" and values.get("vlan") is None:
         raise NetloadConfigError(f"service {name!r}: colour='pcp' needs a VLAN tag to carry "
                                  "the PCP; give vlan=, e.g. vlan=100, or use colour='dscp'")
+    return out
+
+
+def _stream(name: str, stream: object, values: dict[str, Any]) -> Mix:
+    """Service `name`'s `stream=` as a Mix, checked: it gives the VLAN and the L4 port
+    (so vlan= and dport= are refused beside it). Its VLAN is put in `values`
+    (colour='pcp' needs one)."""
+    for key, what, how in (("vlan", "VLAN tags", "udp(vlan=100) or Eth() / Vlan(100) / ..."),
+                           ("dport", "L4 ports", "udp(dport=5000) or UDP(dport=5000)")):
+        if values[key] is not None:
+            raise NetloadConfigError(
+                f"service {name!r}: {key}={values[key]!r} beside stream=: the stream's frames "
+                f"carry their own {what}; build it into the stream ({how}) and drop {key}")
+    if isinstance(stream, str):
+        raise NetloadConfigError(
+            f"service {name!r}: stream={stream!r} is not a stream; the service's frame_size "
+            "sets its frames' size: give stream= udp(...), tcp(...), a template (Eth() / "
+            "Vlan(100) / IPv6() / UDP()), a Stream or a weighted list of them")
+    try:
+        mix = as_mix(stream)
+    except NetloadConfigError as exc:
+        raise NetloadConfigError(f"service {name!r}: {exc}") from None
+    if any(isinstance(p.source, ReplayFlow) for p in (*mix.forward, *(mix.reverse or ()))):
+        raise NetloadConfigError(
+            f"service {name!r}: stream= replays a capture, whose frames keep their captured "
+            "sizes and bytes, but a service sends frames of its frame_size marked with its "
+            "DSCP/PCP: give a udp()/tcp() spec or a template (Eth() / IPv4() / UDP())")
+    values["vlan"] = mix.marks().vlan
+    return mix
+
+
+def _stream_marks(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The classifier fields the service's stream gives: its L4 destination port, and
+    its DSCP and PCP where neither the service nor its colour sets them. Its frames
+    must carry the marks the service writes (an IP header for DSCP, a tag for PCP):
+    refused here, before any traffic."""
+    mix: Mix = values["stream"]
+    mode = values.get("colour")
+    for colour in ("green", "yellow") if mode is not None else ("green",):
+        writes = {"dscp": values["dscp"], "pcp": values["pcp"]}
+        if mode is not None:
+            writes[mode] = values[colour]
+        mix.marked(**writes, what=f"the stream of service {name!r}")
+    found = mix.marks()
+    out: dict[str, Any] = {"dport": found.dport}
+    for key in ("dscp", "pcp"):
+        if values[key] is None and values.get("colour") != key:
+            out[key] = getattr(found, key)
     return out
 
 
@@ -472,3 +540,14 @@ def check_services(services: Iterable[Service | Mapping[str, Any]],
             f"line rate {fmt.bitrate(line)}: the service performance test sends them all at "
             "once; lower their cir or test fewer services together")
     return out
+
+
+def check_stream_directions(services: Iterable[Service], direction: str) -> None:
+    """A service whose stream is bidirectional(...) needs direction="both" (the y1564
+    marker's), which tests it on the marker's wire and on its reverse."""
+    for s in services:
+        if s.stream is not None and s.stream.reverse is not None and direction != "both":
+            raise NetloadConfigError(
+                f"service {s.name!r}: stream=bidirectional(...) names the reverse wire's "
+                "streams, but direction is 'one': add direction='both' to "
+                "@pytest.mark.y1564, or give the forward streams alone")

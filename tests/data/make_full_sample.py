@@ -373,19 +373,32 @@ def _y1564() -> None:
     step fails), then the performance test of both services."""
     services = check_services(Y1564_SERVICES, LINE_RATE_BPS)
     dut = FakePolicer({"voice": 2e6, "data": 12e6})
-    traffic = {"wire": "p0->p1", "layer": "l2", "layer_text": "frame bytes with FCS "
-               "(Y.1564 IR and CIR)", "drain_s": 0.1}
+    # what each service sent, as bench/y1564.py records it: voice its own stream= (a VLAN
+    # IPv6 template), data the default UDP in both colours
+    streams = [{"service": "voice", "colour": "green", "wire": "p0->p1",
+                "name": "voice p0->p1", "kind": "template", "share": 1.0,
+                "mean_frame_size": 128.0},
+               *({"service": "data", "colour": colour, "wire": "p0->p1",
+                  "name": f"data{suffix} p0->p1", "kind": "udp", "share": 1.0,
+                  "mean_frame_size": 512.0} for colour, suffix in (("green", ""),
+                                                                    ("yellow", "/yellow")))]
+
+    def traffic(*names: str) -> dict[str, Any]:
+        return {"wire": "p0->p1", "direction": "one", "layer": "l2",
+                "layer_text": "frame bytes with FCS (Y.1564 IR and CIR)", "drain_s": 0.1,
+                "streams": [x for x in streams if x["service"] in names]}
+
     results = []
     for service in services:
         sct = service_configuration_test(dut, service, settings=TrialSettings(duration_s=10.0))
-        record_measurement("y1564_sct", {**sct.as_dict(), "traffic": traffic})
+        record_measurement("y1564_sct", {**sct.as_dict(), "traffic": traffic(service.name)})
         results.append(sct)
     bursts = burst_test(FakeBucket(16_000, 8e6), services[1], line_rate_bps=LINE_RATE_BPS,
                         shares=(0.8, 2.0), ebs=False)
-    record_measurement("y1564_bursts", {**bursts.as_dict(), "traffic": traffic})
+    record_measurement("y1564_bursts", {**bursts.as_dict(), "traffic": traffic("data")})
     spt = service_performance_test(dut, services, duration_s=30.0)
-    record_measurement("y1564_spt", {**spt.as_dict(), "traffic": traffic, "checkpoint": None,
-                                     "resumed": False})
+    record_measurement("y1564_spt", {**spt.as_dict(), "traffic": traffic("voice", "data"),
+                                     "checkpoint": None, "resumed": False})
     assert_sac([*results, bursts, spt])
 
 
@@ -439,6 +452,9 @@ class FakeSwitch:
         return BroadcastTrial(load, d, tx, (rx,) * 3, latency, port_names=self.names[1:])
 
 
+_FULL_MESH = [(i, j) for i in range(4) for j in range(4) if i != j]
+
+
 def _rfc2889() -> None:
     """Every RFC 2889 procedure on a 4-port fake switch, recorded as bench/rfc2889.py does."""
     switch, line = FakeSwitch(), 148_809.5  # 100 Mbit/s at 64 B
@@ -464,8 +480,15 @@ def _rfc2889() -> None:
                 ErroredCase("bad_fcs", skipped_reason="the MAC computes the FCS")),
                 settings=timed)):
         data = result.as_dict()
+        meshes = {"rfc2889_fully_meshed": _FULL_MESH, "rfc2889_maximum_forwarding_rate":
+                  _FULL_MESH, "rfc2889_partially_meshed": [(0, j) for j in (1, 2, 3)],
+                  "rfc2889_congestion_control": [(0, 2), (0, 3), (1, 2)]}
+        pairs = meshes.get(data["procedure"])
+        sent = {} if pairs is None else {"traffic": {"streams": [  # the default UDP
+            {"wire": f"p{i}->p{j}", "name": f"udp p{i}->p{j}", "kind": "udp", "share": 1.0,
+             "mean_frame_size": 64.0} for i, j in pairs]}}
         record_measurement(data["procedure"], {**data, "frame_size": 64,
-                                               "port_names": list(switch.names)})
+                                               "port_names": list(switch.names), **sent})
 
 
 def _histogram(latency: dict[str, Any], result: LatencyResult) -> None:

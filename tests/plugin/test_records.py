@@ -190,7 +190,7 @@ def test_session_results_are_written_as_json(pytester: pytest.Pytester) -> None:
     path = pytester.path / "out" / "results.json"
     result.stdout.fnmatch_lines([f"netload: results written to {path}"])
     doc = json.loads(path.read_text())
-    assert doc["schema_version"] == "1.3"
+    assert doc["schema_version"] == "1.4"
     # every netload test is listed; test_plain uses nothing of netload's: not one
     assert [t["outcome"] for t in doc["tests"]] == ["passed", "failed"]
     assert doc["tests"][0]["measurements"][0]["throughput_pps"] == 250000.0

@@ -192,11 +192,11 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("rfc2889", (64,), {},
      'positional arguments [64]: write them as keywords (frame_size, trial_duration,'
      ' resolution, max_trials, retries, max_rate, drain, ports, low, high, learning_rate,'
-     ' test_rate, learning_count, age_time, load_steps, max_frame)'),
+     ' test_rate, learning_count, age_time, load_steps, max_frame, stream)'),
     ("rfc2889", (), {"frame_sizes": [64]},
      "unknown argument 'frame_sizes'; rfc2889 takes frame_size, trial_duration,"
      ' resolution, max_trials, retries, max_rate, drain, ports, low, high, learning_rate,'
-     ' test_rate, learning_count, age_time, load_steps, max_frame: rename or remove it'),
+     ' test_rate, learning_count, age_time, load_steps, max_frame, stream: rename or remove it'),
     ("rfc2889", (), {"frame_size": "imix"},
      "frame_size='imix': give bytes with FCS, e.g. 64"),
     ("rfc2889", (), {"trial_duration": 0},
@@ -248,6 +248,10 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      'max_frame=63: give a whole number from 64 to 9604'),
     ("rfc2889", (), {"max_frame": "1518"},
      "max_frame='1518': give a whole number from 64 to 9604"),
+    ("rfc2889", (), {"stream": "imix"},
+     "stream='imix' is not a stream; the marker's frame_size sets the meshes' frames (e.g. "
+     "frame_size=128): give stream= udp(...), tcp(...), a template (Eth() / Vlan(100) / "
+     "IPv6() / UDP()), a Stream or a weighted list of them"),
     ("rfc2889", (), {"low": 10, "high": 5},
      'high=5 is below low=10: give high >= low'),
     ("rfc2889", (), {"high": 5, "low": 10},

@@ -243,7 +243,7 @@ def test_a_long_value_is_shortened_in_the_message() -> None:
 
 
 @pytest.mark.parametrize(("version", "words"), [
-    ("1.4", "written by a newer pytest-netload (schema 1.4); upgrade"),
+    ("1.5", "written by a newer pytest-netload (schema 1.5); upgrade"),
     ("2.0", "written by a newer pytest-netload (schema 2.0); upgrade"),
     ("0.9", "schema 0.9 is not one this pytest-netload reads"),
     ("one", f"schema_version 'one' is not a version like '{SCHEMA_VERSION}'"),
@@ -355,12 +355,12 @@ def test_truncated_file_says_where_it_ends(tmp_path: Path) -> None:
 
 def test_newer_file_says_upgrade(tmp_path: Path) -> None:
     doc = _sample()
-    doc["schema_version"] = "1.4"
+    doc["schema_version"] = "1.5"
     doc["future_section"] = {}
     path = tmp_path / "results.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(ResultsFileError, match=r"written by a newer pytest-netload \(schema "
-                       r"1\.4\); upgrade"):
+                       r"1\.5\); upgrade"):
         load(path)
 
 

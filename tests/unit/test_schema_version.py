@@ -28,6 +28,7 @@ FINGERPRINTS = {
     "1.1": "ca3e5f01cb47f567ddf59732384a4451b9dd179404728f923b444c4a632fa8e3",
     "1.2": "30829e38bf541e74c80dc590d55091c59054e0b1d094627440979cbe95d46a40",
     "1.3": "66abe8ea5881fb2f68c56cbb10e6cc4f85a7a8f3171783d6d43082a63a9ea2b6",
+    "1.4": "7e9e0e4835f443f38fe10ccad257da9b730c56a45591021142d4b2fc6a8fb381",
 }
 ANNOTATIONS = frozenset({"title", "description", "$comment", "examples"})
 # keywords whose members are names (a field may be called "title"), not schema keywords
