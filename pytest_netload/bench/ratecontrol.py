@@ -23,7 +23,8 @@ from typing import Any
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError, NetloadEnvironmentError, NetloadWarning
-from ..measure.results import RunResult, StreamResult, shortfall_cause
+from ..measure.causes import shortfall_cause
+from ..measure.results import RunResult, StreamResult
 from ..traffic.patterns import MaxRate, Pattern, parse_pattern
 from ..units import Duration, Rate, as_rate, frame_bits, run_seconds
 from . import progress

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import format as fmt
 from ..errors import NetloadConfigError
-from ..measure.results import lag_cause, shortfall_cause
+from ..measure.causes import lag_cause, shortfall_cause
 from ..units import MIN_TRIAL_S, run_seconds
 
 TX_TOLERANCE = 0.01        # a trial whose TX fell more than 1 % short is the generator's failure

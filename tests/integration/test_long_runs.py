@@ -19,7 +19,7 @@ from calm import excuse_failure, judged_unless_the_machine_was_busy, machine_too
 
 from pytest_netload import UDP, Eth, IPv4, Rate, RateController, Stream
 from pytest_netload.engine.client import Engine, Port, Tx
-from pytest_netload.measure.results import shortfall_cause
+from pytest_netload.measure.causes import shortfall_cause
 from pytest_netload.traffic.patterns import CBR
 
 pytest_plugins = ["pytester"]

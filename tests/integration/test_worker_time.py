@@ -20,7 +20,7 @@ import pytest
 
 from pytest_netload import RateController, RateShortfallWarning
 from pytest_netload.engine.client import Engine
-from pytest_netload.measure.results import lag_cause, shortfall_cause
+from pytest_netload.measure.causes import lag_cause, shortfall_cause
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
 from pytest_netload.traffic.streams import Stream
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_netload.measure.results import StreamResult, shortfall_cause
+from pytest_netload.measure.causes import shortfall_cause
+from pytest_netload.measure.results import StreamResult
 
 
 def stream(**kw: Any) -> StreamResult:
