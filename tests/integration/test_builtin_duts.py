@@ -92,8 +92,9 @@ BAD_PARAMS = {
                                  r"loss_ratio = 1\.5e-07 is finer .* 1/1000000.* e\.g\. 0"),
     "unknown parameter": ("netns-router", {"rate_bps": RATE_BPS},
                           (r"'netns-router' takes `backend`='af_packet', `prefix`='nl', "
-                           r"`family`='ipv4', `neighbours`='arp', `ecmp`=None, `hash`='l4' "
-                           r"\(the defaults\), not \['rate_bps'\]$")),
+                           r"`family`='ipv4', `neighbours`='arp', `ecmp`=None, `hash`='l4', "
+                           r"`remark_dscp`=None, `ttl_set`=None \(the defaults\), not "
+                           r"\['rate_bps'\]$")),
     "misspelt parameter": ("netns-shaped", {"rate": "20Mbit/s"},
                            (r"takes `backend`='af_packet', `rate_bps`=50000000, `qdisc`='tbf', "
                             r"`burst_bytes`=None, `limit_bytes`=None, `prefix`='nl', "
@@ -114,6 +115,8 @@ BAD_PARAMS = {
     "unknown hash": ("netns-router", {"ecmp": 2, "hash": "l5"},
                      r"hash = 'l5': give one of \['l3', 'l4'\]"),
     "hash without ecmp": ("netns-router", {"hash": "l3"}, r"give ecmp=N too"),
+    "rewrites on an ECMP router": ("netns-router", {"ecmp": 2, "ttl_set": 64},
+                                   r"remark_dscp and ttl_set rewrite the plain router's"),
     "bad family": ("netns-router", {"family": "ipv5"},
                    r"family = 'ipv5': give one of \['ipv4', 'ipv6'\]"),
 }
