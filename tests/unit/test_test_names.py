@@ -27,3 +27,13 @@ def test_no_inner_pytester_file_takes_a_suite_files_basename() -> None:
     clashes = sorted(f"{p.relative_to(TESTS)}: {name}" for p in TESTS.rglob("*.py")
                      for name in inner.findall(p.read_text()) if name in suite)
     assert not clashes, "rename the inner file: " + ", ".join(clashes)
+
+
+def test_no_example_suite_file_takes_a_suite_files_basename() -> None:
+    """The plugin tests copy conftest_examples/ into pytester sessions of the same
+    process: an example file named as a suite file fails to collect there."""
+    suite = {p.stem for p in TESTS.rglob("test_*.py")}
+    examples = sorted(str(p.relative_to(TESTS.parent))
+                      for p in (TESTS.parent / "conftest_examples").rglob("test_*.py")
+                      if p.stem in suite)
+    assert not examples, "rename the suite file or the example: " + ", ".join(examples)
