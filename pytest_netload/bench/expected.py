@@ -12,7 +12,7 @@ colour-aware Y.1564 stream's expected frames with its colours."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,10 @@ class FrameTally:
     runs: int = 0
     """Runs whose frames were compared; `mismatch_runs` of them had a mismatch."""
     mismatch_runs: int = 0
+
+    def rules_for(self, streams: Iterable[Any]) -> dict[str, list[FrameRule]]:
+        """The rules of the loaded `streams` a run sends (Engine.run refuses others')."""
+        return {s.name: self.rules[s.name] for s in streams if s.name in self.rules}
 
     def keep(self, checks: Mapping[str, FrameCheck]) -> None:
         """A run's checks of this tally's streams, added (mismatches fail nothing here:

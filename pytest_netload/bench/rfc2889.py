@@ -188,7 +188,7 @@ class Rfc2889Runner:
         """Every stream at its own CBR rate; the first generator failure, or None."""
         run = self.engine.run([Tx(s, 0, _cbr(pps)) for s, pps in entries], rx,
                               duration_s=duration_s, drain_s=self.mark.drain_s,
-                              expect_frames=self._tally.rules)
+                              expect_frames=self._tally.rules_for(s for s, _pps in entries))
         self._tally.keep(run.frames)
         for (stream, pps), s in zip(entries, run.streams):
             why = generator_failure(run, s, pps * duration_s, pps, duration_s)

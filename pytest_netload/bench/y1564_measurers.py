@@ -377,7 +377,9 @@ class EngineBurstMeasurer:
         progress.trial_start()
         sending = [(lane, n) for lane, n in zip(lanes, self._counts(lanes, load.frames)) if n]
         run = self.engine.run([Tx(lane.stream, n) for lane, n in sending], self.rx,
-                              drain_s=self.drain_s, expect_frames=self.tally.rules)
+                              drain_s=self.drain_s,
+                              expect_frames=self.tally.rules_for(lane.stream
+                                                                 for lane, _n in sending))
         self.tally.keep(run.frames)
         results = list(run.streams[:len(sending)])
         sent = sum(int(s.tx_packets) for s in results)
