@@ -80,9 +80,10 @@ def test_y1564_on_a_router_that_keeps_the_ttl_fails_with_the_diff(
                                 SHAPER + ",keep_ttl=1", "-rA")
     # the SAC passes (the frames arrived): the frames are judged apart
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*received frames differ from the expected frame*",
-                                 "*stream 'data': * frames did not match the expected frame*",
-                                 "*ip.ttl: expected 63, got 64*"])
+    result.stdout.fnmatch_lines([
+        "*received frames differ from the expected frame*",
+        "*stream 'data p0->p1': * frames did not match the expected frame*",
+        "*ip.ttl: expected 63, got 64*"])
     (sct,) = _frames(_records(pytester)["test_sct"])
     assert sct["mismatch_trials"] == sct["trials"] >= 2
     (stream,) = sct["streams"]
