@@ -31,7 +31,9 @@ engine runs over the topology's ports, in their order (p0, p1, ...):
 
 The meshes (fully and partially meshed, maximum forwarding rate, congestion control)
 send the marker's `stream=` (default UDP) between each port pair, addressed to the pair
-(bench/rfc2889_streams.py); the other procedures send frames of their own. Every
+(bench/rfc2889_streams.py), compared with `expect=` (the call's, else the marker's),
+whose checks are recorded and kept in `frames`; the other procedures send frames of
+their own (and refuse `expect=`). Every
 procedure runs on the engine of its ports, and refuses ports that span engines.
 
 Counts per port come from the RX queue counters (frames with a signature of this
@@ -88,14 +90,16 @@ from ..units import Rate, frame_bits
 from . import progress
 from . import rfc2889_frames as frames
 from .dut_trial import DutTrials, TrialContext, TrialHooks
+from .expected import FrameTally, chosen_expect
 from .harness import WiredPorts
 from .rfc2889_frames import ADDRESS_BASE_MAC, BROADCAST_MAC
-from .rfc2889_streams import PairLane, mix_of, one_engine, pair_lanes
+from .rfc2889_streams import PairLane, mix_of, no_expect, one_engine, pair_lanes
 from .settings import Rfc2889Mark
 from .validity import generator_failure
 
 __all__ = ["ADDRESS_BASE_MAC", "BROADCAST_MAC", "Rfc2889Mark", "Rfc2889Runner"]
 
+ADDRESS_FRAMES = "frames from stepped source MACs, then frames to them"
 LATENCY_RUN_S = 5.0   # at most this long per port, for a broadcast trial's latency
 CALIBRATION_S = 1.0
 CALIBRATION_SHARE = 0.95   # search from 95 % of what the generator sends, as rfc2544 does
@@ -128,6 +132,9 @@ class Rfc2889Runner:
         waited out)."""
         self.test = test
         self.names = tuple(p.name for p in ports.topology.ports)
+        self.frames: list[Any] = []
+        """Expected frames (``expect=``): each mesh procedure's `FrameCheck`s."""
+        self._tally = FrameTally()  # the running procedure's rules and checks
 
     # ---- helpers ---------------------------------------------------------------------
 
@@ -136,15 +143,18 @@ class Rfc2889Runner:
             4 if procedure == "congestion_control"
             else max(len(self.names), MIN_PORTS[procedure]))  # too few: "needs n ports"
         check_port_count(n, list(self.names), procedure)
+        self._tally = FrameTally()
         self.engine = one_engine(self.wired, self.names[:n], procedure, self.mark.ports)
         return tuple(self.wired.ports[name] for name in self.names[:n])
 
-    def _pair_lanes(self, ports: Sequence[Port], pairs: Sequence[tuple[int, int]]) -> Any:
+    def _pair_lanes(self, ports: Sequence[Port], pairs: Sequence[tuple[int, int]],
+                    expect: Any = None) -> Any:
         """The marker's stream (default UDP) loaded for each (sender, receiver) pair of
         `ports`, addressed to the pair (bench/rfc2889_streams.py); a context manager
         giving the lanes and their records, which `_record` puts in the result's."""
         return pair_lanes(self.engine, self.wired, mix_of(self.mark.stream),
-                          self.mark.frame_size, ports, pairs)
+                          self.mark.frame_size, ports, pairs, tally=self._tally,
+                          expect=chosen_expect(expect, self.mark.expect))
 
     def _load(self, tx: Port, stream: Stream) -> LoadedStream:
         return self.engine.load(tx, stream)
@@ -177,7 +187,9 @@ class Rfc2889Runner:
              duration_s: float) -> tuple[Any, str | None]:
         """Every stream at its own CBR rate; the first generator failure, or None."""
         run = self.engine.run([Tx(s, 0, _cbr(pps)) for s, pps in entries], rx,
-                              duration_s=duration_s, drain_s=self.mark.drain_s)
+                              duration_s=duration_s, drain_s=self.mark.drain_s,
+                              expect_frames=self._tally.rules_for(s for s, _pps in entries))
+        self._tally.keep(run.frames)
         for (stream, pps), s in zip(entries, run.streams):
             why = generator_failure(run, s, pps * duration_s, pps, duration_s)
             if why is not None:
@@ -242,14 +254,17 @@ class Rfc2889Runner:
         traffic = {} if streams is None else {"traffic": {"streams": streams}}
         record_measurement(data["procedure"], {"port_names": list(self.names), **data,
                                                "frame_size": self.mark.frame_size, **traffic})
+        self._tally.done(self.frames, procedure=data["procedure"],
+                         frame_size=f"{self.mark.frame_size}B")
         return result
 
     # ---- §5.1 fully meshed, §5.6 maximum forwarding rate ------------------------------
 
-    def _mesh_streams(self, ports: Sequence[Port]) -> Any:
+    def _mesh_streams(self, ports: Sequence[Port], expect: Any) -> Any:
         """The stream from every port to every other (`_pair_lanes`)."""
         n = len(ports)
-        return self._pair_lanes(ports, [(i, j) for i in range(n) for j in range(n) if i != j])
+        return self._pair_lanes(ports, [(i, j) for i in range(n) for j in range(n) if i != j],
+                                expect)
 
     def _mesh_measurer(self, loaded: Sequence[PairLane],
                        ports: Sequence[Port], streams_per_sender: int,
@@ -274,10 +289,10 @@ class Rfc2889Runner:
 
         return FunctionMeasurer(measure)
 
-    def fully_meshed(self) -> Any:
+    def fully_meshed(self, *, expect: Any = None) -> Any:
         ports = self._ports("fully_meshed")
         n = len(ports)
-        with self._mesh_streams(ports) as (loaded, streams):
+        with self._mesh_streams(ports, expect) as (loaded, streams):
             top = self._search_max([(x.sender, x.stream) for x in loaded], n, list(ports))
             result = fully_meshed(self._mesh_measurer(loaded, ports, n - 1, "fully_meshed"),
                                   ports=n,
@@ -295,13 +310,13 @@ class Rfc2889Runner:
         """Why this generator cannot offer forward pressure (frames.pressure_unsupported)."""
         return frames.pressure_unsupported(self.wired)
 
-    def maximum_forwarding_rate(self) -> Any:
+    def maximum_forwarding_rate(self, *, expect: Any = None) -> Any:
         """§5.6 over the fully meshed pattern: the forwarding rate at `load_steps` loads
         up to the maximum, its highest the MFR; forward pressure skipped with the
         reason this generator cannot send a shortened gap."""
         ports = self._ports("maximum_forwarding_rate")
         n = len(ports)
-        with self._mesh_streams(ports) as (loaded, streams):
+        with self._mesh_streams(ports, expect) as (loaded, streams):
             top = self._search_max([(x.sender, x.stream) for x in loaded], n, list(ports))
             result = maximum_forwarding_rate(
                 self._mesh_measurer(loaded, ports, n - 1, "maximum_forwarding_rate"), ports=n,
@@ -315,7 +330,7 @@ class Rfc2889Runner:
 
     # ---- §5.2 partially meshed ------------------------------------------------------
 
-    def partially_meshed(self, direction: str = "one_to_many") -> Any:
+    def partially_meshed(self, direction: str = "one_to_many", *, expect: Any = None) -> Any:
         """§5.2: p0 sends to every other port (one_to_many) or every other port sends
         to p0 (many_to_one); the load is p0's, split evenly over the N - 1 streams."""
         way = check_direction(direction)
@@ -323,7 +338,7 @@ class Rfc2889Runner:
         n = len(ports)
         pairs = [(0, j) for j in range(1, n)] if way == "one_to_many" else \
             [(j, 0) for j in range(1, n)]
-        with self._pair_lanes(ports, pairs) as (loaded, streams):
+        with self._pair_lanes(ports, pairs, expect) as (loaded, streams):
             if way == "one_to_many":
                 top = self._search_max([(0, x.stream) for x in loaded], 1, list(ports[1:]))
             else:  # p0's load is the N - 1 senders' together
@@ -362,11 +377,12 @@ class Rfc2889Runner:
 
     # ---- §5.5 congestion control -----------------------------------------------------
 
-    def congestion_control(self) -> Any:
+    def congestion_control(self, *, expect: Any = None) -> Any:
         ports = self._ports("congestion_control")
         names = self.names[:4]
         pairs = [(0, 2, 0.5), (0, 3, 0.5), (1, 2, 1.0)]  # A->C, A->D half A's load; B->C
-        with self._pair_lanes(ports, [(i, j) for i, j, _share in pairs]) as (loaded, streams):
+        with self._pair_lanes(ports, [(i, j) for i, j, _share in pairs],
+                              expect) as (loaded, streams):
             share = {(i, j): part for i, j, part in pairs}
             max_pps = self._search_max([(x.sender, x.stream) for x in loaded], 2,
                                        [ports[2], ports[3]]).pps
@@ -451,7 +467,8 @@ class Rfc2889Runner:
         return run, AddressTrial(count, tx, min(counts[0], tx), sum(counts[1:]), why is None,
                                  why, learning_rate_fps, test_rate_fps)
 
-    def address_caching_capacity(self) -> Any:
+    def address_caching_capacity(self, *, expect: Any = None) -> Any:
+        no_expect("address_caching_capacity", expect, self.mark.expect, ADDRESS_FRAMES)
         self._ports("address_caching_capacity")
         m = self.mark
         result = address_caching_capacity(
@@ -461,10 +478,12 @@ class Rfc2889Runner:
             age_time_s=self._age_time())
         return self._record(result)
 
-    def address_learning_rate(self, max_rate_fps: float | None = None) -> Any:
+    def address_learning_rate(self, max_rate_fps: float | None = None, *,
+                              expect: Any = None) -> Any:
         """§5.8: the highest learning rate at which `learning_count` addresses (at most
         the capacity: measure it first) are all learned, up to `max_rate_fps` (default:
         the marker's max_rate, else 100,000 fps)."""
+        no_expect("address_learning_rate", expect, self.mark.expect, ADDRESS_FRAMES)
         self._ports("address_learning_rate")
         m = self.mark
         line = self.wired.topology.line_rate_bps  # a max_rate in % needs it (_search_max)
@@ -484,7 +503,8 @@ class Rfc2889Runner:
 
     # ---- §5.10 broadcast ----------------------------------------------------------------
 
-    def broadcast_forwarding(self) -> Any:
+    def broadcast_forwarding(self, *, expect: Any = None) -> Any:
+        no_expect("broadcast_forwarding", expect, self.mark.expect, "broadcast frames")
         ports = self._ports("broadcast_forwarding")
         sender, receivers = ports[0], list(ports[1:])
         flow = self.wired.flow(sender, receivers[0])
@@ -541,10 +561,11 @@ class Rfc2889Runner:
         two of `ports` (frames.errored_cases)."""
         return frames.errored_cases(self.wired, ports, self.mark.max_frame)
 
-    def errored_frame_filtering(self) -> Any:
+    def errored_frame_filtering(self, *, expect: Any = None) -> Any:
         """§5.9: p0 sends each kind of errored frame it can to p1 at `test_rate` for a
         trial; a frame that arrives on any other port was forwarded (a flooded one too).
         The kinds this generator cannot send are skipped with the reason."""
+        no_expect("errored_frame_filtering", expect, self.mark.expect, "errored frames")
         ports = self._ports("errored_frame_filtering")
         sender, others = ports[0], list(ports[1:])
 

@@ -6,7 +6,8 @@ UDP -- from each sending port to each of its receivers. It is loaded as RFC 2544
 (bench/lanes.py over a traffic.mix.Mix), once per port pair, each copy addressed to
 its pair's MACs and IPs (`Mix.streams_for(readdress=True)`), so one template serves
 every pair. The address, broadcast and errored-frame procedures build frames of their
-own (bench/rfc2889_frames.py) and do not use it.
+own (bench/rfc2889_frames.py) and do not use it; nor do they take ``expect=``, which the
+meshes' streams are compared with (`pair_lanes`, `refuse_expect`).
 
 A procedure's ports must all be on one engine: a port counts only the streams of its
 own engine (stream ids and TSC are per engine), so `one_engine` refuses a mesh whose
@@ -24,10 +25,15 @@ from ..engine.client import Engine, LoadedStream, Port
 from ..errors import NetloadConfigError
 from ..traffic.mix import Mix, as_mix
 from ..traffic.streams import UdpSpec
+from .expected import FrameTally, refuse_expect
 from .harness import WiredPorts
 from .lanes import load_lanes
 
-__all__ = ["PairLane", "mix_of", "one_engine", "pair_lanes"]
+__all__ = ["PairLane", "mix_of", "no_expect", "one_engine", "pair_lanes"]
+
+#: The procedures that send the marker's stream=, and so take expect=.
+MESHES = ("rfc2889.fully_meshed(expect=...), partially_meshed, maximum_forwarding_rate "
+          "or congestion_control")
 
 
 @dataclass(frozen=True)
@@ -48,17 +54,23 @@ def mix_of(stream: Mix | None) -> Mix:
 
 @contextmanager
 def pair_lanes(engine: Engine, wired: WiredPorts, mix: Mix, size: int,
-               ports: Sequence[Port], pairs: Sequence[tuple[int, int]]
+               ports: Sequence[Port], pairs: Sequence[tuple[int, int]], *,
+               expect: Any = None, tally: FrameTally | None = None
                ) -> Iterator[tuple[list[PairLane], list[dict[str, Any]]]]:
     """`mix` at frame size `size` loaded for each (sender, receiver) of `pairs`, each
     stream addressed to its pair; the lanes and their records ("wire", "name", "kind",
-    "share", "mean_frame_size"). Every stream is freed after."""
+    "share", "mean_frame_size"). Every stream is freed after. `expect`: each stream's
+    expected frames (its pair's MACs resolve "dut_mac" and the like), whose rules go
+    into `tally`."""
     lanes: list[PairLane] = []
     described: list[dict[str, Any]] = []
     with ExitStack() as loaded:
         for i, j in pairs:
             plan = loaded.enter_context(load_lanes(engine, wired, [(ports[i], ports[j])],
-                                                   mix, size, readdress=True))
+                                                   mix, size, readdress=True,
+                                                   expect=expect))
+            if tally is not None:
+                tally.rules.update(plan.rules)
             lanes += [PairLane(i, j, lane.stream, lane.share) for lane in plan.lanes]
             described += plan.record["streams"]
         yield lanes, described
@@ -88,3 +100,9 @@ def one_engine(wired: WiredPorts, names: Sequence[str], procedure: str,
         f"per engine), so no trial could be counted. @pytest.mark.rfc2889's {took} the "
         "topology's first ports in file order: list ports of one engine first and give "
         "ports=N, or put the procedure's ports on one engine in the topology file")
+
+
+def no_expect(procedure: str, given: Any, marker: Any, frames: str) -> None:
+    """Refuse `expect=` (the call's or the marker's) for `procedure`, which sends
+    `frames` of its own, not the marker's stream."""
+    refuse_expect(f"rfc2889 {procedure.replace('_', ' ')}", given, marker, frames, MESHES)

@@ -189,14 +189,9 @@ def _stream(name: str, value: Any) -> Any:
 
 
 def _expect(name: str, value: Any) -> Any:
-    from ..traffic.expect import Expect
+    from .expected import check_expect
 
-    items = value if isinstance(value, (list, tuple)) else [value]
-    if not 1 <= len(items) <= 4 or not all(isinstance(v, Expect) for v in items):
-        raise NetloadConfigError(
-            f"{name}={value!r}: give expect(...) (from pytest_netload), or a list of 1 to 4 "
-            "of them, e.g. expect=expect(ttl='sent-1', src='dut_mac')")
-    return value
+    return check_expect(name, value)
 
 
 RFC2544_FIELDS: Mapping[str, Field] = {
@@ -409,6 +404,7 @@ RFC2889_FIELDS: Mapping[str, Field] = {
     "load_steps": Field("load_steps", count(1, 100)),
     "max_frame": Field("max_frame", count(64, 9604)),
     "stream": Field("stream", optional(_rfc2889_stream)),
+    "expect": Field("expect", optional(_expect)),
 }
 
 
@@ -442,6 +438,8 @@ class Rfc2889Mark:
     """The meshes' traffic (a traffic.mix.Mix), sent between each port pair addressed to
     that pair; None: UDP. The address, broadcast and errored-frame procedures send frames
     of their own."""
+    expect: Any = None
+    """The meshes' expected frames (as Rfc2544Mark's); None: frames not compared."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Rfc2889Mark:
@@ -502,6 +500,7 @@ Y1564_FIELDS: Mapping[str, Field] = {
     "burst_idle": Field("burst_idle_s", optional(duration(zero_ok=True))),
     "burst_tolerance": Field("burst_tolerance", count(0, 1_000_000)),
     "direction": Field("direction", _direction),
+    "expect": Field("expect", optional(_expect)),
 }
 
 
@@ -542,6 +541,8 @@ class Y1564Mark:
     direction: str = "one"
     """"one": the services on the marker's wire; "both": on it and its reverse, each
     direction a service of its own, judged by the SAC."""
+    expect: Any = None
+    """Every service's expected frames (as Rfc2544Mark's); None: frames not compared."""
 
     @classmethod
     def from_marker(cls, mark: MarkLike) -> Y1564Mark:

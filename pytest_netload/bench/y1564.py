@@ -16,6 +16,11 @@ counters and latency histogram at each interval's end while traffic flows, so no
 pause separates two intervals and a policer's bucket never refills between them.
 `EngineBurstMeasurer` sends the burst tests' bursts: after the idle time, one
 count-bounded run of the service's stream at the port's maximum rate.
+
+Expected frames (``expect=``, the marker's or a procedure's, bench/expected.py) are
+compared in every run of every procedure, as RFC 2544's are: the checks of a
+procedure (of one service for the configuration and burst tests) are recorded and kept
+in `Y1564Runner.frames`; a mismatch fails no step (assert_frames_match does).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from ..y1564 import (
 )
 from . import progress
 from .dut_trial import DutTrials, TrialHooks
+from .expected import FrameTally, check_colour_expect, chosen_expect
 from .harness import WiredPorts
 from .lanes import Lane, load_lanes, plan_wires
 from .runner import send_learning_frames
@@ -191,6 +197,9 @@ class Y1564Runner:
         """The services tested: the marker's, or with direction="both" each of them in
         each direction."""
         self._learned = False
+        self.frames: list[Any] = []
+        """Expected frames (``expect=``): each procedure's `FrameCheck`s, for
+        `assert_frames_match(y1564.frames)`."""
         #: The last `spt()` run's engine intervals (`engine.intervals.Interval`, in order,
         #: the last hour's, without histograms): each service's counts and first/last
         #: arrival per interval.
@@ -212,13 +221,18 @@ class Y1564Runner:
         return (self.service(name),)
 
     @contextmanager
-    def _streams(self, services: tuple[Service, ...]
+    def _streams(self, services: tuple[Service, ...], expect: Any, tally: FrameTally
                  ) -> Iterator[tuple[dict[str, Sequence[Lane]], dict[str, Sequence[Lane]],
                                      list[Port]]]:
         """Each service's lanes on its wire (its green ones when colour-aware), each
         colour-aware service's yellow lanes, and the receiving ports. A service's traffic
         is loaded as RFC 2544's is (bench/lanes.py over a traffic.mix.Mix): its stream on
-        its wire, on the reverse wire the reply to it (or bidirectional()'s own)."""
+        its wire, on the reverse wire the reply to it (or bidirectional()'s own); the
+        rules of `expect` (default: the marker's) go into `tally`."""
+        expect = chosen_expect(expect, self.mark.expect)
+        for s in services:
+            if expect is not None and s.colour_aware:
+                check_colour_expect(expect, s.name, s.colour)
         if not self._learned and self.mark.learning_frames:
             send_learning_frames(self.engine, self.ports, self.mark.wire,
                                  self.mark.learning_frames)
@@ -236,8 +250,9 @@ class Y1564Runner:
                         continue
                     plan = loaded.enter_context(load_lanes(
                         self.engine, self.ports, self._wires, _service_mix(s, colour, i),
-                        s.frame_size, only=(d,),
+                        s.frame_size, only=(d,), expect=expect,
                         name=given if colour == "green" else f"{given}/yellow"))
+                    tally.rules.update(plan.rules)
                     into[s.name] = plan.lanes
                     described += [{"service": s.name, "colour": colour, **x}
                                   for x in plan.record["streams"]]
@@ -246,15 +261,19 @@ class Y1564Runner:
                                        self._wire_of[s.name][1] for s in services}.values())
 
     @contextmanager
-    def _measurer(self, services: tuple[Service, ...],
-                  procedure: str) -> Iterator[EngineServiceMeasurer]:
-        with self._streams(services) as (loaded, yellow, rx):
+    def _measurer(self, services: tuple[Service, ...], procedure: str,
+                  expect: Any = None) -> Iterator[EngineServiceMeasurer]:
+        """The services' measurer; its expected-frame checks recorded after."""
+        tally = FrameTally()
+        with self._streams(services, expect, tally) as (loaded, yellow, rx):
             bursts = {s.name: (s.cbs_bytes or 0) + (s.ebs_bytes or 0) or None for s in services}
             yield EngineServiceMeasurer(self.engine, loaded, rx, self.mark.drain_s, bursts,
                                         yellow, {s.name: s.cir_bps for s in services},
                                         dut=self._dut(procedure),
                                         colours={s.name: (s.colour, s.green, s.yellow)
-                                                 for s in services if s.colour_aware})
+                                                 for s in services if s.colour_aware},
+                                        tally=tally)
+        tally.done(self.frames, procedure=procedure)
 
     def _dut(self, procedure: str) -> DutTrials:
         return DutTrials(self.hooks, test=self.test, procedure=procedure)
@@ -268,16 +287,18 @@ class Y1564Runner:
                 "streams": [x for x in self._described
                             if x["service"] in {s.name for s in services}]}
 
-    def sct(self, service: str | Service | None = None) -> SctResult | tuple[SctResult, ...]:
+    def sct(self, service: str | Service | None = None, *,
+            expect: Any = None) -> SctResult | tuple[SctResult, ...]:
         """The service configuration test of `service` (a name), or of each service in
-        turn when None (then a tuple)."""
+        turn when None (then a tuple). `expect` (default: the marker's): the frames
+        every step's run compares (docs/expect.md)."""
         if service is None:
-            return tuple(self._sct(s) for s in self.services)
+            return tuple(self._sct(s, expect) for s in self.services)
         chosen = (service,) if isinstance(service, Service) else self._named(service)
-        results = tuple(self._sct(s) for s in chosen)
+        results = tuple(self._sct(s, expect) for s in chosen)
         return results[0] if len(results) == 1 else results
 
-    def _sct(self, service: Service) -> SctResult:
+    def _sct(self, service: Service, expect: Any = None) -> SctResult:
         m = self.mark
         steps = len(m.steps) + int(m.eir_step and service.eir_bps > 0) + int(m.policing) \
             if isinstance(m.steps, (list, tuple)) else None
@@ -285,7 +306,7 @@ class Y1564Runner:
                        frame_size=service.frame_size, what="step", total=steps, exact=True,
                        trial_s=self.step_override_s or m.step_duration_s)
         on_step = _step_progress()
-        with self._measurer((service,), "y1564_sct") as measurer:
+        with self._measurer((service,), "y1564_sct", expect) as measurer:
             result = service_configuration_test(
                 measurer, service, steps=m.steps,
                 settings=TrialSettings(duration_s=self.step_override_s or m.step_duration_s,
@@ -297,41 +318,43 @@ class Y1564Runner:
                                          "traffic": self._traffic((service,))})
         return result
 
-    def bursts(self, service: str | Service | None = None
-               ) -> BurstResult | tuple[BurstResult, ...]:
+    def bursts(self, service: str | Service | None = None, *,
+               expect: Any = None) -> BurstResult | tuple[BurstResult, ...]:
         """The CBS (and EBS) burst tests of `service` (a name), or of each service with a
-        CBS in turn when None (then a tuple)."""
+        CBS in turn when None (then a tuple); `expect` as sct()'s."""
         if service is None:
-            return tuple(self._bursts(s) for s in self.services if s.cbs_bytes > 0)
+            return tuple(self._bursts(s, expect) for s in self.services if s.cbs_bytes > 0)
         chosen = (service,) if isinstance(service, Service) else self._named(service)
-        results = tuple(self._bursts(s) for s in chosen)
+        results = tuple(self._bursts(s, expect) for s in chosen)
         return results[0] if len(results) == 1 else results
 
-    def _bursts(self, service: Service) -> BurstResult:
+    def _bursts(self, service: Service, expect: Any = None) -> BurstResult:
         m = self.mark
         progress.start(f"Y.1564 bursts {service.name}", test=self.test,
                        frame_size=service.frame_size, what="burst",
                        total=len(burst_plan(service)) * len(m.burst_sizes), exact=True)
         on_step = _step_progress()
-        with self._streams((service,)) as (loaded, _yellow, rx):
+        tally = FrameTally()
+        with self._streams((service,), expect, tally) as (loaded, _yellow, rx):
             measurer = EngineBurstMeasurer(self.engine, loaded, rx, m.drain_s,
-                                           dut=self._dut("y1564_burst"))
+                                           dut=self._dut("y1564_burst"), tally=tally)
             result = burst_test(measurer, service,
                                 line_rate_bps=self.ports.topology.line_rate_bps,
                                 shares=m.burst_sizes, idle_s=m.burst_idle_s,
                                 tolerance_frames=m.burst_tolerance,
                                 settings=TrialSettings(retries=m.retries), on_step=on_step)
+        tally.done(self.frames, procedure="y1564_bursts")
         record_measurement("y1564_bursts", {**result.as_dict(),
                                             "traffic": self._traffic((service,))})
         return result
 
     def spt(self, duration: Any = None, *, checkpoint: Path | str | None = None,
-            resume: bool | None = None) -> SptResult:
+            resume: bool | None = None, expect: Any = None) -> SptResult:
         """The service performance test: every service at its CIR at once for `duration`
         (default: the marker's spt_duration, 15 min), in intervals of `interval`.
         `checkpoint`: the interval file (default: under the report directory when the
         marker's checkpoint is on); `resume` (default: when that file exists) continues
-        a run a crash cut short."""
+        a run a crash cut short. `expect` as sct()'s."""
         from ..units import run_seconds
 
         m = self.mark
@@ -344,7 +367,7 @@ class Y1564Runner:
             path.parent.mkdir(parents=True, exist_ok=True)
         again = bool(path is not None and path.exists()) if resume is None else resume
         on_interval = self._spt_progress(seconds)
-        with self._measurer(self.services, "y1564_spt") as measurer:
+        with self._measurer(self.services, "y1564_spt", expect) as measurer:
             try:
                 result = service_performance_test(
                     measurer, self.services, duration_s=seconds, interval_s=m.interval_s,
@@ -388,15 +411,16 @@ class Y1564Runner:
 
         return on_interval
 
-    def run(self, spt_duration: Any = None) -> Y1564Result:
+    def run(self, spt_duration: Any = None, *, expect: Any = None) -> Y1564Result:
         """Each service's configuration test (and, with the marker's `bursts=True`, the
         burst tests of each service with a CBS), then the performance test of all of them
-        (run also when a configuration test failed, so the report has all)."""
-        sct = self.sct()
+        (run also when a configuration test failed, so the report has all); `expect` as
+        sct()'s, for all of them."""
+        sct = self.sct(expect=expect)
         assert isinstance(sct, tuple)
-        bursts = self.bursts() if self.mark.bursts else ()
+        bursts = self.bursts(expect=expect) if self.mark.bursts else ()
         assert isinstance(bursts, tuple)
-        return Y1564Result(sct, self.spt(spt_duration), bursts)
+        return Y1564Result(sct, self.spt(spt_duration, expect=expect), bursts)
 
     def describe(self) -> str:
         return "; ".join(f"{s.name}: CIR {fmt.bitrate(s.cir_bps)}" for s in self.services)

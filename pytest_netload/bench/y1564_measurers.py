@@ -32,6 +32,7 @@ from ..units import Rate, frame_bits
 from ..y1564 import Burst, BurstSample, ServiceSample
 from . import progress
 from .dut_trial import DutTrials, RunLoss
+from .expected import FrameTally, colour_checked
 from .lanes import Lane
 from .settings import Y1564_DRAIN_S
 from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
@@ -85,6 +86,18 @@ class EngineServiceMeasurer:
     compares that field alone), so a DUT that re-marks is seen."""
     colour_at_rx: dict[str, dict[str, int]] = field(default_factory=dict)
     """The last run's counts by colour at RX, per colour-aware service (`_colour_counts`)."""
+    tally: FrameTally = field(default_factory=FrameTally)
+    """The user's expected frames (``expect=``): their rules by stream (bench/lanes.Plan's;
+    a colour-aware service's joined with its colours in `__post_init__`) and the checks
+    of every run."""
+
+    def __post_init__(self) -> None:
+        for name, (key, green, yellow) in self.colours.items():
+            for lane in (*self.streams.get(name, ()), *self.yellow.get(name, ())):
+                rules = self.tally.rules.get(lane.stream.name)
+                if rules:
+                    self.tally.rules[lane.stream.name] = colour_checked(rules, key, green,
+                                                                        yellow)
 
     def _split(self, name: str, bps: float) -> list[tuple[str, LoadedStream, float]]:
         """(colour, stream, L2 bit rate) of each stream service `name` sends at `bps`."""
@@ -112,11 +125,16 @@ class EngineServiceMeasurer:
 
     def _colour_rules(self, entries: list[tuple[str, str, float, float, Any]]
                       ) -> dict[str, list[Any]]:
-        """Two expected frames for each stream of a colour-aware service: its colour field
-        holding the green value, or the yellow one (nothing else compared)."""
+        """Each stream's expected frames: the user's (`tally`), a colour-aware one's each
+        in green, then in yellow; without the user's, a colour-aware service's stream has
+        two: its colour field holding the green value, or the yellow one (nothing else
+        compared). Either way rule i is green when i is even, yellow when odd."""
         out: dict[str, list[Any]] = {}
         for name, _colour, _bps, _pps, tx in entries:
             marks, source = self.colours.get(name), tx.stream.source
+            if tx.stream.name in self.tally.rules:
+                out[tx.stream.name] = self.tally.rules[tx.stream.name]
+                continue
             if marks is None or source is None:
                 continue
             key, green, yellow = marks
@@ -135,7 +153,9 @@ class EngineServiceMeasurer:
             check = run.frames.get(tx.stream.name)
             if check is None:
                 continue
-            got = check.by_label()
+            if name not in self.colours:
+                continue
+            got = {"green": sum(check.matched[0::2]), "yellow": sum(check.matched[1::2])}
             c = counts.setdefault(name, dict.fromkeys(
                 ("green", "yellow", "remarked", "promoted", "other"), 0))
             c["green"] += got.get("green", 0)
@@ -158,6 +178,7 @@ class EngineServiceMeasurer:
                                   drain_s=self.drain_s,
                                   expect_frames=self._colour_rules(entries))
             self.colour_at_rx = self._colour_counts(entries, run)
+            self.tally.keep(run.frames)
             by_name: dict[str, dict[str, list[tuple[float, Any, str | None]]]] = {}
             for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
                 why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
@@ -285,6 +306,7 @@ class EngineServiceMeasurer:
                                   drain_s=self.drain_s, on_interval=one,
                                   expect_frames=self._colour_rules(entries))
             self.colour_at_rx = self._colour_counts(entries, run)
+            self.tally.keep(run.frames)
             return run, RunLoss(sum(int(s.tx_packets) - int(s.rx_unique)
                                     for s in run.streams))
 
@@ -321,6 +343,8 @@ class EngineBurstMeasurer:
     sleep: Any = time.sleep
     dut: DutTrials = field(default_factory=lambda: DutTrials(None, procedure="y1564_burst"))
     """The DUT hooks around each burst (bench/dut_trial.py)."""
+    tally: FrameTally = field(default_factory=FrameTally)
+    """The user's expected frames: their rules by stream, each burst's checks."""
     runs: int = 0
     last_run: Any = field(default=None, repr=False)
 
@@ -353,7 +377,10 @@ class EngineBurstMeasurer:
         progress.trial_start()
         sending = [(lane, n) for lane, n in zip(lanes, self._counts(lanes, load.frames)) if n]
         run = self.engine.run([Tx(lane.stream, n) for lane, n in sending], self.rx,
-                              drain_s=self.drain_s)
+                              drain_s=self.drain_s,
+                              expect_frames=self.tally.rules_for(lane.stream
+                                                                 for lane, _n in sending))
+        self.tally.keep(run.frames)
         results = list(run.streams[:len(sending)])
         sent = sum(int(s.tx_packets) for s in results)
         span_s = max(s.tx_span_ns for s in results) / 1e9

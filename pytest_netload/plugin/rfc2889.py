@@ -22,15 +22,16 @@ RFC2889_HELP = (
     "rfc2889(frame_size=64, trial_duration='30s', resolution=0.005, max_trials=20, "
     "retries=2, max_rate=None, drain='0.5s', ports=None, low=1, high=65536, "
     "learning_rate='1000pps', test_rate='1000pps', learning_count=1000, age_time=None, "
-    "load_steps=10, max_frame=1518, stream=None): "
+    "load_steps=10, max_frame=1518, stream=None, expect=None): "
     "settings of the rfc2889 fixture's procedures (fully_meshed, partially_meshed, "
     "congestion_control, maximum_forwarding_rate, address_caching_capacity, "
     "address_learning_rate, errored_frame_filtering, broadcast_forwarding); stream: the "
-    "meshes' traffic, any form rfc2544's stream= takes (default UDP). "
+    "meshes' traffic, any form rfc2544's stream= takes (default UDP); expect: the frames "
+    "the meshes compare (rfc2889.frames). "
     "Provided by pytest-netload.")
 RFC2889_ARGS = ("frame_size", "trial_duration", "resolution", "max_trials", "retries",
                 "max_rate", "drain", "ports", "low", "high", "learning_rate", "test_rate",
-                "learning_count", "age_time", "load_steps", "max_frame", "stream")
+                "learning_count", "age_time", "load_steps", "max_frame", "stream", "expect")
 
 
 def parse_rfc2889(mark: pytest.Mark) -> Rfc2889Mark:

@@ -27,17 +27,18 @@ Y1564_HELP = (
     "interval='1s', availability_threshold=0.5, availability_n=10, fdv_quantile=99.9, "
     "drain='0.1s', retries=2, wire=0, learning_frames=10, checkpoint=True, "
     "checkpoint_every='10s', bursts=False, burst_sizes=[1.0], burst_idle=None, "
-    "burst_tolerance=1, direction='one'): ITU-T Y.1564 "
+    "burst_tolerance=1, direction='one', expect=None): ITU-T Y.1564 "
     "service activation with the y1564 fixture. Each service: {'name', 'cir' (e.g. "
     "'10Mbit/s', L2 with FCS), 'eir', 'cbs', 'ebs', 'frame_size', 'dscp', 'pcp', 'vlan', "
     "'dport', 'colour' ('dscp' or 'pcp'), 'green', 'yellow', 'sac': {'flr': '0.1%', "
     "'ftd': '10ms', 'fdv': '1ms', 'availability': '99.9%'}, 'stream' (its traffic: any "
-    "form rfc2544's stream= takes; default UDP)}. Provided by pytest-netload.")
+    "form rfc2544's stream= takes; default UDP)}; expect: the frames every run compares "
+    "(y1564.frames). Provided by pytest-netload.")
 Y1564_ARGS = ("services", "steps", "step_duration", "eir_step", "policing",
               "policing_overshoot", "ir_tolerance", "spt_duration", "interval",
               "availability_threshold", "availability_n", "fdv_quantile", "drain", "retries",
               "wire", "learning_frames", "checkpoint", "checkpoint_every", "bursts",
-              "burst_sizes", "burst_idle", "burst_tolerance", "direction")
+              "burst_sizes", "burst_idle", "burst_tolerance", "direction", "expect")
 
 
 def parse_y1564(mark: pytest.Mark) -> Y1564Mark:

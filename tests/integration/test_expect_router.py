@@ -1,8 +1,9 @@
 """Expected frames on the built-in netns-router (the Linux kernel routing, frames through
 the real engine's RX path): a routed frame comes back with the DUT's MAC as source,
 the receiver's as destination, its TTL one less and its DSCP kept, so the expectation
-passes; a router set to re-mark DSCP, or to not decrement the TTL (nftables in its
-forward chain), fails it with a diff that names the field."""
+passes (standalone, in RFC 2544's and in Y.1564's procedures); a router set to re-mark
+DSCP, or to not decrement the TTL (nftables in its forward chain), fails it with a diff
+that names the field."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ def test_standalone(expect_frames):
 def test_throughput(rfc2544):
     rfc2544.throughput()
     assert_frames_match(rfc2544.frames)
+
+# Y.1564 compares every step's frames the same way (its SAC is not the check here)
+@pytest.mark.y1564(services=[{"name": "data", "cir": "2Mbit/s", "frame_size": 512,
+                              "dscp": 10, "sac": {"flr": "50%"}}],
+                   steps=[1.0], step_duration="1s", eir_step=False, policing=False,
+                   checkpoint=False, expect=ROUTED)
+def test_y1564(y1564):
+    y1564.sct("data")
+    assert_frames_match(y1564.frames)
 """
 
 
@@ -48,7 +58,7 @@ def _run(pytester: pytest.Pytester, topology: str) -> pytest.RunResult:
 
 def test_a_router_passes_a_ttl_mac_dscp_expectation(pytester: pytest.Pytester) -> None:
     result = _run(pytester, "netns-router")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
 
 
 @pytest.mark.parametrize(("topology", "diff"), [
@@ -58,7 +68,7 @@ def test_a_router_passes_a_ttl_mac_dscp_expectation(pytester: pytest.Pytester) -
 def test_a_router_that_keeps_the_ttl_or_remarks_fails_with_a_diff(
         pytester: pytest.Pytester, topology: str, diff: str) -> None:
     result = _run(pytester, topology)
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([
         "*received frames differ from the expected frame*",
         "*stream 'probe': * of * frames did not match the expected frame*",

@@ -192,11 +192,12 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("rfc2889", (64,), {},
      'positional arguments [64]: write them as keywords (frame_size, trial_duration,'
      ' resolution, max_trials, retries, max_rate, drain, ports, low, high, learning_rate,'
-     ' test_rate, learning_count, age_time, load_steps, max_frame, stream)'),
+     ' test_rate, learning_count, age_time, load_steps, max_frame, stream, expect)'),
     ("rfc2889", (), {"frame_sizes": [64]},
      "unknown argument 'frame_sizes'; rfc2889 takes frame_size, trial_duration,"
      ' resolution, max_trials, retries, max_rate, drain, ports, low, high, learning_rate,'
-     ' test_rate, learning_count, age_time, load_steps, max_frame, stream: rename or remove it'),
+     ' test_rate, learning_count, age_time, load_steps, max_frame, stream, expect: rename or'
+     ' remove it'),
     ("rfc2889", (), {"frame_size": "imix"},
      "frame_size='imix': give bytes with FCS, e.g. 64"),
     ("rfc2889", (), {"trial_duration": 0},
@@ -261,13 +262,13 @@ PINNED: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
      ' eir_step, policing, policing_overshoot, ir_tolerance, spt_duration, interval,'
      ' availability_threshold, availability_n, fdv_quantile, drain, retries, wire,'
      ' learning_frames, checkpoint, checkpoint_every, bursts, burst_sizes, burst_idle,'
-     ' burst_tolerance, direction)'),
+     ' burst_tolerance, direction, expect)'),
     ("y1564", (), {"service": []},
      "unknown argument 'service'; y1564 takes services, steps, step_duration, eir_step,"
      ' policing, policing_overshoot, ir_tolerance, spt_duration, interval,'
      ' availability_threshold, availability_n, fdv_quantile, drain, retries, wire,'
      ' learning_frames, checkpoint, checkpoint_every, bursts, burst_sizes, burst_idle,'
-     ' burst_tolerance, direction: rename or remove it'),
+     ' burst_tolerance, direction, expect: rename or remove it'),
     ("y1564", (), {"services": "data"},
      "services='data': give a list of services, each a dict like {'name': 'data', 'cir':"
      " '10Mbit/s'}"),
