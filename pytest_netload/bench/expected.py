@@ -51,17 +51,26 @@ def check_expect(name: str, value: Any) -> Any:
     return value
 
 
-def expect_rules(expect: Any, streams: Sequence[tuple[str, Any]],
-                 names: Mapping[str, str]) -> dict[str, list[FrameRule]]:
+def check_expect_names(expect: Any, names: Sequence[str]) -> None:
+    """A dict `expect` names only streams of the run (`names`, every one it loads)."""
+    if isinstance(expect, Mapping):
+        unknown = sorted(set(expect) - set(names))
+        if unknown:
+            raise NetloadConfigError(f"expect names {unknown}, not streams of this run "
+                                     f"({sorted(names)})")
+
+
+def expect_rules(expect: Any, streams: Sequence[tuple[str, Any]], names: Mapping[str, str],
+                 *, whole_run: bool = True) -> dict[str, list[FrameRule]]:
     """Each stream's rules: `streams` is (loaded name, its `traffic.Stream` or the loaded
-    stream itself) in order; `expect` applies to all of them, or is a dict by name."""
+    stream itself) in order; `expect` applies to all of them, or is a dict by name.
+    `whole_run`: `streams` are all the run's, so a dict may name no other (a caller that
+    builds the rules stream by stream checks the names itself, check_expect_names)."""
     if expect is None:
         return {}
     if isinstance(expect, Mapping):
-        unknown = sorted(set(expect) - {n for n, _ in streams})
-        if unknown:
-            raise NetloadConfigError(f"expect names {unknown}, not streams of this run "
-                                     f"({sorted(n for n, _ in streams)})")
+        if whole_run:
+            check_expect_names(expect, [n for n, _ in streams])
         chosen = {n: _as_list(e, f"expect[{n!r}]") for n, e in expect.items()}
     else:
         every = _as_list(expect, "expect")

@@ -27,7 +27,7 @@ from ..measure.latency import LatencyResult
 from ..rfc2544.recovery import RecoveryTrial, ResetTrial
 from ..rfc2544.trial import DirectionResult, FrameSize
 from ..traffic.mix import Mix
-from .expected import expect_rules, flow_names
+from .expected import check_expect_names, expect_rules, flow_names
 from .harness import WiredPorts
 from .settings import both_ways_problem
 
@@ -99,11 +99,13 @@ def load_lanes(engine: Engine, ports: WiredPorts, wires: Sequence[tuple[Port, Po
                 handle = engine.load(tx, stream)
                 loaded.append(handle)
                 rules.update(expect_rules(expect, [(handle.name, stream)], flow_names(
-                    flow.tx.mac or tx.mac, flow.rx.mac or wires[d][1].mac, flow.rx.peer_mac)))
+                    flow.tx.mac or tx.mac, flow.rx.mac or wires[d][1].mac, flow.rx.peer_mac),
+                    whole_run=False))
                 lanes.append(Lane(handle, share, d))
                 described.append({"wire": f"{flow.tx.name}->{flow.rx.name}",
                                   "name": handle.name, "kind": part["kind"], "share": share,
                                   "mean_frame_size": handle.mean_frame_size})
+        check_expect_names(expect, [h.name for h in loaded])
         directions = tuple(f"{f.tx.name}->{f.rx.name}" for f in flows)
         rx = list({r.device: r for d, (_, r) in enumerate(wires)
                    if d in chosen}.values())  # both ways: both receive

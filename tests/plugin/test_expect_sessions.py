@@ -115,3 +115,31 @@ def test_every_rfc2544_procedure_takes_expect(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=1)
     procedures = [m["procedure"] for m in _records(pytester)["test_all"]]
     assert procedures == ["frame_loss", "back_to_back", "recovery", "reset"]
+
+
+def test_a_dict_expect_names_one_stream_of_a_run_that_loads_several(
+        pytester: pytest.Pytester) -> None:
+    """expect={name: ...} checks that stream only, in a run of a two-stream mix (it was
+    refused as naming a stream 'not of this run' when the lanes checked it per stream);
+    a name of no stream is refused, naming the run's streams."""
+    pytester.makepyfile(test_expect_dict="""
+        import pytest
+        from pytest_netload import assert_frames_match, expect, udp
+        from pytest_netload.errors import NetloadConfigError
+
+        MIX = [(udp(dscp=10), 1), (udp(dscp=10, dport=5001), 1)]
+
+        @pytest.mark.rfc2544(frame_sizes=[64], trial_duration="1s", stream=MIX)
+        def test_dict(rfc2544):
+            routed = expect(ttl="sent-1", src="dut_mac", dst="rx_mac")
+            rfc2544.frame_loss(expect=routed, step=0.5)
+            names = sorted({c.stream for c in rfc2544.frames})
+            assert len(names) == 2, names
+            rfc2544.frame_loss(expect={names[0]: routed}, step=0.5)
+            assert sorted({c.stream for c in rfc2544.frames}) == names
+            assert_frames_match(rfc2544.frames)
+            with pytest.raises(NetloadConfigError, match="not streams of this run"):
+                rfc2544.frame_loss(expect={"nosuch": routed}, step=0.5)
+    """)
+    result = pytester.runpytest(ROUTER, "-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=1)
