@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_jhash.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
@@ -50,15 +51,12 @@ make_key(uint8_t *key, uint8_t family, uint8_t proto, uint8_t has_ports, const u
 	key[39] = (uint8_t)dport;
 }
 
-/* FNV-1a: a handful of multiplies per foreign frame. */
-static uint32_t
+/* DPDK's Jenkins hash over the key's 10 words: a few dozen cycles a foreign frame,
+ * where a byte-at-a-time hash takes one dependent multiply per byte. */
+static inline uint32_t
 key_hash(const uint8_t *key)
 {
-	uint32_t h = 2166136261u, i;
-
-	for (i = 0; i < FLOW_KEY_BYTES; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return h;
+	return rte_jhash(key, FLOW_KEY_BYTES, 0);
 }
 
 int
