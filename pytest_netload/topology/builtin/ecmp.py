@@ -32,7 +32,12 @@ from pyroute2 import IPRoute  # type: ignore[import-untyped,import-not-found,unu
 from pytest_netload.errors import NetloadConfigError
 from pytest_netload.topology.builtin.cleanup import _Resources
 from pytest_netload.topology.builtin.dut import BuiltTopology, Dut
-from pytest_netload.topology.builtin.kernel import _call_in_netns, _sysctl_path, _write_sysctls
+from pytest_netload.topology.builtin.kernel import (
+    _call_in_netns,
+    _ipv6_on,
+    _sysctl_path,
+    _write_sysctls,
+)
 from pytest_netload.topology.builtin.names import _ECMP_CODE
 from pytest_netload.topology.builtin.netns import (
     _dut_namespace,
@@ -97,12 +102,7 @@ def _route_ecmp(pair: _Pair, family: str, neighbours: str, members: int) -> None
     d_ip, g_ip, plen, back = SENDER6 if family == "ipv6" else SENDER
     routed = ECMP_ROUTED6 if family == "ipv6" else ECMP_ROUTED
     if family == "ipv6":
-        v6: list[tuple[tuple[str, ...], str]] = []
-        for scope in ("all", "default", *pair.duts):
-            v6 += [(("net", "ipv6", "conf", scope, "disable_ipv6"), "0"),
-                   (("net", "ipv6", "conf", scope, "accept_dad"), "0"),
-                   (("net", "ipv6", "conf", scope, "accept_ra"), "0")]
-        _call_in_netns(pair.ns, partial(_write_sysctls, v6))
+        _call_in_netns(pair.ns, partial(_write_sysctls, _ipv6_on(pair.duts)))
     with IPRoute(netns=pair.ns, flags=0) as nsr:
         _set_up(nsr, ("lo",))
         (index,) = nsr.link_lookup(ifname=pair.duts[0])

@@ -40,6 +40,17 @@ def _sysctl_path(*parts: str) -> str:
     return os.path.join("/proc/sys", *parts)
 
 
+def _ipv6_on(interfaces: Sequence[str]) -> list[tuple[tuple[str, ...], str]]:
+    """The sysctls that give a namespace's `interfaces` (and its defaults) IPv6 at once:
+    enabled, no duplicate address detection, no router advertisements taken."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    for scope in ("all", "default", *interfaces):
+        out += [(("net", "ipv6", "conf", scope, "disable_ipv6"), "0"),
+                (("net", "ipv6", "conf", scope, "accept_dad"), "0"),
+                (("net", "ipv6", "conf", scope, "accept_ra"), "0")]
+    return out
+
+
 def _write_sysctls(settings: Sequence[tuple[tuple[str, ...], str]]) -> None:
     """Write ``/proc/sys`` entries of the calling thread's network namespace.
 

@@ -31,7 +31,7 @@ from pytest_netload.topology.builtin.names import (
     _check_backend,
     _check_prefix,
 )
-from pytest_netload.topology.builtin.kernel import _call_in_netns, _write_sysctls
+from pytest_netload.topology.builtin.kernel import _call_in_netns, _ipv6_on, _write_sysctls
 from pytest_netload.topology.builtin.netns import (
     _dut_namespace,
     _generators_up,
@@ -82,11 +82,7 @@ def _route(pair: _Pair, family: str, neighbours: str, long_reachable: bool) -> N
     neighbours, permanent entries for the generator addresses; DUT ports up."""
     dut_ips, gen_ips, routed, prefixlen = _addressing(family)
     if family == "ipv6":
-        settings = [(("net", "ipv6", "conf", "all", "forwarding"), "1")]
-        for scope in ("all", "default", *pair.duts):
-            settings += [(("net", "ipv6", "conf", scope, "disable_ipv6"), "0"),
-                         (("net", "ipv6", "conf", scope, "accept_dad"), "0"),
-                         (("net", "ipv6", "conf", scope, "accept_ra"), "0")]
+        settings = [(("net", "ipv6", "conf", "all", "forwarding"), "1"), *_ipv6_on(pair.duts)]
         _call_in_netns(pair.ns, partial(_write_sysctls, settings))
     with IPRoute(netns=pair.ns, flags=0) as nsr:
         _set_up(nsr, ("lo",))
