@@ -18,7 +18,6 @@ from typing import Any
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..errors import NetloadConfigError
-from ..measure.frames import merge_checks
 from ..measure.recording import record_measurement
 from ..rfc2544 import FrameSize, TrialResult
 from ..rfc2544.recovery import RecoveryLoad, RecoveryTrial, ResetTrial
@@ -26,6 +25,7 @@ from ..traffic.patterns import CBR, MaxRate, Phase
 from ..units import Rate
 from . import progress
 from .dut_trial import DutTrials, NoDutHooks, TrialContext, TrialHooks
+from .expected import FrameTally
 from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
 from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
@@ -68,13 +68,9 @@ class EngineMeasurer:
     generator's (validity.late_burst_reason); None: not known."""
     procedure: str = "trial"
     """What the trials are for ("throughput", ...): told to the DUT hooks."""
-    expect_rules: dict[str, Any] = field(default_factory=dict)
-    """Expected frames of its streams (bench/lanes.Plan.rules): compared in every trial."""
-    frames: dict[str, Any] = field(default_factory=dict)
-    """Its trials' `FrameCheck`s, merged per stream (measure.frames.merge_checks)."""
-    frame_trials: int = 0
-    """Trials whose frames were compared; `mismatch_trials` of them had a mismatch."""
-    mismatch_trials: int = 0
+    frames: FrameTally = field(default_factory=FrameTally)
+    """Expected frames of its streams (their rules: bench/lanes.Plan.rules), compared in
+    every trial and merged per stream, as every procedure keeps them."""
     test: str = ""
     last_run: Any = field(default=None, repr=False)
     dut: DutTrials = field(init=False, repr=False)
@@ -196,12 +192,7 @@ class EngineMeasurer:
     def _keep_frames(self, run: Any) -> None:
         """A trial's expected-frame checks, added to the measurer's (mismatches do not
         make a trial invalid: the DUT forwarded them; the test judges them)."""
-        if not run.frames:
-            return
-        self.frame_trials += 1
-        self.mismatch_trials += any(c.unmatched for c in run.frames.values())
-        for name, check in run.frames.items():
-            self.frames[name] = merge_checks(self.frames.get(name), check)
+        self.frames.keep(run.frames)
 
     def measure(self, load_pps: float, duration_s: float) -> TrialResult:
         progress.trial_start(load_pps)
@@ -210,7 +201,7 @@ class EngineMeasurer:
         def run_trial() -> tuple[Any, TrialResult]:
             run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
                                   drain_s=self.drain_s, progress=progress.poller(duration_s),
-                                  expect_frames=self.expect_rules)
+                                  expect_frames=self.frames.rules)
             self._keep_frames(run)
             return run, self._trial(run, load_pps, duration_s, load_pps * duration_s)
 
@@ -224,7 +215,7 @@ class EngineMeasurer:
 
         def run_trial() -> tuple[Any, TrialResult]:
             run = self.engine.run([Tx(lane.stream, n) for lane, n in zip(self.lanes, counts)],
-                                  self.rx, drain_s=self.drain_s, expect_frames=self.expect_rules)
+                                  self.rx, drain_s=self.drain_s, expect_frames=self.frames.rules)
             self._keep_frames(run)
             return run, self._trial(run, rate_pps, max(frames / rate_pps, 1e-9), frames)
 
@@ -261,7 +252,7 @@ class EngineMeasurer:
         ctx = self._context(overload_pps, overload_s + relief_s)
         self.dut.hooks.before(ctx)
         run = self.engine.run([Tx(lane.stream, 0, phases(lane.share)) for lane in self.lanes],
-                              self.rx, drain_s=self.drain_s, expect_frames=self.expect_rules)
+                              self.rx, drain_s=self.drain_s, expect_frames=self.frames.rules)
         self._keep_frames(run)
         scheduled = overload_pps * overload_s + relief_pps * relief_s
         require_loss_timing(run.streams[:len(self.lanes)], "system recovery (RFC 2544 §26.5)")
@@ -298,7 +289,7 @@ class EngineMeasurer:
         self.dut.hooks.before(ctx)
         run = self.engine.run(self._entries(load_pps), self.rx, duration_s=duration_s,
                               drain_s=self.drain_s, progress=poll,
-                              expect_frames=self.expect_rules)
+                              expect_frames=self.frames.rules)
         self._keep_frames(run)
         require_loss_timing(run.streams[:len(self.lanes)], "reset (RFC 2544 §26.6)")
         longest = [longest_gap_ns(s) for s in run.streams[:len(self.lanes)]]

@@ -48,7 +48,7 @@ from ..traffic.mix import Mix
 from ..traffic.streams import UdpSpec
 from ..units import as_rate, frame_bits, run_seconds
 from . import progress
-from .expected import record_frames
+from .expected import FrameTally
 from .harness import WiredPorts
 from .lanes import (
     load_lanes,
@@ -212,13 +212,9 @@ class Rfc2544Runner:
                                       loss_tolerance=self.mark.loss_tolerance,
                                       lanes=plan.lanes, directions=plan.directions,
                                       hooks=self.hooks, procedure=procedure, test=self.test,
-                                      policer=self.policer, expect_rules=plan.rules)
+                                      policer=self.policer, frames=FrameTally(plan.rules))
             yield measurer
-        if measurer.frames:
-            self.frames.extend(measurer.frames.values())
-            record_frames(measurer.frames, procedure=procedure,
-                          frame_size=frame_size_label(size), trials=measurer.frame_trials,
-                          mismatch_trials=measurer.mismatch_trials)
+        measurer.frames.done(self.frames, procedure=procedure, frame_size=frame_size_label(size))
 
     def _record(self, kind: str, record: dict[str, Any]) -> None:
         """A procedure's record, with the traffic its trials sent ("traffic")."""
