@@ -54,8 +54,8 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("port.c", "port_clock.c", "port_xsk.c")),
     ("pools", "the mbuf pools TX frames are built in, and the engine's memory",
      ("pool.c",)),
-    ("base", "errors, logging, EAL, clocks; the histogram layout",
-     ("hist.c", "eal.c")),
+    ("base", "errors, logging, EAL, clocks, a thread's CPU use; the histogram layout",
+     ("hist.c", "eal.c", "cpu.c")),
 )
 
 _LAYER_OF = {name: i for i, (_, _, files) in enumerate(LAYERS) for name in files}

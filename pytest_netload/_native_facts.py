@@ -2,7 +2,7 @@
 do not edit; run `python3 native/gen_facts.py` after changing the header."""
 
 # enum netload_constants
-ABI_VERSION = 18
+ABI_VERSION = 19
 SIGNATURE_BYTES = 16
 SIGNATURE_MAGIC = 20044
 MAX_STREAMS = 16384

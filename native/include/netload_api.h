@@ -12,7 +12,7 @@
  */
 
 enum netload_constants {
-	NETLOAD_ABI_VERSION = 18,
+	NETLOAD_ABI_VERSION = 19,
 	NETLOAD_SIGNATURE_BYTES = 16,
 	NETLOAD_SIGNATURE_MAGIC = 0x4e4c,
 	NETLOAD_MAX_STREAMS = 16384,   /* loaded in one engine, and in one run */
@@ -567,6 +567,19 @@ struct netload_interval_stats {
 	uint64_t first_rx_ns;     /* first arrival in this interval, ns after the start
 	                           * deadline; 0: none in it */
 	uint64_t last_rx_ns;      /* last arrival in it; 0: none */
+	/* How the stream's sender kept its schedule. tx_max_lag_ns is this interval's
+	 * own worst lag (netload_tx_stats.max_lag_ns, for this interval alone); the
+	 * rest are cumulative from the start, as above: its bursts more than 1 us
+	 * late, TX calls the PMD took part of, and its worker thread's time off its
+	 * CPU, of that the time it waited runnable (schedstat), its preemptions and
+	 * its sleeps (read at each interval's end). */
+	uint64_t tx_max_lag_ns;
+	uint64_t tx_lagged_bursts;
+	uint64_t tx_refused_bursts;
+	uint64_t tx_off_cpu_ns;
+	uint64_t tx_wait_cpu_ns;
+	uint64_t tx_preemptions;
+	uint64_t tx_sleeps;
 };
 /* The host has read the intervals before `read` (their ring slots are free again);
  * returns how many intervals can be read now (the last one once the run is done),

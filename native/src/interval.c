@@ -52,7 +52,7 @@ netload_ivl_init(struct netload_run *run, const struct netload_run_conf *c)
 	iv->rx = calloc(cells + 1, sizeof(struct ivl_rx));
 	iv->hist = calloc(cells * run->lat_buckets + 1, sizeof(uint64_t));
 	iv->tx_seq = calloc((size_t)NETLOAD_IVL_RING * (run->n_tx + 1), sizeof(uint64_t));
-	iv->tx = calloc((size_t)NETLOAD_IVL_RING * (run->n_tx + 1), sizeof(uint64_t));
+	iv->tx = calloc((size_t)NETLOAD_IVL_RING * (run->n_tx + 1), sizeof(struct ivl_tx));
 	iv->tx_sent = calloc(run->n_tx + 1, 1);
 	if (iv->rx_seq == NULL || iv->rx == NULL || iv->hist == NULL || iv->tx_seq == NULL ||
 			iv->tx == NULL || iv->tx_sent == NULL)
@@ -88,24 +88,40 @@ netload_ivl_free(struct netload_run *run)
 	run->ivl = NULL;
 }
 
-/* The TX snapshots of worker w due by `now`: the packets its tasks sent before. */
+/* The TX snapshots of worker w due by `now`: the packets its tasks sent before,
+ * their worst lag since the last one (then reset: the worker alone writes it),
+ * and the worker's CPU marks (one mark for every end passed at once). */
 static void
 tx_snapshot(struct netload_run *run, struct worker *w, uint64_t now)
 {
 	struct run_intervals *iv = run->ivl;
+	struct netload_cpu_mark mark;
+	struct netload_cpu_use use;
 	uint32_t i;
 
+	netload_cpu_mark(&mark, w->schedstat_fd);
+	netload_cpu_since(&w->cpu_start, &mark, &use);
 	while (now >= w->tx_snap_tsc) {
 		uint32_t j = w->tx_snaps, slot = j % NETLOAD_IVL_RING;
+		int free_slot = j - SHARED_LOAD(&iv->read) < NETLOAD_IVL_RING;
 
-		if (j - SHARED_LOAD(&iv->read) < NETLOAD_IVL_RING)
-			for (i = 0; i < w->n_tx; i++) {
-				uint32_t x = w->tx[i];
-				size_t cell = (size_t)slot * run->n_tx + x;
+		for (i = 0; i < w->n_tx; i++) {
+			uint32_t x = w->tx[i];
+			struct tx_task *t = &run->tx[x];
+			size_t cell = (size_t)slot * run->n_tx + x;
 
-				iv->tx[cell] = SHARED_LOAD(&run->tx[x].packets);
+			if (free_slot) {
+				iv->tx[cell] = (struct ivl_tx){
+					.packets = SHARED_LOAD(&t->packets),
+					.max_lag = t->ivl_max_lag,
+					.lagged_bursts = t->lagged_bursts,
+					.refused_bursts = t->refused_bursts,
+					.cpu = use,
+				};
 				SHARED_STORE(&iv->tx_seq[cell], (uint64_t)j + 1);
 			}
+			t->ivl_max_lag = 0;
+		}
 		SHARED_STORE(&w->tx_snaps, j + 1);
 		w->tx_snap_tsc = netload_ivl_end_tsc(run, j + 1);
 	}
@@ -199,6 +215,36 @@ add_rx(const struct netload_run *run, const struct ivl_rx *c, const uint64_t *h,
 }
 
 static void
+add_tx(const struct netload_run *run, const struct ivl_tx *c,
+		struct netload_interval_stats *out)
+{
+	out->tx_packets = c->packets;
+	out->tx_max_lag_ns = netload_tsc_ns(run, c->max_lag);
+	out->tx_lagged_bursts = c->lagged_bursts;
+	out->tx_refused_bursts = c->refused_bursts;
+	out->tx_off_cpu_ns = c->cpu.off_cpu_ns;
+	out->tx_wait_cpu_ns = c->cpu.wait_cpu_ns;
+	out->tx_preemptions = c->cpu.preemptions;
+	out->tx_sleeps = c->cpu.sleeps;
+}
+
+/* The last interval: the TX task's end state (its worker's CPU use over the run,
+ * results.c's netload_tx_stats, and its lag since the last snapshot). */
+static void
+live_tx(const struct netload_run *run, uint32_t i, struct netload_interval_stats *out)
+{
+	const struct tx_task *t = &run->tx[i];
+	struct ivl_tx c = {
+		.packets = t->packets, .max_lag = t->ivl_max_lag,
+		.lagged_bursts = t->lagged_bursts, .refused_bursts = t->refused_bursts,
+		.cpu = { .off_cpu_ns = t->off_cpu_ns, .wait_cpu_ns = t->wait_cpu_ns,
+			 .preemptions = t->preemptions, .sleeps = t->sleeps },
+	};
+
+	add_tx(run, &c, out);
+}
+
+static void
 live_rx(const struct netload_run *run, uint32_t q, uint32_t i,
 		struct netload_interval_stats *out, uint64_t *counts, uint32_t n)
 {
@@ -236,7 +282,7 @@ netload_run_interval(const struct netload_run *run, uint32_t k, uint32_t i,
 		if (!run->reaped)
 			return netload_fail(NETLOAD_ESTATE, "run_interval: the last interval is "
 					"read once the run is done");
-		out->tx_packets = run->tx[i].packets;
+		live_tx(run, i, out);
 		for (q = 0; q < run->n_rx; q++)
 			live_rx(run, q, i, out, counts, n);
 		return 0;
@@ -248,7 +294,8 @@ netload_run_interval(const struct netload_run *run, uint32_t k, uint32_t i,
 	if (iv->tx_sent[i] &&
 			SHARED_LOAD(&iv->tx_seq[(size_t)slot * run->n_tx + i]) != (uint64_t)k + 1)
 		lost = 1;
-	out->tx_packets = iv->tx[(size_t)slot * run->n_tx + i];
+	if (iv->tx_sent[i])
+		add_tx(run, &iv->tx[(size_t)slot * run->n_tx + i], out);
 	for (q = 0; q < run->n_rx; q++) {
 		size_t cell = ((size_t)slot * run->n_rx + q) * run->n_tx + i;
 

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE  /* RUSAGE_THREAD */
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -36,90 +38,32 @@ set_active(struct netload_run *run)
 	netload_port_lend_queues(run != NULL);
 }
 
-/* What the kernel says about the calling thread: its CPU time, the times it was
- * preempted and blocked, and (schedstat) how long it waited runnable for its CPU;
- * with the wall clock, the time it spent off its CPU. */
-struct cpu_mark {
-	uint64_t wall_ns;
-	uint64_t cpu_ns;
-	uint64_t preemptions;
-	uint64_t sleeps;
-	uint64_t wait_ns;
-	int has_wait;             /* schedstat was read */
-};
-
-/* The second field of /proc/thread-self/schedstat: ns spent runnable, waiting on a
- * runqueue (CONFIG_SCHED_INFO). Read twice a run, never per burst. */
-static int
-read_run_delay(uint64_t *out)
-{
-	unsigned long long on_cpu, waited;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-	int n;
-
-	if (f == NULL)
-		return -1;
-	n = fscanf(f, "%llu %llu", &on_cpu, &waited);
-	fclose(f);
-	if (n != 2)
-		return -1;
-	*out = waited;
-	return 0;
-}
-
-static void
-cpu_mark(struct cpu_mark *m)
-{
-	struct timespec ts;
-	struct rusage ru;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	m->wall_ns = (uint64_t)ts.tv_sec * NETLOAD_NS_PER_S + (uint64_t)ts.tv_nsec;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	m->cpu_ns = (uint64_t)ts.tv_sec * NETLOAD_NS_PER_S + (uint64_t)ts.tv_nsec;
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		m->preemptions = (uint64_t)ru.ru_nivcsw;
-		m->sleeps = (uint64_t)ru.ru_nvcsw;
-	} else {
-		m->preemptions = 0;
-		m->sleeps = 0;
-	}
-	m->has_wait = read_run_delay(&m->wait_ns) == 0;
-}
-
 /* A worker's off-CPU time, its share spent waiting for the CPU, preemptions and
- * sleeps since `start`, on each of its TX and RX tasks. */
+ * sleeps since its start, on each of its TX and RX tasks. */
 static void
-cpu_account(struct netload_run *run, const struct worker *w, const struct cpu_mark *start)
+cpu_account(struct netload_run *run, const struct worker *w)
 {
-	struct cpu_mark end;
-	uint64_t wall, cpu, off, wait, preempted, slept;
+	struct netload_cpu_mark end;
+	struct netload_cpu_use use;
 	uint32_t i;
 
-	cpu_mark(&end);
-	wall = end.wall_ns - start->wall_ns;
-	cpu = end.cpu_ns - start->cpu_ns;
-	off = wall > cpu ? wall - cpu : 0;
-	wait = start->has_wait && end.has_wait ? end.wait_ns - start->wait_ns : off;
-	if (wait > off)
-		wait = off;  /* two clocks: never claim more waiting than time off the CPU */
-	preempted = end.preemptions - start->preemptions;
-	slept = end.sleeps - start->sleeps;
+	netload_cpu_mark(&end, w->schedstat_fd);
+	netload_cpu_since(&w->cpu_start, &end, &use);
 	for (i = 0; i < w->n_tx; i++) {
 		struct tx_task *t = &run->tx[w->tx[i]];
 
-		t->off_cpu_ns = off;
-		t->wait_cpu_ns = wait;
-		t->preemptions = preempted;
-		t->sleeps = slept;
+		t->off_cpu_ns = use.off_cpu_ns;
+		t->wait_cpu_ns = use.wait_cpu_ns;
+		t->preemptions = use.preemptions;
+		t->sleeps = use.sleeps;
 	}
 	for (i = 0; i < w->n_rx; i++) {
 		struct rx_task *r = &run->rx[w->rx[i]];
 
-		r->off_cpu_ns = off;
-		r->wait_cpu_ns = wait;
-		r->preemptions = preempted;
-		r->sleeps = slept;
+		r->off_cpu_ns = use.off_cpu_ns;
+		r->wait_cpu_ns = use.wait_cpu_ns;
+		r->preemptions = use.preemptions;
+		r->sleeps = use.sleeps;
 	}
 }
 
@@ -130,7 +74,6 @@ worker_main(void *arg)
 	struct worker *w = NULL;
 	uint32_t i, sending, stepped, turns = 0;
 	uint64_t now;
-	struct cpu_mark mark;
 
 	for (i = 0; i < run->n_workers; i++)
 		if (run->workers[i].lcore == rte_lcore_id())
@@ -146,7 +89,8 @@ worker_main(void *arg)
 			netload_nd_flush(w->ctl_port[i], w->ctl_queue[i]);
 		rte_pause();
 	}
-	cpu_mark(&mark);
+	w->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	netload_cpu_mark(&w->cpu_start, w->schedstat_fd);
 	for (;;) {
 		if (unlikely(SHARED_LOAD(&run->abort)))
 			break;
@@ -223,7 +167,10 @@ worker_main(void *arg)
 		netload_rx_flush(run, &run->rx[w->rx[i]]);
 	if (run->ivl != NULL)
 		netload_ivl_finish(run, w);
-	cpu_account(run, w, &mark);
+	cpu_account(run, w);
+	if (w->schedstat_fd >= 0)
+		close(w->schedstat_fd);
+	w->schedstat_fd = -1;
 	__atomic_add_fetch(&run->finished, 1, __ATOMIC_RELEASE);
 	return 0;
 }

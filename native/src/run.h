@@ -9,6 +9,7 @@
 #ifndef NETLOAD_RUN_H
 #define NETLOAD_RUN_H
 
+#include "cpu.h"
 #include "internal.h"
 
 #define NETLOAD_NO_SLOT 0xffff
@@ -43,6 +44,7 @@ struct tx_task {
 	uint32_t gap_idx;
 	uint64_t next_fp;         /* deadline of the next packet */
 	uint64_t max_lag;         /* cycles */
+	uint64_t ivl_max_lag;     /* cycles, since the last interval snapshot */
 	uint64_t send_cost;       /* cycles a fill and send take here (paced streams) */
 	uint64_t cost_window;     /* least cost of the current 64 calls */
 	uint64_t cost_calls;
@@ -250,6 +252,8 @@ struct worker {
 	uint32_t n_ctl;
 	uint64_t tx_snap_tsc;     /* its TX tasks' next interval end; UINT64_MAX: none */
 	uint32_t tx_snaps;        /* shared: their interval snapshots taken */
+	int schedstat_fd;         /* its /proc/thread-self/schedstat; -1: none */
+	struct netload_cpu_mark cpu_start; /* the kernel's view of it at the start */
 	uint16_t ctl_port[RTE_MAX_ETHPORTS];
 	uint16_t ctl_queue[RTE_MAX_ETHPORTS];
 } __rte_cache_aligned;
@@ -315,6 +319,16 @@ struct ivl_rx {
 	uint64_t last_tsc;        /* last one in it; 0: none */
 };
 
+/* A TX task at an interval's end: its packets, its worst lag in the interval,
+ * and (cumulative) its late bursts, partial calls and its worker's CPU marks. */
+struct ivl_tx {
+	uint64_t packets;
+	uint64_t max_lag;         /* cycles, this interval's */
+	uint64_t lagged_bursts;
+	uint64_t refused_bursts;
+	struct netload_cpu_use cpu;
+};
+
 struct run_intervals {
 	uint64_t interval_ns;
 	uint32_t n_snaps;         /* interval ends inside the run: all but the last's */
@@ -323,7 +337,7 @@ struct run_intervals {
 	struct ivl_rx *rx;        /* [slot][rx][tx] */
 	uint64_t *hist;           /* [slot][rx][tx][lat_buckets] */
 	uint64_t *tx_seq;         /* [slot][tx] */
-	uint64_t *tx;             /* [slot][tx]: packets sent */
+	struct ivl_tx *tx;        /* [slot][tx] */
 	uint8_t *tx_sent;         /* [tx]: a worker sends it (not expect-only) */
 };
 

@@ -124,6 +124,8 @@ netload_tx_step(struct netload_run *run, struct tx_task *t)
 
 			if (lag > t->max_lag)
 				t->max_lag = lag;
+			if (lag > t->ivl_max_lag)
+				t->ivl_max_lag = lag;
 			if (lag > run->hz / 1000000)
 				t->lagged_bursts++;
 		}

@@ -28,7 +28,7 @@ from .dut_trial import DutTrials, NoDutHooks, TrialContext, TrialHooks
 from .expected import FrameTally
 from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
-from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
+from .validity import TX_TOLERANCE, generator_failure, policer_late_reason
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Bursts",
            "Calibration", "EngineMeasurer"]
@@ -65,7 +65,7 @@ class EngineMeasurer:
     """The DUT's policer on the loaded wire, as (CIR in bit/s, CBS in bytes), where it is
     declared (Capabilities.policer_bps and policer_cbs_bytes): a trial the policer
     failed after the generator's catch-up burst outgrew half its bucket is the
-    generator's (validity.late_burst_reason); None: not known."""
+    generator's (validity.policer_late_reason); None: not known."""
     procedure: str = "trial"
     """What the trials are for ("throughput", ...): told to the DUT hooks."""
     frames: FrameTally = field(default_factory=FrameTally)
@@ -151,20 +151,12 @@ class EngineMeasurer:
         generator's: a lane's catch-up burst may have cost the policer all the frames
         lost beyond the tolerance (a trial that passed did so with its bursts: a lag
         never makes a policer drop less)."""
-        if self.policer is None:
-            return None
         tx, rx = counts["tx_packets"], counts["rx_packets"]
-        excess = tx - rx - self.loss_tolerance * tx
-        if excess <= 0:
-            return None
-        cir_bps, cbs = self.policer
-        for lane, s in zip(self.lanes, run.streams):
-            size = lane.stream.mean_frame_size
-            why = late_burst_reason(s, min(offered_pps * lane.share * size * 8, cir_bps), cbs,
-                                    frame_bytes=size, excess_lost=excess)
-            if why is not None:
-                return why if len(self.lanes) == 1 else f"stream {s.name!r}: {why}"
-        return None
+        return policer_late_reason(
+            [(s, offered_pps * lane.share * lane.stream.mean_frame_size * 8,
+              lane.stream.mean_frame_size, max(int(s.tx_packets) - int(s.rx_unique), 0))
+             for lane, s in zip(self.lanes, run.streams)],
+            self.policer, tx - rx - self.loss_tolerance * tx)
 
     def _cbr(self, load_pps: float) -> tuple[Any, ...]:
         return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))

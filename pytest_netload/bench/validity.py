@@ -16,7 +16,8 @@ The rules, in the order they are checked:
 4. the generator lagged behind its schedule by more than `lag_bound_ns`;
    where the DUT polices with a known committed burst (CBS), a failed trial
    whose catch-up burst beyond half that CBS may have cost all the frames it
-   lost beyond the verdict's tolerance (`late_burst_reason`);
+   lost beyond the verdict's tolerance (`late_burst_reason`; all of a trial's
+   streams through one policer together: `policer_late_reason`);
 5. its own RX ports dropped frames; foreign frames flooded them; the run was
    interrupted.
 """
@@ -128,6 +129,33 @@ def late_burst_reason(s: Any, rate_bps: float, burst_bytes: int | None, *,
             f"its catch-up burst of {fmt.count(round(burst))} bytes is more than half the "
             f"CBS of {whose} ({fmt.count(burst_bytes)} bytes), so the policer drops frames "
             f"a punctual sender gets through{cost}; {lag_cause(s)}")
+
+
+def policer_late_reason(parts: Sequence[tuple[Any, float, float, int]],
+                        policer: tuple[float, int] | None, excess_lost: float) -> str | None:
+    """Why the frames that a policer shared by several streams dropped, `excess_lost` of
+    them beyond the verdict's tolerance, may all have been the generator's; None when
+    they cannot (or there is no `policer`: (CIR bit/s, CBS bytes)). `parts`: each stream
+    through it as (its TX counters, the L2 bit/s it was offered, its frame's bytes as the
+    policer counts them, its frames lost).
+
+    The streams of one worker lag together, so the catch-up burst is the worst lag of
+    any of them times the rate they feed the policer together (at most its CIR): the
+    rule of `late_burst_reason` on that stream, its cost weighed in the bytes of the
+    frames lost (a policer drops bytes: of small and large frames alike by arrival)."""
+    lost = sum(p[3] for p in parts)
+    if policer is None or not parts or not excess_lost > 0 or not lost > 0:
+        return None
+    cir_bps, cbs = policer
+    rate = sum(p[1] for p in parts)
+    if not rate > 0:
+        return None
+    worst = max(parts, key=lambda p: p[0].tx_max_lag_ns)
+    why = late_burst_reason(worst[0], min(rate, cir_bps), cbs,
+                            frame_bytes=sum(p[2] * p[3] for p in parts) / lost,
+                            excess_lost=excess_lost)
+    name = getattr(worst[0], "name", None)
+    return why if why is None or len(parts) == 1 or not name else f"stream {name!r}: {why}"
 
 
 def link_down_reason(events: Sequence[Mapping[str, Any]]) -> str | None:

@@ -162,8 +162,11 @@ class Y1564Runner:
 
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
                  step_override_s: float | None = None,
-                 checkpoint_dir: Path | None = None, hooks: TrialHooks | None = None) -> None:
+                 checkpoint_dir: Path | None = None, hooks: TrialHooks | None = None,
+                 policer: tuple[float, int] | None = None) -> None:
         self.engine = engine
+        self.policer = policer
+        """The DUT's declared policer (CIR bit/s, CBS bytes): EngineServiceMeasurer.policer."""
         self.hooks = hooks
         """The DUT's side of every run (bench/dut_trial.py), as RFC 2544's trials have it;
         None: the generator's counters only."""
@@ -272,7 +275,7 @@ class Y1564Runner:
                                         dut=self._dut(procedure),
                                         colours={s.name: (s.colour, s.green, s.yellow)
                                                  for s in services if s.colour_aware},
-                                        tally=tally)
+                                        tally=tally, policer=self.policer)
         tally.done(self.frames, procedure=procedure)
 
     def _dut(self, procedure: str) -> DutTrials:

@@ -21,7 +21,7 @@ import numpy as np
 from .. import format as fmt
 from ..engine.client import Engine, LoadedStream, Port, Tx
 from ..engine.handles import hardware_clock
-from ..engine.intervals import Interval
+from ..engine.intervals import Interval, IntervalTx
 from ..errors import InvalidTrial, NetloadConfigError, NetloadEnvironmentError
 from ..measure.dut import LossAttribution
 from ..measure.histogram import LogHistogram
@@ -35,7 +35,8 @@ from .dut_trial import DutTrials, RunLoss
 from .expected import FrameTally, colour_checked
 from .lanes import Lane
 from .settings import Y1564_DRAIN_S
-from .validity import TX_TOLERANCE, generator_failure, late_burst_reason
+from .validity import (TX_TOLERANCE, generator_failure, late_burst_reason,
+                       policer_late_reason)
 
 #: Intervals of the last SPT run the measurer keeps for a look after it (an hour's).
 KEPT_INTERVALS = 3600
@@ -90,6 +91,10 @@ class EngineServiceMeasurer:
     """The user's expected frames (``expect=``): their rules by stream (bench/lanes.Plan's;
     a colour-aware service's joined with its colours in `__post_init__`) and the checks
     of every run."""
+    policer: tuple[float, int] | None = None
+    """The DUT's declared policer that every service crosses, as (CIR bit/s, CBS bytes)
+    (Capabilities.policer_bps and policer_cbs_bytes): frames it dropped after the
+    generator's catch-up burst are the generator's (validity.policer_late_reason)."""
 
     def __post_init__(self) -> None:
         for name, (key, green, yellow) in self.colours.items():
@@ -180,10 +185,12 @@ class EngineServiceMeasurer:
             self.colour_at_rx = self._colour_counts(entries, run)
             self.tally.keep(run.frames)
             by_name: dict[str, dict[str, list[tuple[float, Any, str | None]]]] = {}
-            for (name, colour, bps, pps, _tx), s in zip(entries, run.streams):
+            lost = [max(int(s.tx_packets) - int(s.rx_unique), 0) for s in run.streams]
+            shared = self._late_for_policer(entries, run.streams, lost)
+            for (name, colour, bps, pps, _tx), s, n in zip(entries, run.streams, lost):
                 why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
                     late_burst_reason(s, bps, self.burst_bytes.get(name),
-                                      whose=f"service {name!r}")
+                                      whose=f"service {name!r}") or (shared if n else None)
                 by_name.setdefault(name, {}).setdefault(colour, []).append((bps, s, why))
             for name, parts in by_name.items():
                 samples[name] = replace(self._sample(name, parts, duration_s),
@@ -204,6 +211,15 @@ class EngineServiceMeasurer:
             self.attributions.append(judged.attribution)
         return {name: self._judged(x, judged, len(samples) == 1)
                 for name, x in samples.items()}
+
+    def _late_for_policer(self, entries: Sequence[tuple[str, str, float, float, Any]],
+                          txs: Sequence[Any], lost: Sequence[int]) -> str | None:
+        """Why the frames `lost` by each entry in a run or an interval may all have been
+        dropped by the DUT's declared policer for the generator's catch-up burst (`txs`:
+        each entry's TX counters, a run's streams or an interval's); None otherwise."""
+        return policer_late_reason([(t, e[2], e[2] / e[3] / 8, n)
+                                    for e, t, n in zip(entries, txs, lost)],
+                                   self.policer, sum(lost))
 
     def _sample(self, name: str, parts: Mapping[str, list[tuple[float, Any, str | None]]],
                 duration_s: float) -> ServiceSample:
@@ -255,6 +271,7 @@ class EngineServiceMeasurer:
         clocks = ["nic-hardware" if hardware_clock(e[4].stream, self.rx) else "tsc-software"
                   for e in entries]
         got = 0
+        before = [IntervalTx()] * len(entries)
 
         def one(iv: Interval) -> None:
             nonlocal got
@@ -262,6 +279,13 @@ class EngineServiceMeasurer:
             parts: dict[str, dict[str, list[tuple[int, int, float,
                                                   LatencyResult | None]]]] = {}
             reasons: dict[str, list[str]] = {}
+            lost = [max(int(iv.tx_packets[i]) - int(iv.rx_unique[i]), 0)
+                    for i in range(len(entries))]
+            # each sender's lag here, with its worker's CPU over this interval and the one
+            # before (a stall across the end between them lags the frames after it)
+            senders = [t.after(b) for t, b in zip(iv.tx, before)] if iv.tx else []
+            before[:] = iv.tx or before
+            shared = self._late_for_policer(entries, senders, lost) if senders else None
             for i, (name, colour, bps, pps, _tx) in enumerate(entries):
                 tx = int(iv.tx_packets[i])
                 scheduled = pps * interval_s
@@ -271,6 +295,13 @@ class EngineServiceMeasurer:
                 if why is None and tx < scheduled * (1 - TX_TOLERANCE) - 1:
                     why = (f"the generator sent {fmt.count(tx)} of "
                            f"{fmt.count(round(scheduled))} scheduled frames in this interval")
+                if why is None and lost[i] and senders:
+                    # frames lost to a policer after the generator's catch-up burst in
+                    # this interval: the service's own bucket, or the DUT's shared one
+                    why = late_burst_reason(senders[i], bps, self.burst_bytes.get(name),
+                                            whose=f"service {name!r}",
+                                            frame_bytes=bps / pps / 8,
+                                            excess_lost=lost[i]) or shared
                 if why is not None:
                     reasons.setdefault(name, []).append(
                         f"{colour} frames: {why}" if name in self.yellow else why)

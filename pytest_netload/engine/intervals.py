@@ -19,13 +19,19 @@ import numpy as np
 
 from .wire import pack_array, unpack_array
 
-__all__ = ["FIELDS", "Interval", "Intervals", "pack"]
+__all__ = ["FIELDS", "Interval", "IntervalTx", "Intervals", "pack"]
 
 #: `struct netload_interval_stats`, field for field: the columns of ``stats``.
 FIELDS = ("tx_packets", "rx_packets", "rx_bytes", "duplicates", "reordered",
           "latency_sum_ns", "latency_samples", "hist_unrecorded", "first_rx_ns",
-          "last_rx_ns")
+          "last_rx_ns", "tx_max_lag_ns", "tx_lagged_bursts", "tx_refused_bursts",
+          "tx_off_cpu_ns", "tx_wait_cpu_ns", "tx_preemptions", "tx_sleeps")
 _COL = {name: i for i, name in enumerate(FIELDS)}
+#: Columns that are the interval's own, not cumulative: never differenced.
+_OWN = ("first_rx_ns", "last_rx_ns", "tx_max_lag_ns")
+#: The sender's worker: a stream on several TX queues takes the worst of its workers'
+#: (as `measure.results` merges a run's), not their sum.
+_WORST = ("tx_max_lag_ns", "tx_off_cpu_ns", "tx_wait_cpu_ns", "tx_preemptions", "tx_sleeps")
 
 
 def pack(index: int, lost: Sequence[bool], stats: np.ndarray, hist: np.ndarray,
@@ -40,6 +46,33 @@ def pack(index: int, lost: Sequence[bool], stats: np.ndarray, hist: np.ndarray,
     if lower_ns is not None:
         out["lower_ns"] = pack_array(np.asarray(lower_ns, dtype=np.uint64))
     return out
+
+
+@dataclass(frozen=True)
+class IntervalTx:
+    """How a stream's sender kept its schedule in one interval, with the attribute
+    names of `StreamResult`'s TX counters (so `measure.causes.lag_cause` reads it): its
+    worst lag behind the schedule, its bursts more than 1 us late, the TX calls its port
+    took part of, and its worker's time off its CPU, of that waiting runnable while
+    another task ran there, its preemptions and its sleeps."""
+
+    tx_max_lag_ns: int = 0
+    tx_lagged_bursts: int = 0
+    tx_refused_bursts: int = 0
+    tx_off_cpu_ns: int = 0
+    tx_wait_cpu_ns: int = 0
+    tx_preemptions: int = 0
+    tx_sleeps: int = 0
+
+    def after(self, before: IntervalTx) -> IntervalTx:
+        """This interval's lag with its worker's CPU over `before` (the interval before it)
+        and this one: a stall that crossed the end between them has its time off the CPU
+        before the end and its late frames, the lag, after it."""
+        return IntervalTx(self.tx_max_lag_ns, self.tx_lagged_bursts, self.tx_refused_bursts,
+                          before.tx_off_cpu_ns + self.tx_off_cpu_ns,
+                          before.tx_wait_cpu_ns + self.tx_wait_cpu_ns,
+                          before.tx_preemptions + self.tx_preemptions,
+                          before.tx_sleeps + self.tx_sleeps)
 
 
 @dataclass(frozen=True)
@@ -64,6 +97,8 @@ class Interval:
     latency_hist: np.ndarray = field(repr=False)
     latency_lower_ns: np.ndarray = field(repr=False)
     """The histogram buckets' lower bounds, ns (the run's latency layout)."""
+    tx: tuple[IntervalTx, ...] = ()
+    """Per stream, how its sender kept its schedule in this interval."""
 
     @property
     def rx_unique(self) -> np.ndarray:
@@ -114,10 +149,15 @@ class Intervals:
         self.prev_lost = lost
         d = np.where(bad[:, None], 0, np.maximum(d, 0)).astype(np.uint64)
         dh = np.where(bad[:, None], 0, np.maximum(dh, 0)).astype(np.uint64)
-        first = np.where(bad, 0, stats[:, _COL["first_rx_ns"]])
-        last = np.where(bad, 0, stats[:, _COL["last_rx_ns"]])
+        for name in _OWN:
+            d[:, _COL[name]] = np.where(bad, 0, stats[:, _COL[name]])
+        first = d[:, _COL["first_rx_ns"]]
+        last = d[:, _COL["last_rx_ns"]]
         m = self._merge
-        col = {name: m(d[:, i]) for name, i in _COL.items()}
+        col = {name: self._worst(d[:, i]) if name in _WORST else m(d[:, i])
+               for name, i in _COL.items()}
+        tx = tuple(IntervalTx(**{name: int(col[name][k]) for name in IntervalTx.__annotations__})
+                   for k in range(len(self.parts)))
         firsts = [min((int(x) for x in first[lo:hi] if x), default=0)
                   for lo, hi in self._bounds()]
         lasts = [int(last[lo:hi].max()) if hi > lo else 0 for lo, hi in self._bounds()]
@@ -126,7 +166,11 @@ class Intervals:
                         col["duplicates"], col["reordered"], col["latency_samples"],
                         col["latency_sum_ns"], col["hist_unrecorded"],
                         np.array(firsts, dtype=np.uint64), np.array(lasts, dtype=np.uint64),
-                        valid, m(dh), self.lower_ns)
+                        valid, m(dh), self.lower_ns, tx)
+
+    def _worst(self, a: np.ndarray) -> np.ndarray:
+        return np.array([int(a[lo:hi].max()) if hi > lo else 0 for lo, hi in self._bounds()],
+                        dtype=np.uint64)
 
     def _bounds(self) -> list[tuple[int, int]]:
         bounds = np.cumsum([0, *self.parts]).tolist()

@@ -436,6 +436,18 @@ def trial_hooks(request: pytest.FixtureRequest, dut: Any, health: bool | None = 
     return PluginTrialHooks(_hook_runner(request.config), dut, health=on)
 
 
+def declared_policer(config: pytest.Config,
+                     built: tuple[Topology, Any]) -> tuple[int, int] | None:
+    """The DUT's policer as (CIR bit/s, CBS bytes) where the topology declares both
+    (Capabilities.policer_bps and policer_cbs_bytes: a built-in's info or a topology
+    file's [capabilities]); None otherwise."""
+    from .capabilities import capabilities_of
+
+    caps = capabilities_of(config, built[0], built[1])
+    return (caps.policer_bps, caps.policer_cbs_bytes) \
+        if caps.policer_bps and caps.policer_cbs_bytes else None
+
+
 @pytest.fixture(scope="session")
 def _netload_calibration() -> Calibration:
     from ..bench.runner import Calibration
@@ -450,7 +462,6 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
     """RFC 2544 procedures bound to the test's `rfc2544` marker and the topology; the
     DUT's hooks (docs/hooks.md) run around every trial."""
     from ..bench.runner import Rfc2544Runner
-    from .capabilities import capabilities_of
     from .dut_hooks import PluginTrialHooks, dut_reset
 
     params = getattr(request.node, "callspec", None)
@@ -460,9 +471,7 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
     runner = _hook_runner(request.config)
     dut = _netload_built[1]
     health = settings.dut_health if mark.dut_health is None else mark.dut_health
-    caps = capabilities_of(request.config, _netload_built[0], dut)
-    policer = (caps.policer_bps, caps.policer_cbs_bytes) \
-        if caps.policer_bps and caps.policer_cbs_bytes else None
+    policer = declared_policer(request.config, _netload_built)
     return Rfc2544Runner(_engine_of_wire(netload_ports, mark.wire, netload_engine),
                          netload_ports, mark,
                          duration_override_s=settings.trial_duration_s,

@@ -79,6 +79,9 @@ class SptService:
     series: Mapping[str, tuple[Any, ...]]
     """Per interval: flr, ir_bps, ftd_s, fdv_s (None where not measured), available (None:
     excluded) and valid."""
+    first_invalid: str | None = None
+    """The first invalid interval and why the generator failed it ("interval 3: the
+    generator ran ... late"); None: every interval was valid."""
 
     @property
     def lost(self) -> int:
@@ -113,6 +116,7 @@ class SptService:
             "reason": self.reason,
             "latency": None if self.latency is None else self.latency.as_dict(),
             "series": {k: list(v) for k, v in self.series.items()},
+            "first_invalid": self.first_invalid,
         }
 
 
@@ -152,9 +156,11 @@ class SptResult:
     def failures(self) -> list[str]:
         out = []
         if not self.valid:
+            first = next((f"; the first, of service {s.service.name!r}: {s.first_invalid}"
+                          for s in self.services if s.first_invalid), "")
             out.append(f"the run is not valid: {self.invalid_ratio:.1%} of the intervals were "
                        f"invalid (the generator failed), more than {MAX_INVALID_RATIO:.0%}; "
-                       "not the DUT's failure: rerun it")
+                       f"not the DUT's failure: rerun it{first}")
         out += [f"service {s.service.name!r}: {s.reason}" for s in self.services
                 if s.passed is not True]
         return out
@@ -197,6 +203,7 @@ class _Run:
         self.last_lat: dict[str, Any] | None = None
         self.dup = self.reo = 0
         self.invalid = self.idle = 0
+        self.first_invalid: str | None = None
         self.series: dict[str, list[Any]] = {k: [] for k in SERIES_FIELDS if k != "available"}
 
     def add(self, index: int, rec: Record) -> None:
@@ -205,6 +212,8 @@ class _Run:
         s["valid"].append(valid)
         if not valid:
             self.invalid += 1
+            if self.first_invalid is None:
+                self.first_invalid = f"interval {index + 1}: {rec.get('why') or 'invalid'}"
         elif rec["tx"] == 0:
             self.idle += 1
         if not valid or rec["tx"] == 0:
@@ -269,7 +278,7 @@ class _Run:
         series = {k: tuple(v) for k, v in self.series.items()}
         series["available"] = avail.flags
         out = SptService(self.service, self.tx, self.rx, self.seconds, latency, self.q, avail,
-                         self.invalid, self.idle, (), None, "", series)
+                         self.invalid, self.idle, (), None, "", series, self.first_invalid)
         sac = self.service.sac
         none = "no available interval"
         checks = [check("ir", out.ir_bps, low=self.service.cir_bps * (1 - sac_tol),
@@ -286,7 +295,7 @@ class _Run:
         passed, reason = verdict(checks)
         return SptService(self.service, self.tx, self.rx, self.seconds, latency, self.q,
                           avail, self.invalid, self.idle, tuple(checks), passed, reason,
-                          series)
+                          series, self.first_invalid)
 
 
 def _intervals(duration_s: float, interval_s: float) -> int:
