@@ -77,23 +77,26 @@ stream_window(const struct rx_task *t, uint32_t slot)
 #define RX_PREFETCH 4
 
 /*
- * Classify frame m on its trailer into *f: its stream's slot, sequence number
- * and TX stamp; f->slot is NETLOAD_NO_SLOT for a frame of no stream of this
- * run, which may be a frame of an unsigned stream, counted by its flow (flow.c),
- * or ARP/ND for the port (signed frames never take that branch, so they pay
- * nothing for it).
+ * Classify frame m on its trailer into *f, a run of its own (n = 1): its
+ * stream's slot, sequence number and TX stamp; f->slot is NETLOAD_NO_SLOT for a
+ * frame of no stream of this run, which may be a frame of an unsigned stream,
+ * counted by its flow (flow.c), or ARP/ND for the port (signed frames never
+ * take that branch, so they pay nothing for it). Returns the trailer's first
+ * word (its magic and stream id, as the frame holds them) for a frame of a
+ * stream, which the next frames of its run repeat; 0 for one of none.
  */
-static inline void
+static inline uint32_t
 classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct rx_frame *f,
 		uint16_t *last, uint64_t now, uint64_t by_end)
 {
 	struct netload_signature copy;
 	const netload_sig_t *sig;
-	uint32_t len = m->pkt_len;
+	uint32_t len = m->pkt_len, key;
 	uint16_t slot;
 
 	f->slot = NETLOAD_NO_SLOT;
-	f->len = (uint16_t)len;
+	f->n = 1;
+	f->bytes = len;
 	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14))
 		goto foreign;
 	sig = rte_pktmbuf_read(m, len - NETLOAD_SIGNATURE_BYTES, NETLOAD_SIGNATURE_BYTES,
@@ -121,13 +124,60 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 		rte_prefetch0(&stream_window(t, slot)[(sig->seq & WINDOW_MASK) >> 6]);
 		*last = slot;
 	}
-	return;
+	memcpy(&key, sig, sizeof(key));
+	return key;
 foreign:
 	if (unlikely(run->flows != NULL) && netload_flows_count(run, t, m, now, by_end))
-		return;  /* a frame of an unsigned stream, counted by its flow */
+		return 0;  /* a frame of an unsigned stream, counted by its flow */
 	t->foreign++;
 	if (netload_nd_ports[t->port_id] != NULL)
 		netload_nd_input(t->port_id, m);
+	return 0;
+}
+
+/*
+ * Does frame m continue the open run: the trailer's first word `key` (the
+ * same magic and stream), sequence number `seq` and TX stamp `tx`? Only a frame
+ * whose trailer lies in its first segment is looked at here; any other frame
+ * is classified alone (classify), which is what this test saves the run's
+ * next frames.
+ */
+static inline int
+continues(const struct rte_mbuf *m, uint32_t len, uint32_t key, uint32_t seq, uint64_t tx)
+{
+	const netload_sig_t *sig;
+	uint32_t word;
+
+	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14 || len > m->data_len))
+		return 0;
+	sig = rte_pktmbuf_mtod_offset(m, const netload_sig_t *, len - NETLOAD_SIGNATURE_BYTES);
+	memcpy(&word, sig, sizeof(word));
+	return word == key && sig->seq == seq && sig->tx_tsc == tx;
+}
+
+/*
+ * The burst's mbufs back to their pool. Those the RX PMDs give (direct, one
+ * segment, not shared, all of one pool) go back in one put, without
+ * rte_pktmbuf_free_bulk's look at each one's segments; a burst with any other
+ * goes through it.
+ */
+static inline void
+free_burst(struct rte_mbuf **bufs, uint16_t n)
+{
+	struct rte_mempool *mp = bufs[0]->pool;
+	uint16_t i;
+	int plain = 1;
+
+	for (i = 0; i < n; i++) {
+		const struct rte_mbuf *m = bufs[i];
+
+		plain &= (m->pool == mp) & (m->next == NULL) & (m->nb_segs == 1) &
+				(rte_mbuf_refcnt_read(m) == 1) & RTE_MBUF_DIRECT(m);
+	}
+	if (likely(plain))
+		rte_mempool_put_bulk(mp, (void **)bufs, n);
+	else
+		rte_pktmbuf_free_bulk(bufs, n);
 }
 
 /* The burst held back for accounting (netload_rx_burst), accounted now. */
@@ -144,21 +194,31 @@ account_held(struct netload_run *run, struct rx_task *t)
  * frame's stream state), then account the frames. Every frame is counted and
  * sequence-checked, and latency is taken on every stamped frame.
  *
- * The accounting is one burst behind (t->defer; not in the timed modes, which
- * read each frame's mbuf): a burst's classified frames wait in t->held while
- * the previous burst's are accounted. The stream state and sequence-window
- * words the classifier prefetched then have a whole poll to arrive, where with
- * thousands of streams they come from memory. Results are read only once the
- * worker has accounted the last burst (netload_rx_flush).
+ * Frames are classified into runs (run.h struct rx_frame): a frame that
+ * continues the open run (its stream, the next sequence number, the same TX
+ * stamp: the frames of one TX burst) only lengthens it, a few compares of its
+ * trailer; the accounting then takes a run's frames together where counting
+ * them one by one would give the same (rx_account.c). Not in the timed modes,
+ * which read each frame's mbuf.
+ *
+ * The accounting is one burst behind (t->defer; not in the timed modes either):
+ * a burst's runs wait in t->held while the previous burst's are accounted. The
+ * stream state and sequence-window words the classifier prefetched then have a
+ * whole poll to arrive, where with thousands of streams they come from memory.
+ * Results are read only once the worker has accounted the last burst
+ * (netload_rx_flush).
  */
 void
 netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	struct rx_frame local[NETLOAD_MAX_BURST], *f;
-	uint16_t n, i, last = NETLOAD_NO_SLOT;
-	uint64_t now, bytes = 0, tx_end, by_end;
+	uint16_t n, i, runs = 0, last = NETLOAD_NO_SLOT;
+	uint64_t now, bytes = 0, tx_end, by_end, run_tx = 0;
+	uint32_t run_n = 0, run_bytes = 0, run_key = 0, run_seq = 0;
+	const int capturing = t->capture != NULL, merge = t->defer;
 
+	RTE_BUILD_BUG_ON(NETLOAD_MAX_BURST > UINT16_MAX);
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
 	if (n == 0)
 		return;
@@ -187,33 +247,56 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 				bufs[i]->pkt_len - NETLOAD_SIGNATURE_BYTES));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = bufs[i];
+		uint32_t len = m->pkt_len;
 
 		if (i + RX_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + RX_PREFETCH], char *,
 					bufs[i + RX_PREFETCH]->pkt_len - NETLOAD_SIGNATURE_BYTES));
-		bytes += m->pkt_len;
-		if (unlikely(t->capture != NULL))
+		bytes += len;
+		if (unlikely(capturing))
 			capture(run, t, m, now);
-		classify(run, t, m, &f[i], &last, now, by_end);
+		if (run_n != 0) {
+			if (likely(continues(m, len, run_key, run_seq, run_tx))) {
+				run_n++;
+				run_bytes += len;
+				run_seq++;
+				continue;
+			}
+			f[runs - 1].n = (uint16_t)run_n;
+			f[runs - 1].bytes = run_bytes;
+			run_n = 0;
+		}
+		run_key = classify(run, t, m, &f[runs], &last, now, by_end);
+		if (merge && run_key != 0) {
+			run_n = 1;
+			run_bytes = len;
+			run_seq = f[runs].seq + 1;
+			run_tx = f[runs].tx_tsc;
+		}
+		runs++;
+	}
+	if (run_n != 0) {
+		f[runs - 1].n = (uint16_t)run_n;
+		f[runs - 1].bytes = run_bytes;
 	}
 	/* Expected frames: compared now, while the mbufs are here (rx_expect.c); a run
 	 * without any pays this one test a burst. */
 	if (unlikely(t->expect != NULL))
-		netload_expect_burst(run, t, bufs, f, n);
+		netload_expect_burst(run, t, bufs, f, runs);
 	if (likely(t->defer)) {
 		if (t->held_n != 0)
 			account_held(run, t);
-		t->held_n = n;
+		t->held_n = runs;
 		t->held_now = now;
 		t->held_by_end = by_end;
 		t->cur ^= 1;
 	} else {
-		netload_rx_account(run, t, bufs, f, n, now, by_end);
+		netload_rx_account(run, t, bufs, f, runs, now, by_end);
 	}
 	SHARED_STORE(&t->packets, t->packets + n);
 	t->bytes += bytes;
 	asan_fence(bufs, n, 0);
-	rte_pktmbuf_free_bulk(bufs, n);
+	free_burst(bufs, n);
 }
 
 /* What a worker does when it ends a run: the held burst, then the log. */
