@@ -214,6 +214,7 @@ struct rx_task {
 	uint64_t **tables;        /* every stream's histogram page tables */
 	struct rx_expect_state *expect;  /* [run->n_expect]: streams with an expectation */
 	uint64_t snap_tsc;        /* the next interval's end (interval.c); UINT64_MAX: none */
+	int prefetch;             /* prefetch frames' trailers: the PMD did not copy them here */
 	uint32_t snaps;           /* shared: interval snapshots taken */
 	uint32_t hlog_n;          /* additions waiting in hlog */
 	struct rx_hist_add hlog[NETLOAD_RX_HLOG];

@@ -77,6 +77,30 @@ stream_window(const struct rx_task *t, uint32_t slot)
 #define RX_PREFETCH 4
 
 /*
+ * Does the PMD of port_id copy each frame into an mbuf of its own, on the core
+ * that polls (out of a vring, a file or a socket)? Then the frame's bytes are in
+ * that core's cache when the burst returns, and prefetching its trailer only
+ * costs: 3 cycles a frame of vhost at full rate (benchmarks/rx_fair.py). Frames
+ * from anywhere else (a NIC's DMA, another core's mbufs through a ring, AF_XDP,
+ * memif's zero-copy mode) get their trailers prefetched.
+ */
+static int
+rx_copies_frames(uint16_t port_id)
+{
+	static const char *const copying[] = {"net_vhost", "net_pcap", "net_af_packet",
+		"net_tap"};
+	struct rte_eth_dev_info info;
+	size_t i;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL)
+		return 0;
+	for (i = 0; i < RTE_DIM(copying); i++)
+		if (strcmp(info.driver_name, copying[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * Classify frame m on its trailer into *f, a run of its own (n = 1): its
  * stream's slot, sequence number and TX stamp; f->slot is NETLOAD_NO_SLOT for a
  * frame of no stream of this run, which may be a frame of an unsigned stream,
@@ -152,32 +176,26 @@ continues(const struct rte_mbuf *m, uint32_t len, uint32_t key, uint32_t seq, ui
 		return 0;
 	sig = rte_pktmbuf_mtod_offset(m, const netload_sig_t *, len - NETLOAD_SIGNATURE_BYTES);
 	memcpy(&word, sig, sizeof(word));
-	return word == key && sig->seq == seq && sig->tx_tsc == tx;
+	return (word == key) & (sig->seq == seq) & (sig->tx_tsc == tx);
 }
 
 /*
- * The burst's mbufs back to their pool. Those the RX PMDs give (direct, one
- * segment, not shared, all of one pool) go back in one put, without
- * rte_pktmbuf_free_bulk's look at each one's segments; a burst with any other
- * goes through it.
+ * Is m an mbuf that rte_pktmbuf_free_bulk would only put back in pool mp (one
+ * segment, direct, not shared)? The RX PMDs give those: a burst of them goes
+ * back in one put (netload_rx_burst), without its look at each one's segments.
  */
-static inline void
-free_burst(struct rte_mbuf **bufs, uint16_t n)
+static inline int
+plain_mbuf(const struct rte_mbuf *m, const struct rte_mempool *mp)
 {
-	struct rte_mempool *mp = bufs[0]->pool;
-	uint16_t i;
-	int plain = 1;
+	uint32_t refs_segs;
 
-	for (i = 0; i < n; i++) {
-		const struct rte_mbuf *m = bufs[i];
-
-		plain &= (m->pool == mp) & (m->next == NULL) & (m->nb_segs == 1) &
-				(rte_mbuf_refcnt_read(m) == 1) & RTE_MBUF_DIRECT(m);
-	}
-	if (likely(plain))
-		rte_mempool_put_bulk(mp, (void **)bufs, n);
-	else
-		rte_pktmbuf_free_bulk(bufs, n);
+	/* refcnt and nb_segs, side by side, both 1: one compare, whatever the byte order */
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, nb_segs) !=
+			offsetof(struct rte_mbuf, refcnt) + sizeof(uint16_t));
+	memcpy(&refs_segs, &m->refcnt, sizeof(refs_segs));
+	return (m->pool == mp) & (refs_segs == 0x00010001) &
+			(((m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)) |
+			(uintptr_t)m->next) == 0);
 }
 
 /* The burst held back for accounting (netload_rx_burst), accounted now. */
@@ -214,9 +232,11 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	struct rx_frame local[NETLOAD_MAX_BURST], *f;
 	uint16_t n, i, runs = 0, last = NETLOAD_NO_SLOT;
-	uint64_t now, bytes = 0, tx_end, by_end, run_tx = 0;
-	uint32_t run_n = 0, run_bytes = 0, run_key = 0, run_seq = 0;
-	const int capturing = t->capture != NULL, merge = t->defer;
+	uint64_t now, bytes = 0, tx_end, by_end, run_tx = 0, run_bytes0 = 0;
+	uint32_t run_key = 0, run_base = 0, run_start = 0;
+	const int merge = t->defer;
+	const struct rte_mempool *mp;
+	int plain = 1, ahead;
 
 	RTE_BUILD_BUG_ON(NETLOAD_MAX_BURST > UINT16_MAX);
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
@@ -242,42 +262,49 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	by_end = tx_end == 0 || now < tx_end;
 	t->bursts++;
 	f = t->defer ? t->held[t->cur] : local;
-	for (i = 0; i < n && i < RX_PREFETCH; i++)
+	/* Trailers prefetched up to `ahead` frames ahead (none where the PMD copied them). */
+	ahead = t->prefetch ? n - RX_PREFETCH : 0;
+	for (i = 0; i < n && i < RX_PREFETCH && t->prefetch; i++)
 		rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i], char *,
 				bufs[i]->pkt_len - NETLOAD_SIGNATURE_BYTES));
+	if (unlikely(t->capture != NULL))
+		for (i = 0; i < n; i++)
+			capture(run, t, bufs[i], now);
+	/* A run is open while run_key is not 0: its first frame bufs[run_start] of
+	 * f[runs - 1], whose frame i would have number run_base + i; its bytes are
+	 * those counted since run_bytes0. Frames that continue it change nothing. */
+	mp = bufs[0]->pool;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = bufs[i];
 		uint32_t len = m->pkt_len;
 
-		if (i + RX_PREFETCH < n)
+		if ((int)i < ahead)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + RX_PREFETCH], char *,
 					bufs[i + RX_PREFETCH]->pkt_len - NETLOAD_SIGNATURE_BYTES));
-		bytes += len;
-		if (unlikely(capturing))
-			capture(run, t, m, now);
-		if (run_n != 0) {
-			if (likely(continues(m, len, run_key, run_seq, run_tx))) {
-				run_n++;
-				run_bytes += len;
-				run_seq++;
+		plain &= plain_mbuf(m, mp);
+		if (run_key != 0) {
+			if (likely(continues(m, len, run_key, run_base + i, run_tx))) {
+				bytes += len;
 				continue;
 			}
-			f[runs - 1].n = (uint16_t)run_n;
-			f[runs - 1].bytes = run_bytes;
-			run_n = 0;
+			f[runs - 1].n = (uint16_t)(i - run_start);
+			f[runs - 1].bytes = (uint32_t)(bytes - run_bytes0);
 		}
 		run_key = classify(run, t, m, &f[runs], &last, now, by_end);
 		if (merge && run_key != 0) {
-			run_n = 1;
-			run_bytes = len;
-			run_seq = f[runs].seq + 1;
+			run_start = i;
+			run_bytes0 = bytes;
+			run_base = f[runs].seq - i;
 			run_tx = f[runs].tx_tsc;
+		} else {
+			run_key = 0;
 		}
+		bytes += len;
 		runs++;
 	}
-	if (run_n != 0) {
-		f[runs - 1].n = (uint16_t)run_n;
-		f[runs - 1].bytes = run_bytes;
+	if (run_key != 0) {
+		f[runs - 1].n = (uint16_t)(n - run_start);
+		f[runs - 1].bytes = (uint32_t)(bytes - run_bytes0);
 	}
 	/* Expected frames: compared now, while the mbufs are here (rx_expect.c); a run
 	 * without any pays this one test a burst. */
@@ -296,7 +323,10 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	SHARED_STORE(&t->packets, t->packets + n);
 	t->bytes += bytes;
 	asan_fence(bufs, n, 0);
-	free_burst(bufs, n);
+	if (likely(plain))
+		rte_mempool_put_bulk(bufs[0]->pool, (void **)bufs, n);
+	else
+		rte_pktmbuf_free_bulk(bufs, n);
 }
 
 /* What a worker does when it ends a run: the held burst, then the log. */
@@ -379,6 +409,7 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 
 	t->port_id = q->port_id;
 	t->queue = q->queue;
+	t->prefetch = !rx_copies_frames(q->port_id);
 	t->snap_tsc = UINT64_MAX;  /* netload_ivl_init sets it in a run with intervals */
 	if (c->capture_frames) {
 		t->capture = rte_malloc("netload_cap",

@@ -391,22 +391,29 @@ seen_range(uint64_t *bits, uint64_t first, uint32_t k)
 /*
  * latency_again() for m more frames of a run, in one step: their sequence
  * numbers follow the last one's (a->prev_seq), one by one, so each makes a
- * consecutive pair of IPDV 0; the jitter decays by its sixteenth m times (it
- * stays once under 8: (J + 8) >> 4 is 0 there). The caller made sure that the
- * batch's count does not pass UINT32_MAX.
+ * consecutive pair of IPDV 0, and the jitter decays by its sixteenth m times:
+ * J -= (J + 8) >> 4, which is K -= K >> 4 for K = J + 8, two instructions a
+ * frame (it stays once K is under 16). The caller made sure that the batch's
+ * count does not pass UINT32_MAX.
  */
 static inline void
 latency_again_n(struct lat_acc *a, uint32_t m, uint64_t ns)
 {
-	uint64_t j = a->jitter16;
-	uint32_t i;
+	uint64_t k = a->jitter16 + 8;
+	uint32_t i = m;
 
 	a->sum += ns * m;
 	a->samples += m;
 	a->lat.n += m;
-	for (i = 0; i < m && j >= 8; i++)
-		j -= (j + 8) >> 4;
-	a->jitter16 = j;
+	for (; i >= 4; i -= 4) {
+		k -= k >> 4;
+		k -= k >> 4;
+		k -= k >> 4;
+		k -= k >> 4;
+	}
+	for (; i != 0; i--)
+		k -= k >> 4;
+	a->jitter16 = k - 8;
 	a->ipdv_zero += m;
 	a->ipdv_pairs += m;
 	a->prev_seq = (uint32_t)(a->prev_seq + m);
