@@ -192,7 +192,8 @@ plain_mbuf(const struct rte_mbuf *m, const struct rte_mempool *mp)
 	/* refcnt and nb_segs, side by side, both 1: one compare, whatever the byte order */
 	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, nb_segs) !=
 			offsetof(struct rte_mbuf, refcnt) + sizeof(uint16_t));
-	memcpy(&refs_segs, &m->refcnt, sizeof(refs_segs));
+	memcpy(&refs_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt),
+			sizeof(refs_segs));
 	return (m->pool == mp) & (refs_segs == 0x00010001) &
 			(((m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)) |
 			(uintptr_t)m->next) == 0);
@@ -225,6 +226,10 @@ account_held(struct netload_run *run, struct rx_task *t)
  * whole poll to arrive, where with thousands of streams they come from memory.
  * Results are read only once the worker has accounted the last burst
  * (netload_rx_flush).
+ *
+ * The mbufs go back to their pool in one put when every one is plain
+ * (plain_mbuf, checked as each frame is read), else through
+ * rte_pktmbuf_free_bulk.
  */
 void
 netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
@@ -281,9 +286,9 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 		if ((int)i < ahead)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + RX_PREFETCH], char *,
 					bufs[i + RX_PREFETCH]->pkt_len - NETLOAD_SIGNATURE_BYTES));
-		plain &= plain_mbuf(m, mp);
 		if (run_key != 0) {
 			if (likely(continues(m, len, run_key, run_base + i, run_tx))) {
+				plain &= plain_mbuf(m, mp);
 				bytes += len;
 				continue;
 			}
@@ -291,6 +296,7 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 			f[runs - 1].bytes = (uint32_t)(bytes - run_bytes0);
 		}
 		run_key = classify(run, t, m, &f[runs], &last, now, by_end);
+		plain &= plain_mbuf(m, mp);  /* after classify, which may show it to ARP/ND */
 		if (merge && run_key != 0) {
 			run_start = i;
 			run_bytes0 = bytes;
