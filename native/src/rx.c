@@ -82,7 +82,8 @@ stream_window(const struct rx_task *t, uint32_t slot)
  * that core's cache when the burst returns, and prefetching its trailer only
  * costs: 3 cycles a frame of vhost at full rate (benchmarks/rx_fair.py). Frames
  * from anywhere else (a NIC's DMA, another core's mbufs through a ring, AF_XDP,
- * memif's zero-copy mode) get their trailers prefetched.
+ * memif, whose zero-copy mode hands over the peer's buffers) get their trailers
+ * prefetched.
  */
 static int
 rx_copies_frames(uint16_t port_id)
@@ -162,9 +163,8 @@ foreign:
 /*
  * Does frame m continue the open run: the trailer's first word `key` (the
  * same magic and stream), sequence number `seq` and TX stamp `tx`? Only a frame
- * whose trailer lies in its first segment is looked at here; any other frame
- * is classified alone (classify), which is what this test saves the run's
- * next frames.
+ * whose trailer lies in its first segment can; any other is classified on its
+ * own (classify), as is every frame that does not continue the run.
  */
 static inline int
 continues(const struct rte_mbuf *m, uint32_t len, uint32_t key, uint32_t seq, uint64_t tx)
