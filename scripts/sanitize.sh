@@ -5,7 +5,8 @@
 # throwaway copy of the tree (the normal native/pytest_netload_engine/_netload_native*.so
 # is never touched), then runs tests/native and the RX fuzz test (random frames through
 # the engine's RX classifier, tests/integration/test_rx_fuzz.py; expected frames compared
-# in the RX path, test_engine_expect_ring.py) against it, with the
+# in the RX path, test_engine_expect_ring.py; runs of frames cut every way,
+# test_rx_runs.py) against it, with the
 # sanitizer runtimes preloaded into pytest and the engine host. In this build every RX
 # buffer is poisoned outside its frame's bytes (native/src/rx.c, asan_fence), so a read
 # past a frame's end aborts. Any sanitizer report fails the script and is printed.
@@ -58,7 +59,7 @@ sys.exit(0 if m.__file__.startswith('$WORK/') else 'sanitize: imported ' + m.__f
 status=0
 "$PYTHON" -m pytest -p no:cacheprovider -q -o addopts="" \
   tests/native tests/integration/test_rx_fuzz.py tests/integration/test_engine_expect_ring.py \
-  || status=$?
+  tests/integration/test_rx_runs.py || status=$?
 unset LD_PRELOAD
 
 if compgen -G "$REPORTS/*" >/dev/null; then

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -417,10 +419,35 @@ run_state(struct netload_run *run, uint64_t now)
 	return NETLOAD_RUN_DRAINING;
 }
 
+/*
+ * How long a poll sleeps between its looks at the run: 200 us, or 2 ms where the
+ * polling thread may run on a CPU of one of the run's workers (an engine whose
+ * main lcore shares a worker's CPU, as on a 2-CPU host). Each wake-up there
+ * preempts the worker: at 200 us, 5 % of a receiving worker's time on a VM
+ * (benchmarks/rx_fair.py); at 2 ms, a poll returns at most 2 ms after the end.
+ */
+static long
+poll_nap_ns(const struct netload_run *run)
+{
+	cpu_set_t mine;
+	uint32_t i;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine) != 0)
+		return 200000;
+	for (i = 0; i < run->n_workers; i++) {
+		rte_cpuset_t cpus = rte_lcore_cpuset(run->workers[i].lcore);
+
+		CPU_AND(&cpus, &cpus, &mine);
+		if (CPU_COUNT(&cpus) != 0)
+			return 2000000;
+	}
+	return 200000;
+}
+
 int
 netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_status *st)
 {
-	struct timespec nap = { 0, 200000 };
+	struct timespec nap = { 0, 0 };
 	uint64_t now, until;
 	uint32_t i;
 	int state;
@@ -430,6 +457,7 @@ netload_run_poll(struct netload_run *run, uint32_t wait_ms, struct netload_run_s
 	if (wait_ms > 1000)
 		return netload_fail(NETLOAD_EINVAL,
 				"poll: wait %u ms; poll in slices of at most 1000 ms", wait_ms);
+	nap.tv_nsec = poll_nap_ns(run);
 	now = rte_rdtsc();
 	until = now + (uint64_t)wait_ms * run->hz / 1000;
 	while ((state = run_state(run, now)) != NETLOAD_RUN_DONE && now < until) {

@@ -78,12 +78,20 @@ struct tx_task {
 #define NETLOAD_HIST_PAGES(buckets) \
 	(((buckets) + NETLOAD_HIST_PAGE - 1) >> NETLOAD_HIST_PAGE_SHIFT)
 
-/* What the classifier keeps of a signed frame for the accounting pass. */
+/*
+ * What the classifier keeps of a burst's frames for the accounting pass: runs of
+ * frames, each n consecutive frames of the burst of one stream with consecutive
+ * sequence numbers (seq, seq + 1, ... modulo 2^32) and one TX stamp, as frames
+ * of one TX burst arrive. A frame of no stream is a run of its own (n = 1), and
+ * so is every frame where the accounting reads each frame's mbuf (the timed
+ * modes). The accounting counts each frame of a run as it would count it alone.
+ */
 struct rx_frame {
 	uint64_t tx_tsc;
-	uint32_t seq;
+	uint32_t seq;             /* the first frame's */
 	uint16_t slot;            /* NETLOAD_NO_SLOT: no stream of this run */
-	uint16_t len;
+	uint16_t n;               /* frames in the run, 1 .. NETLOAD_MAX_BURST */
+	uint32_t bytes;           /* the frames' bytes together */
 };
 
 /* Additions to one bucket of a histogram, not yet made (rx_account.c batch_add). */
@@ -206,14 +214,15 @@ struct rx_task {
 	uint64_t **tables;        /* every stream's histogram page tables */
 	struct rx_expect_state *expect;  /* [run->n_expect]: streams with an expectation */
 	uint64_t snap_tsc;        /* the next interval's end (interval.c); UINT64_MAX: none */
+	int prefetch;             /* prefetch frames' trailers: the PMD did not copy them here */
 	uint32_t snaps;           /* shared: interval snapshots taken */
 	uint32_t hlog_n;          /* additions waiting in hlog */
 	struct rx_hist_add hlog[NETLOAD_RX_HLOG];
 	/* The burst whose accounting waits for the next poll (rx.c netload_rx_burst):
-	 * its frames in held[cur ^ 1]; held[cur] takes the next burst's. */
+	 * its runs of frames in held[cur ^ 1]; held[cur] takes the next burst's. */
 	int defer;                /* accounting waits a burst (not in the timed modes) */
 	uint32_t cur;
-	uint16_t held_n;
+	uint16_t held_n;          /* runs in held[cur ^ 1] */
 	uint64_t held_now;
 	uint64_t held_by_end;
 	struct rx_frame held[2][NETLOAD_MAX_BURST];
@@ -402,8 +411,8 @@ void netload_rx_task_free(const struct netload_run *run, struct rx_task *t);
 void netload_rx_burst(struct netload_run *run, struct rx_task *t, int count);
 void netload_rx_flush(struct netload_run *run, struct rx_task *t);
 
-/* rx_account.c: a burst's classified frames f[0..n) accounted stream by stream
- * (bufs: its mbufs, for the timed modes only; NULL for a held burst); the queue's
+/* rx_account.c: a burst's classified runs of frames f[0..n) accounted stream by
+ * stream (bufs: its mbufs, for the timed modes only; NULL for a held burst); the queue's
  * log of histogram additions applied; a paged histogram's counts read. */
 void netload_rx_account(struct netload_run *run, struct rx_task *t, struct rte_mbuf **bufs,
 		const struct rx_frame *f, uint16_t n, uint64_t now, uint64_t by_end);
@@ -422,7 +431,7 @@ int netload_expect_init(struct netload_run *run, const struct netload_run_conf *
 int netload_expect_task_init(const struct netload_run *run, struct rx_task *t);
 void netload_expect_free(struct netload_run *run);
 void netload_expect_burst(const struct netload_run *run, struct rx_task *t,
-		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n);
+		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n_runs);
 
 /* fwd.c: the reference DUT's delay line, one step per worker turn. */
 void netload_fwd_step(struct netload_run *run, struct fwd_task *f);

@@ -77,23 +77,51 @@ stream_window(const struct rx_task *t, uint32_t slot)
 #define RX_PREFETCH 4
 
 /*
- * Classify frame m on its trailer into *f: its stream's slot, sequence number
- * and TX stamp; f->slot is NETLOAD_NO_SLOT for a frame of no stream of this
- * run, which may be a frame of an unsigned stream, counted by its flow (flow.c),
- * or ARP/ND for the port (signed frames never take that branch, so they pay
- * nothing for it).
+ * Does the PMD of port_id copy each frame into an mbuf of its own, on the core
+ * that polls (out of a vring, a file or a socket)? Then the frame's bytes are in
+ * that core's cache when the burst returns, and prefetching its trailer only
+ * costs: 3 cycles a frame of vhost at full rate (benchmarks/rx_fair.py). Frames
+ * from anywhere else (a NIC's DMA, another core's mbufs through a ring, AF_XDP,
+ * memif, whose zero-copy mode hands over the peer's buffers) get their trailers
+ * prefetched.
  */
-static inline void
+static int
+rx_copies_frames(uint16_t port_id)
+{
+	static const char *const copying[] = {"net_vhost", "net_pcap", "net_af_packet",
+		"net_tap"};
+	struct rte_eth_dev_info info;
+	size_t i;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL)
+		return 0;
+	for (i = 0; i < RTE_DIM(copying); i++)
+		if (strcmp(info.driver_name, copying[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Classify frame m on its trailer into *f, a run of its own (n = 1): its
+ * stream's slot, sequence number and TX stamp; f->slot is NETLOAD_NO_SLOT for a
+ * frame of no stream of this run, which may be a frame of an unsigned stream,
+ * counted by its flow (flow.c), or ARP/ND for the port (signed frames never
+ * take that branch, so they pay nothing for it). Returns the trailer's first
+ * word (its magic and stream id, as the frame holds them) for a frame of a
+ * stream, which the next frames of its run repeat; 0 for one of none.
+ */
+static inline uint32_t
 classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct rx_frame *f,
 		uint16_t *last, uint64_t now, uint64_t by_end)
 {
 	struct netload_signature copy;
 	const netload_sig_t *sig;
-	uint32_t len = m->pkt_len;
+	uint32_t len = m->pkt_len, key;
 	uint16_t slot;
 
 	f->slot = NETLOAD_NO_SLOT;
-	f->len = (uint16_t)len;
+	f->n = 1;
+	f->bytes = len;
 	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14))
 		goto foreign;
 	sig = rte_pktmbuf_read(m, len - NETLOAD_SIGNATURE_BYTES, NETLOAD_SIGNATURE_BYTES,
@@ -121,13 +149,54 @@ classify(struct netload_run *run, struct rx_task *t, struct rte_mbuf *m, struct 
 		rte_prefetch0(&stream_window(t, slot)[(sig->seq & WINDOW_MASK) >> 6]);
 		*last = slot;
 	}
-	return;
+	memcpy(&key, sig, sizeof(key));
+	return key;
 foreign:
 	if (unlikely(run->flows != NULL) && netload_flows_count(run, t, m, now, by_end))
-		return;  /* a frame of an unsigned stream, counted by its flow */
+		return 0;  /* a frame of an unsigned stream, counted by its flow */
 	t->foreign++;
 	if (netload_nd_ports[t->port_id] != NULL)
 		netload_nd_input(t->port_id, m);
+	return 0;
+}
+
+/*
+ * Does frame m continue the open run: the trailer's first word `key` (the
+ * same magic and stream), sequence number `seq` and TX stamp `tx`? Only a frame
+ * whose trailer lies in its first segment can; any other is classified on its
+ * own (classify), as is every frame that does not continue the run.
+ */
+static inline int
+continues(const struct rte_mbuf *m, uint32_t len, uint32_t key, uint32_t seq, uint64_t tx)
+{
+	const netload_sig_t *sig;
+	uint32_t word;
+
+	if (unlikely(len < NETLOAD_SIGNATURE_BYTES + 14 || len > m->data_len))
+		return 0;
+	sig = rte_pktmbuf_mtod_offset(m, const netload_sig_t *, len - NETLOAD_SIGNATURE_BYTES);
+	memcpy(&word, sig, sizeof(word));
+	return (word == key) & (sig->seq == seq) & (sig->tx_tsc == tx);
+}
+
+/*
+ * Is m an mbuf that rte_pktmbuf_free_bulk would only put back in pool mp (one
+ * segment, direct, not shared)? The RX PMDs give those: a burst of them goes
+ * back in one put (netload_rx_burst), without its look at each one's segments.
+ */
+static inline int
+plain_mbuf(const struct rte_mbuf *m, const struct rte_mempool *mp)
+{
+	uint32_t refs_segs;
+
+	/* refcnt and nb_segs, side by side, both 1: one compare, whatever the byte order */
+	RTE_BUILD_BUG_ON(offsetof(struct rte_mbuf, nb_segs) !=
+			offsetof(struct rte_mbuf, refcnt) + sizeof(uint16_t));
+	memcpy(&refs_segs, (const char *)m + offsetof(struct rte_mbuf, refcnt),
+			sizeof(refs_segs));
+	return (m->pool == mp) & (refs_segs == 0x00010001) &
+			(((m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)) |
+			(uintptr_t)m->next) == 0);
 }
 
 /* The burst held back for accounting (netload_rx_burst), accounted now. */
@@ -144,21 +213,37 @@ account_held(struct netload_run *run, struct rx_task *t)
  * frame's stream state), then account the frames. Every frame is counted and
  * sequence-checked, and latency is taken on every stamped frame.
  *
- * The accounting is one burst behind (t->defer; not in the timed modes, which
- * read each frame's mbuf): a burst's classified frames wait in t->held while
- * the previous burst's are accounted. The stream state and sequence-window
- * words the classifier prefetched then have a whole poll to arrive, where with
- * thousands of streams they come from memory. Results are read only once the
- * worker has accounted the last burst (netload_rx_flush).
+ * Frames are classified into runs (run.h struct rx_frame): a frame that
+ * continues the open run (its stream, the next sequence number, the same TX
+ * stamp: the frames of one TX burst) only lengthens it, a few compares of its
+ * trailer; the accounting then takes a run's frames together where counting
+ * them one by one would give the same (rx_account.c). Not in the timed modes,
+ * which read each frame's mbuf.
+ *
+ * The accounting is one burst behind (t->defer; not in the timed modes either):
+ * a burst's runs wait in t->held while the previous burst's are accounted. The
+ * stream state and sequence-window words the classifier prefetched then have a
+ * whole poll to arrive, where with thousands of streams they come from memory.
+ * Results are read only once the worker has accounted the last burst
+ * (netload_rx_flush).
+ *
+ * The mbufs go back to their pool in one put when every one is plain
+ * (plain_mbuf, checked as each frame is read), else through
+ * rte_pktmbuf_free_bulk.
  */
 void
 netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 {
 	struct rte_mbuf *bufs[NETLOAD_MAX_BURST];
 	struct rx_frame local[NETLOAD_MAX_BURST], *f;
-	uint16_t n, i, last = NETLOAD_NO_SLOT;
-	uint64_t now, bytes = 0, tx_end, by_end;
+	uint16_t n, i, runs = 0, last = NETLOAD_NO_SLOT;
+	uint64_t now, bytes = 0, tx_end, by_end, run_tx = 0, run_bytes0 = 0;
+	uint32_t run_key = 0, run_base = 0, run_start = 0;
+	const int merge = t->defer;
+	const struct rte_mempool *mp;
+	int plain = 1, ahead;
 
+	RTE_BUILD_BUG_ON(NETLOAD_MAX_BURST > UINT16_MAX);
 	n = rte_eth_rx_burst(t->port_id, t->queue, bufs, run->burst);
 	if (n == 0)
 		return;
@@ -182,38 +267,72 @@ netload_rx_burst(struct netload_run *run, struct rx_task *t, int count)
 	by_end = tx_end == 0 || now < tx_end;
 	t->bursts++;
 	f = t->defer ? t->held[t->cur] : local;
-	for (i = 0; i < n && i < RX_PREFETCH; i++)
+	/* Trailers prefetched up to `ahead` frames ahead (none where the PMD copied them). */
+	ahead = t->prefetch ? n - RX_PREFETCH : 0;
+	for (i = 0; i < n && i < RX_PREFETCH && t->prefetch; i++)
 		rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i], char *,
 				bufs[i]->pkt_len - NETLOAD_SIGNATURE_BYTES));
+	if (unlikely(t->capture != NULL))
+		for (i = 0; i < n; i++)
+			capture(run, t, bufs[i], now);
+	/* A run is open while run_key is not 0: its first frame bufs[run_start] of
+	 * f[runs - 1], whose frame i would have number run_base + i; its bytes are
+	 * those counted since run_bytes0. Frames that continue it change nothing. */
+	mp = bufs[0]->pool;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = bufs[i];
+		uint32_t len = m->pkt_len;
 
-		if (i + RX_PREFETCH < n)
+		if ((int)i < ahead)
 			rte_prefetch0(rte_pktmbuf_mtod_offset(bufs[i + RX_PREFETCH], char *,
 					bufs[i + RX_PREFETCH]->pkt_len - NETLOAD_SIGNATURE_BYTES));
-		bytes += m->pkt_len;
-		if (unlikely(t->capture != NULL))
-			capture(run, t, m, now);
-		classify(run, t, m, &f[i], &last, now, by_end);
+		if (run_key != 0) {
+			if (likely(continues(m, len, run_key, run_base + i, run_tx))) {
+				plain &= plain_mbuf(m, mp);
+				bytes += len;
+				continue;
+			}
+			f[runs - 1].n = (uint16_t)(i - run_start);
+			f[runs - 1].bytes = (uint32_t)(bytes - run_bytes0);
+		}
+		run_key = classify(run, t, m, &f[runs], &last, now, by_end);
+		plain &= plain_mbuf(m, mp);  /* after classify, which may show it to ARP/ND */
+		if (merge && run_key != 0) {
+			run_start = i;
+			run_bytes0 = bytes;
+			run_base = f[runs].seq - i;
+			run_tx = f[runs].tx_tsc;
+		} else {
+			run_key = 0;
+		}
+		bytes += len;
+		runs++;
+	}
+	if (run_key != 0) {
+		f[runs - 1].n = (uint16_t)(n - run_start);
+		f[runs - 1].bytes = (uint32_t)(bytes - run_bytes0);
 	}
 	/* Expected frames: compared now, while the mbufs are here (rx_expect.c); a run
 	 * without any pays this one test a burst. */
 	if (unlikely(t->expect != NULL))
-		netload_expect_burst(run, t, bufs, f, n);
+		netload_expect_burst(run, t, bufs, f, runs);
 	if (likely(t->defer)) {
 		if (t->held_n != 0)
 			account_held(run, t);
-		t->held_n = n;
+		t->held_n = runs;
 		t->held_now = now;
 		t->held_by_end = by_end;
 		t->cur ^= 1;
 	} else {
-		netload_rx_account(run, t, bufs, f, n, now, by_end);
+		netload_rx_account(run, t, bufs, f, runs, now, by_end);
 	}
 	SHARED_STORE(&t->packets, t->packets + n);
 	t->bytes += bytes;
 	asan_fence(bufs, n, 0);
-	rte_pktmbuf_free_bulk(bufs, n);
+	if (likely(plain))
+		rte_mempool_put_bulk(bufs[0]->pool, (void **)bufs, n);
+	else
+		rte_pktmbuf_free_bulk(bufs, n);
 }
 
 /* What a worker does when it ends a run: the held burst, then the log. */
@@ -296,6 +415,7 @@ netload_rx_task_init(struct netload_run *run, struct rx_task *t,
 
 	t->port_id = q->port_id;
 	t->queue = q->queue;
+	t->prefetch = !rx_copies_frames(q->port_id);
 	t->snap_tsc = UINT64_MAX;  /* netload_ivl_init sets it in a run with intervals */
 	if (c->capture_frames) {
 		t->capture = rte_malloc("netload_cap",

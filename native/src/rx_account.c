@@ -363,7 +363,7 @@ arrival_timed(struct netload_run *run, struct rx_task *t, struct rx_stream_state
 	}
 	st->packets++;
 	st->by_tx_end += by_end;
-	st->bytes += f->len;
+	st->bytes += f->bytes;
 	gap(run, t, st, now, 1);
 	if (stamped) {
 		lat_load(&a, st);
@@ -389,37 +389,98 @@ seen_range(uint64_t *bits, uint64_t first, uint32_t k)
 }
 
 /*
- * The frames f[0..k) of one stream, consecutive in a burst that arrived at
- * `now`: counted, their gaps (the first one's to the stream's previous burst,
- * then 0), their latencies on the TSC, and their sequence numbers, in one
- * step when they continue the stream in order (the common case).
+ * latency_again() for m more frames of a run, in one step: their sequence
+ * numbers follow the last one's (a->prev_seq), one by one, so each makes a
+ * consecutive pair of IPDV 0, and the jitter decays by its sixteenth m times:
+ * J -= (J + 8) >> 4, which is K -= K >> 4 for K = J + 8, two instructions a
+ * frame (it stays once K is under 16). The caller made sure that the batch's
+ * count does not pass UINT32_MAX.
+ */
+static inline void
+latency_again_n(struct lat_acc *a, uint32_t m, uint64_t ns)
+{
+	uint64_t k = a->jitter16 + 8;
+	uint32_t i = m;
+
+	a->sum += ns * m;
+	a->samples += m;
+	a->lat.n += m;
+	for (; i >= 4; i -= 4) {
+		k -= k >> 4;
+		k -= k >> 4;
+		k -= k >> 4;
+		k -= k >> 4;
+	}
+	for (; i != 0; i--)
+		k -= k >> 4;
+	a->jitter16 = k - 8;
+	a->ipdv_zero += m;
+	a->ipdv_pairs += m;
+	a->prev_seq = (uint32_t)(a->prev_seq + m);
+}
+
+/*
+ * The latency of one stamped frame (TX stamp tx, sequence number seq) that
+ * arrived at `now`: the one its predecessor took again where it has the same
+ * stamp (latency_again: frames of one TX burst), else worked out (latency).
+ * *last_tx and *last_ns: the stamp and latency last worked out.
+ */
+static inline void
+latency_frame(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
+		struct lat_acc *a, uint64_t tx, uint32_t seq, uint64_t now, uint64_t *last_tx,
+		uint64_t *last_ns)
+{
+	/* (At a full batch, latency() flushes it.) */
+	if (tx == *last_tx && a->prev_transit == *last_ns && a->lat.n != UINT32_MAX) {
+		latency_again(a, seq, *last_ns);
+		return;
+	}
+	*last_tx = tx;
+	*last_ns = netload_ticks_ns(now > tx ? now - tx : 0, run->ns_mult);
+	latency(run, t, st, a, seq, *last_ns);
+}
+
+/*
+ * The runs f[0..r) of one stream, consecutive in a burst that arrived at `now`
+ * (run.h struct rx_frame): their frames counted, their gaps (the first one's to
+ * the stream's previous burst, then 0), their latencies on the TSC, and their
+ * sequence numbers, in one step when they continue the stream in order (the
+ * common case). A run's frames after its first share its stamp and follow its
+ * sequence numbers: each takes the latency its predecessor took
+ * (latency_again), all in one step (latency_again_n), which counts what they
+ * would count one by one.
  */
 static inline void
 arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
-		const struct rx_frame *f, uint32_t k, uint64_t by_end, uint64_t now)
+		const struct rx_frame *f, uint32_t r, uint64_t by_end, uint64_t now)
 {
-	const uint64_t ns_mult = run->ns_mult;
 	const uint32_t next = (uint32_t)st->next;
 	struct lat_acc a;
 	uint64_t bytes = 0, last_tx = 0, last_ns = 0;
-	uint32_t i, in_order = 1;
+	uint32_t i, j, k = 0, in_order = 1;
 
 	lat_load(&a, st);
-	for (i = 0; i < k; i++) {
+	for (i = 0; i < r; i++) {
 		uint64_t tx = f[i].tx_tsc;
+		uint32_t more = f[i].n - 1u;
 
-		bytes += f[i].len;
-		in_order &= f[i].seq == next + i;
+		bytes += f[i].bytes;
+		in_order &= f[i].seq == next + k;
+		k += f[i].n;
 		if (unlikely(tx == 0))
 			continue;
-		/* (At a full batch, latency() flushes it.) */
-		if (tx == last_tx && a.prev_transit == last_ns && a.lat.n != UINT32_MAX) {
-			latency_again(&a, f[i].seq, last_ns);
+		latency_frame(run, t, st, &a, tx, f[i].seq, now, &last_tx, &last_ns);
+		if (more == 0)
+			continue;
+		/* The run's next frames: latency_again each, while the latency is above 0
+		 * (else each is worked out: prev_transit holds 1 for a 0) and the batch's
+		 * count stays below UINT32_MAX. */
+		if (likely(a.prev_transit == last_ns && a.lat.n <= UINT32_MAX - more)) {
+			latency_again_n(&a, more, last_ns);
 			continue;
 		}
-		last_tx = tx;
-		last_ns = netload_ticks_ns(now > tx ? now - tx : 0, ns_mult);
-		latency(run, t, st, &a, f[i].seq, last_ns);
+		for (j = 1; j <= more; j++)
+			latency_frame(run, t, st, &a, tx, f[i].seq + j, now, &last_tx, &last_ns);
 	}
 	lat_store(st, &a);
 	st->packets += k;
@@ -431,35 +492,38 @@ arrivals(struct netload_run *run, struct rx_task *t, struct rx_stream_state *st,
 		st->next += k;
 		return;
 	}
-	for (i = 0; i < k; i++)
-		track(st, f[i].seq, f[i].tx_tsc);
+	for (i = 0; i < r; i++)
+		for (j = 0; j < f[i].n; j++)
+			track(st, f[i].seq + j, f[i].tx_tsc);
 }
 
 /*
- * The accounting pass of one burst's classified frames f[0..n) (bufs: the
- * burst's mbufs, for the timed modes only), stream by stream, a run of
- * consecutive frames of one stream at a time.
+ * The accounting pass of one burst's classified runs of frames f[0..n) (bufs:
+ * the burst's mbufs, for the timed modes only, whose runs are single frames),
+ * stream by stream, the consecutive runs of one stream at a time.
  */
 void
 netload_rx_account(struct netload_run *run, struct rx_task *t, struct rte_mbuf **bufs,
 		const struct rx_frame *f, uint16_t n, uint64_t now, uint64_t by_end)
 {
-	uint16_t i, j;
+	uint16_t i, j, k = 0;
 
 	for (i = 0; i < n; i = j) {
-		uint16_t slot = f[i].slot;
+		uint16_t slot = f[i].slot, first = k;
 		struct rx_stream_state *st;
 
+		k += f[i].n;
 		for (j = i + 1; j < n && f[j].slot == slot; j++)
-			;
+			k += f[j].n;
 		if (slot == NETLOAD_NO_SLOT)
 			continue;
 		st = &t->streams[slot];
 		if (unlikely(bufs != NULL && (st->hw_clock || run->timing_samples != 0))) {
-			uint16_t k;
+			uint16_t x;
 
-			for (k = i; k < j; k++)
-				arrival_timed(run, t, st, bufs[k], &f[k], by_end);
+			RTE_ASSERT(k - first == j - i);  /* no runs in the timed modes */
+			for (x = 0; x < j - i; x++)
+				arrival_timed(run, t, st, bufs[first + x], &f[i + x], by_end);
 		} else {
 			arrivals(run, t, st, &f[i], j - i, by_end, now);
 		}

@@ -172,21 +172,22 @@ expect_frame(const struct netload_run *run, struct rx_task *t, const struct rte_
 		keep(s, m, seq);
 }
 
-/* The frames of one burst, classified (f[i].slot, f[i].seq), each of a stream with an
- * expectation compared. */
+/* The frames of one burst, classified into runs f[0..n_runs) (rx.c), each of a stream
+ * with an expectation compared: bufs[k] is the k-th frame of the runs in turn. */
 void
 netload_expect_burst(const struct netload_run *run, struct rx_task *t,
-		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n)
+		struct rte_mbuf *const *bufs, const struct rx_frame *f, uint16_t n_runs)
 {
-	uint16_t i;
+	uint16_t i, j, k = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n_runs; k += f[i].n, i++) {
 		uint16_t x;
 
 		if (f[i].slot == NETLOAD_NO_SLOT)
 			continue;
 		x = run->expect_of[f[i].slot];
 		if (x != NETLOAD_NO_SLOT)
-			expect_frame(run, t, bufs[i], x, f[i].seq);
+			for (j = 0; j < f[i].n; j++)
+				expect_frame(run, t, bufs[k + j], x, f[i].seq + j);
 	}
 }
