@@ -15,6 +15,16 @@ def sh(*args: str, check: bool = True) -> str:
     return subprocess.run(args, capture_output=True, text=True, check=check).stdout
 
 
+def present(names: set[str]) -> set[str]:
+    """Which of `names` exist here now, as an interface (any namespace's veth end seen
+    here) or a network namespace: what a test checks is gone after a teardown."""
+    found = {line.split(":")[1].strip().split("@")[0]
+             for line in sh("ip", "-o", "link", "show").splitlines()}
+    found |= {line.split()[0] for line in sh("ip", "netns", "list").splitlines()
+              if line.strip()}
+    return names & found
+
+
 @contextlib.contextmanager
 def veth_pair(prefix: str = "nlv", *, up: bool = True) -> Iterator[tuple[str, str]]:
     """A veth pair named `<prefix><random>a/b`, both ends here; with `up`, up with IPv6

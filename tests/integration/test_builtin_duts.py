@@ -38,7 +38,7 @@ from pytest_netload.topology.builtin import (
 )
 
 from calm import calm_run
-from netutil import open_ports
+from netutil import open_ports, present
 
 INTEGRATION = pytest.mark.integration
 NEEDS_ROOT = pytest.mark.skipif(
@@ -195,16 +195,6 @@ def _names(built: BuiltTopology) -> set[str]:
     return names | {built.topology.namespace}
 
 
-def _present(names: set[str]) -> set[str]:
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
-                           check=True).stdout
-    spaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                            check=True).stdout
-    found = {line.split(":")[1].strip().split("@")[0] for line in links.splitlines()}
-    found |= {line.split()[0] for line in spaces.splitlines() if line.strip()}
-    return names & found
-
-
 def _json(built: BuiltTopology, cmd: list[str]) -> Any:
     assert built.dut is not None
     return json.loads(built.dut.run(cmd).stdout)
@@ -255,8 +245,8 @@ def test_shaped_built_and_removed(qdisc: str) -> None:
                     if q["kind"] == "bfifo"]
             assert [q["options"]["limit"] for q in leaf] == [30_000], leaf
         names = _names(built)
-        assert _present(names) == names
-    assert _present(names) == set()
+        assert present(names) == names
+    assert present(names) == set()
 
 
 @root_test
@@ -335,7 +325,7 @@ def test_lossy_metadata_and_rule() -> None:
         assert dict(built.topology.dut) == dict(dut.info)
         assert dut.loss_rule.dropped() == 0
         names = _names(built)
-    assert _present(names) == set()
+    assert present(names) == set()
 
 
 @root_test
@@ -415,7 +405,7 @@ def test_bridge_built_and_removed() -> None:
         addrs = _json(built, ["ip", "-4", "-j", "addr", "show"])
         assert [a for a in addrs if a.get("addr_info") and a["ifname"] != "lo"] == []
         names = _names(built)
-    assert _present(names) == set()
+    assert present(names) == set()
 
 
 @root_test
@@ -456,9 +446,9 @@ def test_bridge_forwards_both_directions_exact(engine: Any) -> None:
 def test_removed_after_an_exception(name: str) -> None:
     with pytest.raises(RuntimeError, match="boom"), build(name) as built:
         names = _names(built)
-        assert _present(names) == names
+        assert present(names) == names
         raise RuntimeError("boom")
-    assert _present(names) == set()
+    assert present(names) == set()
 
 
 def _child(name: str, body: str) -> subprocess.Popen[str]:
@@ -488,10 +478,10 @@ def _child_names(proc: subprocess.Popen[str]) -> set[str]:
 def test_sigterm_removes(name: str) -> None:
     proc = _child(name, "time.sleep(30)\n")
     names = _child_names(proc)
-    assert _present(names) == names
+    assert present(names) == names
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == -signal.SIGTERM
-    assert _present(names) == set()
+    assert present(names) == set()
 
 
 @root_test
@@ -500,9 +490,9 @@ def test_sweep_removes_what_a_killed_process_left(name: str) -> None:
     proc = _child(name, "os.kill(os.getpid(), 9)\n")  # SIGKILL: no atexit, no handler
     names = _child_names(proc)
     assert proc.wait(timeout=20) == -signal.SIGKILL
-    assert _present(names) == names
+    assert present(names) == names
     assert names <= set(sweep_stale())
-    assert _present(names) == set()
+    assert present(names) == set()
 
 
 def test_module_exports() -> None:

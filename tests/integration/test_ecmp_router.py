@@ -31,6 +31,8 @@ import pytest
 
 from pytest_netload.topology.builtin import build, sweep_stale
 
+from netutil import present
+
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,16 +142,6 @@ def test_ecmp_known_answers(pytester: pytest.Pytester) -> None:
     assert "Where frames land: forwarding decisions" in page
 
 
-def _present(names: set[str]) -> set[str]:
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
-                           check=True).stdout
-    spaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                            check=True).stdout
-    found = {line.split(":")[1].strip().split("@")[0] for line in links.splitlines()}
-    found |= {line.split()[0] for line in spaces.splitlines() if line.strip()}
-    return names & found
-
-
 def test_ecmp_router_is_removed_with_everything_it_made() -> None:
     with build("netns-router", ecmp=4, hash="l3") as built:
         ns = built.topology.namespace
@@ -165,8 +157,8 @@ def test_ecmp_router_is_removed_with_everything_it_made() -> None:
                                 text=True, check=True).stdout
         assert policy.strip() == "0"
         names = {p.iface for p in built.topology.ports if p.iface} | {ns}
-        assert _present(names) == names
-    assert _present(names) == set()
+        assert present(names) == names
+    assert present(names) == set()
 
 
 def test_the_sweep_removes_what_a_killed_process_left() -> None:
@@ -184,6 +176,6 @@ def test_the_sweep_removes_what_a_killed_process_left() -> None:
                           env=env, timeout=60, check=False)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     names = set(proc.stdout.split())
-    assert len(names) == 5 and _present(names) == names  # the namespace and 4 interfaces
+    assert len(names) == 5 and present(names) == names  # the namespace and 4 interfaces
     assert names <= set(sweep_stale(prefix="ecmpsw"))
-    assert _present(names) == set()
+    assert present(names) == set()

@@ -38,7 +38,7 @@ from pytest_netload.topology.builtin import (
 from pytest_netload.topology.builtin import policed as policed_module
 
 from calm import calm_run
-from netutil import open_ports
+from netutil import open_ports, present
 
 NEEDS_ROOT = pytest.mark.skipif(
     os.geteuid() != 0, reason="the DUT is namespaces and veths, and the engine runs DPDK: "
@@ -131,16 +131,6 @@ def test_known_answer_refuses_bad_input(call: Any, message: str) -> None:
 # ----------------------------------------------------------------------- helpers
 
 
-def _present(names: set[str]) -> set[str]:
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
-                           check=True).stdout
-    spaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                            check=True).stdout
-    found = {line.split(":")[1].strip().split("@")[0] for line in links.splitlines()}
-    found |= {line.split()[0] for line in spaces.splitlines() if line.strip()}
-    return names & found
-
-
 def _names(built: BuiltTopology) -> set[str]:
     assert built.topology.namespace is not None
     return {p.iface for p in built.topology.ports if p.iface} | {built.topology.namespace}
@@ -212,8 +202,8 @@ def test_built_and_removed(params: dict[str, Any]) -> None:
             ("conform_packets", "conform_bytes", "exceed_packets", "exceed_bytes"), 0)
         prog, policer = _prog_id(built), dut.policer
         names = _names(built)
-        assert _present(names) == names and _prog_exists(prog)
-    assert _present(names) == set()
+        assert present(names) == names and _prog_exists(prog)
+    assert present(names) == set()
     assert (policer.map_fd, policer.prog_fd) == (None, None)
     assert _gone(prog), f"BPF program {prog} outlived its topology"
     with pytest.raises(NetloadEnvironmentError, match="read its counters inside"):
@@ -225,7 +215,7 @@ def test_removed_after_an_exception() -> None:
     with pytest.raises(RuntimeError, match="boom"), build("netns-policed") as built:
         names, prog = _names(built), _prog_id(built)
         raise RuntimeError("boom")
-    assert _present(names) == set() and _gone(prog)
+    assert present(names) == set() and _gone(prog)
 
 
 @root_test
