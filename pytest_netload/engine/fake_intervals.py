@@ -17,6 +17,10 @@ from .intervals import FIELDS, pack
 
 __all__ = ["count_of", "snapshots"]
 
+#: How the sender kept its schedule (IntervalTx): all 0 here.
+_SENDER = ("tx_max_lag_ns", "tx_lagged_bursts", "tx_refused_bursts", "tx_off_cpu_ns",
+           "tx_wait_cpu_ns", "tx_preemptions", "tx_sleeps")
+
 
 def _before(first: float, last: float, n: int, t: float) -> int:
     """How many of n events spread evenly over [first, last] come before t."""
@@ -67,9 +71,10 @@ def snapshots(arrays: dict[str, np.ndarray], duration_ns: int, interval_ns: int,
                    "reordered": int(int(rx["reordered"][i]) * share),
                    "latency_sum_ns": int(int(rx["latency_sum_ns"][i]) * share),
                    "latency_samples": int(int(rx["latency_samples"][i]) * share),
-                   "hist_unrecorded": 0, "first_rx_ns": lo, "last_rx_ns": hi}
-            # the fake's generator is ideal (fake.py): never late, never off its CPU
-            stats[i] = [row.get(name, 0) for name in FIELDS]
+                   "hist_unrecorded": 0, "first_rx_ns": lo, "last_rx_ns": hi,
+                   # the fake's generator is ideal (fake.py): never late, never off its CPU
+                   **dict.fromkeys(_SENDER, 0)}
+            stats[i] = [row[name] for name in FIELDS]
             h[i] = np.floor(hist[i].astype(np.float64) * share).astype(np.uint64)
         out.append(pack(k, [False] * n_tx, stats, h,
                         None if k else arrays["rx_latency_lower_ns"]))

@@ -16,6 +16,8 @@ import pytest
 
 from pytest_netload.reports.load import load
 
+from labfiles import fake_lab
+
 pytest_plugins = ["pytester"]
 
 # a 10 Mbit/s (L2) shaper, as the Y.1564 sessions use, whose DUT routes
@@ -157,34 +159,10 @@ RFC2889 = """
 """
 
 
-LAB = """
-[topology]
-name = "lab"
-[[ports]]
-name = "p0"
-device = "net_fake0"
-mac = "02:00:00:00:00:01"
-ip = "198.18.0.2"
-peer_mac = "02:00:00:00:01:01"
-[[ports]]
-name = "p1"
-device = "net_fake1"
-mac = "02:00:00:00:00:02"
-ip = "198.19.0.2"
-peer_mac = "02:00:00:00:01:02"
-[[wires]]
-tx = "p0"
-rx = "p1"
-[[wires]]
-tx = "p1"
-rx = "p0"
-"""
-
-
 def _lab(pytester: pytest.Pytester) -> str:
     """A topology of two ports wired both ways (the fake one has p0->p1 alone)."""
     path = pytester.path / "lab.toml"
-    path.write_text(LAB)
+    path.write_text(fake_lab(both_ways=True, peer_ips=False))
     return f"--netload-topology={path}"
 
 

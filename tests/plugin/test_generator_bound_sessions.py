@@ -19,6 +19,8 @@ import pytest_netload.reports.html  # noqa: F401  (matplotlib before any in-proc
 from pytest_netload.reports.load import load
 from pytest_netload.units import frame_bits
 
+from labfiles import fake_lab
+
 pytest_plugins = ["pytester"]
 
 PORT_RATE_BPS = 100e6   # the fake generator's ports: 148,810 pps of 64-B frames
@@ -28,31 +30,6 @@ FAST = "--netload-engine=fake:capacity_pps=1000000,port_rate_bps=100Mbit/s,delay
 SLOW = "--netload-engine=fake:capacity_pps=50000,port_rate_bps=100Mbit/s,delay_s=50e-6"
 
 # no line rate: the maximum load is the generator's own (as on veth)
-TOPOLOGY = """
-[topology]
-name = "veth-like"
-
-[[ports]]
-name = "p0"
-device = "net_fake0"
-mac = "02:00:00:00:00:01"
-ip = "198.18.0.2"
-peer_mac = "02:00:00:00:01:01"
-peer_ip = "198.18.0.1"
-
-[[ports]]
-name = "p1"
-device = "net_fake1"
-mac = "02:00:00:00:00:02"
-ip = "198.19.0.2"
-peer_mac = "02:00:00:00:01:02"
-peer_ip = "198.19.0.1"
-
-[[wires]]
-tx = "p0"
-rx = "p1"
-"""
-
 RFC2544 = """
     import pytest
     from pytest_netload import assert_throughput
@@ -76,7 +53,7 @@ RFC2544 = """
 def _run(pytester: pytest.Pytester, engine: str, body: str, *args: str) -> pytest.RunResult:
     pytester.makepyfile(test_bound=body)
     path = pytester.path / "veth-like.toml"
-    path.write_text(TOPOLOGY)
+    path.write_text(fake_lab("veth-like"))  # no line rate: the generator's own maximum (as on veth)
     return pytester.runpytest(engine, f"--netload-topology={path}", "-p", "no:cacheprovider",
                               "-p", "no:randomly", "--junitxml=junit.xml", *args)
 

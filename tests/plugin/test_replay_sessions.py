@@ -11,34 +11,11 @@ import pytest
 
 import pytest_netload.reports.html  # noqa: F401  (matplotlib before any in-process run)
 
+from labfiles import fake_lab
+
 pytest_plugins = ["pytester"]
 
 FAKE = "--netload-engine=fake:capacity_pps=60000,delay_s=50e-6,buffer_frames=1000"
-
-TOPOLOGY = """
-[topology]
-name = "lab-replay"
-
-[[ports]]
-name = "p0"
-device = "net_fake0"
-mac = "02:00:00:00:00:01"
-ip = "198.18.0.2"
-peer_mac = "02:00:00:00:01:01"
-peer_ip = "198.18.0.1"
-
-[[ports]]
-name = "p1"
-device = "net_fake1"
-mac = "02:00:00:00:00:02"
-ip = "198.19.0.2"
-peer_mac = "02:00:00:00:01:02"
-peer_ip = "198.19.0.1"
-
-[[wires]]
-tx = "p0"
-rx = "p1"
-"""
 
 CAPTURE = """
 from scapy.layers.inet import IP, TCP, UDP
@@ -97,7 +74,7 @@ def test_throughput_of_a_replayed_mix(pytester: pytest.Pytester) -> None:
 
 def _topology(pytester: pytest.Pytester) -> Path:
     path = pytester.path / "lab.toml"
-    path.write_text(TOPOLOGY)
+    path.write_text(fake_lab("lab-replay"))
     return path
 
 

@@ -11,43 +11,18 @@ import pytest
 import pytest_netload.reports.baseline  # noqa: F401  (scipy, matplotlib: imported inside an
 import pytest_netload.reports.html  # noqa: F401  in-process run, a second run cannot)
 
+from labfiles import fake_lab
+
 pytest_plugins = ["pytester"]
 
 FAKE = "--netload-engine=fake:capacity_pps=60000,delay_s=50e-6,buffer_frames=1000"
-
-TOPOLOGY = """
-[topology]
-name = "lab-policed"
-
-{capabilities}
-
-[[ports]]
-name = "p0"
-device = "net_fake0"
-mac = "02:00:00:00:00:01"
-ip = "198.18.0.2"
-peer_mac = "02:00:00:00:01:01"
-peer_ip = "198.18.0.1"
-
-[[ports]]
-name = "p1"
-device = "net_fake1"
-mac = "02:00:00:00:00:02"
-ip = "198.19.0.2"
-peer_mac = "02:00:00:00:01:02"
-peer_ip = "198.19.0.1"
-
-[[wires]]
-tx = "p0"
-rx = "p1"
-"""
 
 POLICED = '[capabilities]\npolicer = "10Mbit/s"\npolicer_cbs = 12500'
 
 
 def _file(pytester: pytest.Pytester, capabilities: str = POLICED) -> Path:
     path = pytester.path / "lab.toml"
-    path.write_text(TOPOLOGY.format(capabilities=capabilities))
+    path.write_text(fake_lab("lab-policed", capabilities=capabilities))
     return path
 
 
