@@ -189,8 +189,7 @@ class EngineServiceMeasurer:
             shared = self._late_for_policer(entries, run.streams, lost)
             for (name, colour, bps, pps, _tx), s, n in zip(entries, run.streams, lost):
                 why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
-                    late_burst_reason(s, bps, self.burst_bytes.get(name),
-                                      whose=f"service {name!r}") or (shared if n else None)
+                    self._late(name, s, bps, pps, n, shared)
                 by_name.setdefault(name, {}).setdefault(colour, []).append((bps, s, why))
             for name, parts in by_name.items():
                 samples[name] = replace(self._sample(name, parts, duration_s),
@@ -211,6 +210,18 @@ class EngineServiceMeasurer:
             self.attributions.append(judged.attribution)
         return {name: self._judged(x, judged, len(samples) == 1)
                 for name, x in samples.items()}
+
+    def _late(self, name: str, s: Any, bps: float, pps: float, lost: int,
+              shared: str | None) -> str | None:
+        """Why the `lost` frames of service `name`'s stream (TX counters `s`, sent at `bps`
+        L2 and `pps`) in a step or an interval may all have been dropped by a policer for
+        the generator's catch-up burst: the service's own bucket (CBS + EBS), or the DUT's
+        shared one (`shared`, `_late_for_policer`); None when it lost nothing (a lag never
+        makes a policer drop less) or more than the burst may cost."""
+        if not lost:
+            return None
+        return late_burst_reason(s, bps, self.burst_bytes.get(name), whose=f"service {name!r}",
+                                 frame_bytes=bps / pps / 8, excess_lost=lost) or shared
 
     def _late_for_policer(self, entries: Sequence[tuple[str, str, float, float, Any]],
                           txs: Sequence[Any], lost: Sequence[int]) -> str | None:
@@ -295,13 +306,8 @@ class EngineServiceMeasurer:
                 if why is None and tx < scheduled * (1 - TX_TOLERANCE) - 1:
                     why = (f"the generator sent {fmt.count(tx)} of "
                            f"{fmt.count(round(scheduled))} scheduled frames in this interval")
-                if why is None and lost[i] and senders:
-                    # frames lost to a policer after the generator's catch-up burst in
-                    # this interval: the service's own bucket, or the DUT's shared one
-                    why = late_burst_reason(senders[i], bps, self.burst_bytes.get(name),
-                                            whose=f"service {name!r}",
-                                            frame_bytes=bps / pps / 8,
-                                            excess_lost=lost[i]) or shared
+                if why is None and senders:
+                    why = self._late(name, senders[i], bps, pps, lost[i], shared)
                 if why is not None:
                     reasons.setdefault(name, []).append(
                         f"{colour} frames: {why}" if name in self.yellow else why)

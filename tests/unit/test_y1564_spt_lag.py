@@ -40,8 +40,9 @@ class Doctored:
     """The fake engine, its intervals changed on the way: `late` intervals get LATE as
     every stream's TX counters, `dropped` lose that many frames of each stream."""
 
-    def __init__(self, engine: Engine, late: set[int], dropped: dict[int, int]) -> None:
-        self.engine, self.late, self.dropped = engine, late, dropped
+    def __init__(self, engine: Engine, late: set[int], dropped: dict[int, int],
+                 sender: IntervalTx = LATE) -> None:
+        self.engine, self.late, self.dropped, self.sender = engine, late, dropped, sender
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
@@ -52,11 +53,19 @@ class Doctored:
             if iv.index in self.dropped:
                 iv = replace(iv, rx_packets=iv.rx_packets - np.uint64(self.dropped[iv.index]))
             if iv.index in self.late:
-                iv = replace(iv, tx=(LATE,) * len(iv.tx))
+                iv = replace(iv, tx=(self.sender,) * len(iv.tx))
             assert on_interval is not None
             on_interval(iv)
 
-        return self.engine.run(*args, on_interval=doctored if on_interval else None, **kw)
+        if on_interval is not None:
+            return self.engine.run(*args, on_interval=doctored, **kw)
+        run = self.engine.run(*args, **kw)  # one step: the whole run as interval 0 is
+        lag = self.sender.tx_max_lag_ns if 0 in self.late else 0
+        drop = self.dropped.get(0, 0)
+        return replace(run, streams=tuple(
+            replace(st, tx_max_lag_ns=lag, tx_wait_cpu_ns=self.sender.tx_wait_cpu_ns,
+                    tx_preemptions=self.sender.tx_preemptions, rx_packets=st.rx_packets - drop)
+            for st in run.streams))
 
 
 @dataclass
@@ -67,14 +76,19 @@ class Fake:
     tx: Port
     rx: Port
 
+    def measurer(self, late: set[int], dropped: dict[int, int],
+                 policer: tuple[float, int] | None, sender: IntervalTx = LATE,
+                 **kw: Any) -> EngineServiceMeasurer:
+        lanes = {s.name: [Lane(self.engine.load(self.tx, udp(size=s.frame_size, name=s.name)
+                                                .for_flow(FLOW)), 1.0)] for s in (VOICE, DATA)}
+        doctored: Any = Doctored(self.engine, late, dropped, sender)
+        return EngineServiceMeasurer(doctored, lanes, [self.rx], policer=policer, **kw)
+
     def spt(self, late: set[int], dropped: dict[int, int],
             policer: tuple[float, int] | None = (CIR_BPS, CBS), seconds: int = 6) -> Any:
         """VOICE and DATA at their CIR for `seconds` 1-s intervals, the intervals as
         `Doctored` changes them, the DUT's policer declared as `policer`."""
-        lanes = {s.name: [Lane(self.engine.load(self.tx, udp(size=s.frame_size, name=s.name)
-                                                .for_flow(FLOW)), 1.0)] for s in (VOICE, DATA)}
-        doctored: Any = Doctored(self.engine, late, dropped)
-        m = EngineServiceMeasurer(doctored, lanes, [self.rx], policer=policer)
+        m = self.measurer(late, dropped, policer)
         return service_performance_test(m, [VOICE, DATA], duration_s=seconds, interval_s=1)
 
 
@@ -144,6 +158,23 @@ def test_a_loss_larger_than_the_burst_can_cost_is_the_duts(fake: Fake) -> None:
     them to the DUT, lag or not."""
     result = fake.spt(late={2}, dropped={2: 300})
     assert all(s.invalid_intervals == 0 and s.lost == 300 for s in result.services)
+
+
+def test_a_configuration_step_takes_the_same_rule(fake: Fake) -> None:
+    """A 1-s step of voice alone with its own 3,000-byte CBS, 12 ms late: within what
+    the generic lag rule grants (32 frames' time, 16 ms), but its 3,000-byte burst
+    beyond half the bucket may cost 12 frames of 128 B. A step that lost 8 is the
+    generator's (retried); one that lost nothing is valid, late or not."""
+    twelve = IntervalTx(tx_max_lag_ns=12_000_000, tx_wait_cpu_ns=11_000_000,
+                        tx_preemptions=5)
+    spoiled = fake.measurer({0}, {0: 8}, None, twelve, burst_bytes={"voice": 3_000})
+    step = spoiled.measure({"voice": 2e6}, 1.0)["voice"]
+    assert not step.valid and "CBS of service 'voice' (3,000 bytes)" in (step.invalid_reason
+                                                                        or "")
+    punctual_loss = fake.measurer(set(), {0: 8}, None, twelve, burst_bytes={"voice": 3_000})
+    assert punctual_loss.measure({"voice": 2e6}, 1.0)["voice"].valid
+    late_no_loss = fake.measurer({0}, {}, None, twelve, burst_bytes={"voice": 3_000})
+    assert late_no_loss.measure({"voice": 2e6}, 1.0)["voice"].valid
 
 
 def test_the_shared_policer_weighs_the_worst_lag_at_the_rate_of_every_stream() -> None:
