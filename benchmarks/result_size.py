@@ -1,6 +1,6 @@
 """How long a 10,000-stream run takes to hand back its results, and what they cost in memory.
 
-Issue 16, item 5 left this: with 10,000 streams every run built, and shipped to the client,
+Before results were sent sparse, with 10,000 streams every run built, and shipped to the client,
 four dense histograms per stream (2,560 buckets of 8 bytes: 800 MB), although a stream's
 values sit in a few octaves. Now the host writes only the buckets that hold values and the
 channel carries only those (engine/wire.py), so the zeros are pages nobody touched.

@@ -1,6 +1,6 @@
 """TX and RX Mpps at 1, 64, 1,000 and 10,000 streams, and the engine's memory at each.
 
-Issue 16, item 5: per-stream accounting is the point of the tool, so the rate must hold as
+Per-stream accounting is the point of the tool, so the rate must hold as
 streams multiply. Streams share the engine's TX pools (one per socket and size class); each
 stream costs its template and its state. Frames: 64 bytes (FCS included) UDP/IPv4, two
 modified fields and the signature trailer, every frame stamped.

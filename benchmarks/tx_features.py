@@ -1,4 +1,4 @@
-"""TX cycles per packet, feature by feature, on net_null (issue 16, item 3).
+"""TX cycles per packet, feature by feature, on net_null.
 
 One 64-byte UDP/IPv4 stream, sent as fast as one worker sends it to `net_null`
 (which frees what it is given: the floor of any DPDK sender). Each row adds one

@@ -1,4 +1,4 @@
-"""TX and RX Mpps with 1 and 2 workers (issue 16, item 4: scaling).
+"""TX and RX Mpps with 1 and 2 workers.
 
 Two workers on a 2-CPU machine: `Engine(main_cpu=c)` puts a worker on every CPU
 this process may use and the main lcore (which sleeps between polls) beside the
