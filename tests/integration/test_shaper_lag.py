@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from calm import judged_unless_the_machine_was_busy
-
 pytest_plugins = ["pytester"]
 
 pytestmark = [
@@ -84,7 +82,9 @@ def test_search_stalled(rfc2544):
     assert "more than half the queue of the DUT's shaper ({QUEUE:,} bytes)" \\
         in spoiled.invalid_reason
     assert len(at_load) >= 2 and at_load[1].valid, "the spoiled trial was not retried"
-    with excused_by_a_busy_ceiling(found.trials, found.generator_ceiling_pps):
+    # the stall's own reason names a wait for the CPU: only the other trials may excuse
+    others = [t for t in found.trials if t is not spoiled]
+    with excused_by_a_busy_ceiling(others, found.generator_ceiling_pps):
         assert abs(found.throughput_pps - CAPACITY) / CAPACITY < 0.02
 """
 
@@ -96,5 +96,11 @@ def test_a_stall_that_overflows_the_shapers_queue_is_retried(pytester: pytest.Py
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly",
                                            "-s", "-rs", f"--netload-topology={SHAPED}",
                                            timeout=300)
-    with judged_unless_the_machine_was_busy(result):
-        result.assert_outcomes(passed=1)
+    # Not calm.judged_unless_the_machine_was_busy: the stalled trial's own reason, on the
+    # progress line, reads as its proof of a busy machine, so any failure would pass as
+    # one. Only the inner test's skip (a search that hit a busy generator's ceiling in
+    # its other trials) excuses.
+    if result.parseoutcomes().get("skipped") == 1 and \
+            any("busy machine:" in line for line in result.outlines):
+        pytest.skip("busy machine: the search hit the generator's ceiling")
+    result.assert_outcomes(passed=1)
