@@ -168,8 +168,8 @@ def late_burst_reason(s: Any, rate_bps: float, limit: BurstLimit | None, *,
 
     Without `excess_lost` (Y.1564's samples) any such burst spoils the trial. With it
     (frames lost beyond the verdict's tolerance, a trial that failed), only a burst
-    that may have cost at least that many frames of `frame_bytes` does: far above the
-    CIR a policer drops so many that a lag's few more change nothing."""
+    that may have cost at least that many frames of `frame_bytes` does: far above its
+    rate a policer or a shaper drops so many that a lag's few more change nothing."""
     if limit is None or not rate_bps > 0:
         return None
     burst = s.tx_max_lag_ns / 1e9 * min(rate_bps, limit.rate_bps) / 8

@@ -35,8 +35,13 @@ from .dut_trial import DutTrials, RunLoss
 from .expected import FrameTally, colour_checked
 from .lanes import Lane
 from .settings import Y1564_DRAIN_S
-from .validity import (TX_TOLERANCE, BurstLimit, generator_failure, late_burst_reason,
-                       shared_late_reason)
+from .validity import (
+    TX_TOLERANCE,
+    BurstLimit,
+    generator_failure,
+    late_burst_reason,
+    shared_late_reason,
+)
 
 #: Intervals of the last SPT run the measurer keeps for a look after it (an hour's).
 KEPT_INTERVALS = 3600

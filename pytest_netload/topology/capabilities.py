@@ -9,9 +9,9 @@ DUT it was never meant for.
 
 `Capabilities` holds a topology's facts: those read from its shape (ports, wires,
 line rate), those its DUT declares (a built-in DUT in its ``info``: ``cir_bps``,
-``rate_bps``, ``limit_bytes``, ``loss_ratio``; a topology file in its ``[capabilities]`` table,
-docs/topology-files.md) and those of the session (commands, counters and reset
-hooks). Pure: no I/O, no pytest.
+``rate_bps``, ``limit_bytes``, ``loss_ratio``; a topology file in its
+``[capabilities]`` table, docs/topology-files.md) and those of the session (commands,
+counters and reset hooks). Pure: no I/O, no pytest.
 """
 
 from __future__ import annotations

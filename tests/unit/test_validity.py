@@ -15,11 +15,11 @@ from pytest_netload.bench.lanes import Lane
 from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.bench.validity import (
     LAG_SLACK_FRAMES,
-    BurstLimit,
     MIN_TRIAL_S,
+    BurstLimit,
     generator_failure,
-    late_burst_reason,
     lag_bound_ns,
+    late_burst_reason,
     link_reason,
     timed_lag_bound_ns,
     trial_seconds,
