@@ -28,6 +28,7 @@ from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.search import FunctionMeasurer, TrialSettings
+from pytest_netload.topology.builtin.shaped import SHAPER_RATE_BPS, default_bucket
 
 PPS = 300_000.0
 
@@ -382,6 +383,26 @@ def test_the_replayed_mix_that_lost_27_frames_to_a_lag_is_retried() -> None:
     assert "ran 32.0ms late" in why and "catch-up burst of 38,976 bytes" in why, why
     assert "more than half the queue of the DUT's shaper (22,500 bytes)" in why
     assert "(up to 57 frames, and the trial lost 27 more than its verdict allows)" in why
+
+
+def test_at_netns_shapeds_defaults_and_a_60_s_trial_the_queue_is_weighed_alike() -> None:
+    """netns-shaped at its defaults (50 Mbit/s, a 25,000-byte bucket and 20 ms more of
+    queue: 150,000 bytes) and RFC 2544's 60-s trial, whose generic rule grants 600 ms of
+    lag: at 11,700 pps of 512 B (95 % of the capacity) a 100-ms stall's burst of 599,040
+    bytes is 1,024 frames beyond half the queue. A trial that lost 800 frames is the
+    generator's; one whose DUT lost 0.5 % of 702,000 (3,510) is the DUT's, stall or not."""
+    _bucket, queue = default_bucket(SHAPER_RATE_BPS)
+    assert queue == 150_000
+    shaper = BurstLimit(SHAPER_RATE_BPS, queue, "shaper")
+    pps, seconds = 11_700, 60.0
+    sent = int(pps * seconds)
+    spoiled = stream(sent, sent - 800, lag_ns=100_000_000, span_s=seconds)
+    assert judge(spoiled, duration_s=seconds, pps=pps) is None  # within 1 % of 60 s
+    trial = _shaped(FixedEngine(spoiled), limit=shaper).measure(float(pps), seconds)
+    assert not trial.valid and "burst of 599,040 bytes" in (trial.invalid_reason or "")
+    assert "(up to 1,024 frames, and the trial lost 800" in (trial.invalid_reason or "")
+    own = stream(sent, sent - sent // 200, lag_ns=100_000_000, span_s=seconds)
+    assert _shaped(FixedEngine(own), limit=shaper).measure(float(pps), seconds).valid
 
 
 def test_the_declared_burst_limit_is_the_policer_else_the_shaper_with_its_queue() -> None:
