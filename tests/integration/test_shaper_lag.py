@@ -7,9 +7,9 @@ stopped (SIGSTOP) for 20 ms one second into the search's first trial between 85 
 the bucket and the queue, and the shaper drops frames a punctual sender gets through.
 The lag is within the 1 % of a 3-s trial the generic lag rule grants, so before the
 shaper's queue was weighed that trial failed as the DUT's and the search came out low
-(as test_replay_rfc2544's once did on a loaded machine). Now the trial is invalid,
-naming the lag and the shaper's queue, it is retried at the same load, and the search
-finds the shaper's capacity.
+(1,950 pps, 21 % under; as test_replay_rfc2544's once did on a loaded machine). Now the
+trial is invalid, naming the lag and the shaper's queue, it is retried at the same
+load, and the search finds the shaper's capacity.
 """
 
 from __future__ import annotations
