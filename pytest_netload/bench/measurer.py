@@ -28,7 +28,7 @@ from .dut_trial import DutTrials, NoDutHooks, TrialContext, TrialHooks
 from .expected import FrameTally
 from .lanes import Lane, longest_gap_ns, recovery_of, require_loss_timing, reset_of, trial_counts
 from .link import recover_links
-from .validity import TX_TOLERANCE, generator_failure, policer_late_reason
+from .validity import TX_TOLERANCE, BurstLimit, generator_failure, shared_late_reason
 
 __all__ = ["CALIBRATION_S", "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "Bursts",
            "Calibration", "EngineMeasurer"]
@@ -61,11 +61,11 @@ class EngineMeasurer:
     hooks: TrialHooks | None = None
     """The DUT's side of every trial (bench/dut_trial.py): its counters before and after,
     its health; None: the generator's counters only."""
-    policer: tuple[int, int] | None = None
-    """The DUT's policer on the loaded wire, as (CIR in bit/s, CBS in bytes), where it is
-    declared (Capabilities.policer_bps and policer_cbs_bytes): a trial the policer
-    failed after the generator's catch-up burst outgrew half its bucket is the
-    generator's (validity.policer_late_reason); None: not known."""
+    burst_limit: BurstLimit | None = None
+    """What the DUT on the loaded wire takes of a burst before it drops, where it is
+    declared (validity.BurstLimit.declared: a policer's CIR and CBS, or a shaper's rate
+    and queue): a trial it failed after the generator's catch-up burst outgrew half of
+    that is the generator's (validity.shared_late_reason); None: not known."""
     procedure: str = "trial"
     """What the trials are for ("throughput", ...): told to the DUT hooks."""
     frames: FrameTally = field(default_factory=FrameTally)
@@ -136,7 +136,7 @@ class EngineMeasurer:
         counts = trial_counts(run, self.lanes, self.directions, offered_pps, duration_s,
                               self._backlog)
         if reason is None:
-            reason = self._late_for_policer(run, counts, offered_pps)
+            reason = self._late_at_dut(run, counts, offered_pps)
         # a lost link: wait for it before the retry, or stop (bench/link.py)
         recover_links(run, [*self.tx_ports, *self.rx], reason, self.engine)
         return TrialResult(
@@ -145,18 +145,18 @@ class EngineMeasurer:
             valid=reason is None, invalid_reason=reason,
             steady_state=self.steady_state, events=run.link_events, **counts)
 
-    def _late_for_policer(self, run: Any, counts: dict[str, Any],
-                          offered_pps: float) -> str | None:
-        """Why a trial that failed its loss verdict through the DUT's policer was the
-        generator's: a lane's catch-up burst may have cost the policer all the frames
-        lost beyond the tolerance (a trial that passed did so with its bursts: a lag
-        never makes a policer drop less)."""
+    def _late_at_dut(self, run: Any, counts: dict[str, Any],
+                     offered_pps: float) -> str | None:
+        """Why a trial that failed its loss verdict through the DUT's policer or shaper
+        (`burst_limit`) was the generator's: a lane's catch-up burst may have cost it all
+        the frames lost beyond the tolerance (a trial that passed did so with its bursts:
+        a lag never makes a policer or a shaper drop less)."""
         tx, rx = counts["tx_packets"], counts["rx_packets"]
-        return policer_late_reason(
+        return shared_late_reason(
             [(s, offered_pps * lane.share * lane.stream.mean_frame_size * 8,
               lane.stream.mean_frame_size, max(int(s.tx_packets) - int(s.rx_unique), 0))
              for lane, s in zip(self.lanes, run.streams)],
-            self.policer, tx - rx - self.loss_tolerance * tx)
+            self.burst_limit, tx - rx - self.loss_tolerance * tx)
 
     def _cbr(self, load_pps: float) -> tuple[Any, ...]:
         return tuple(CBR().phases(lambda _r: load_pps, Rate(load_pps, "pps"), seed=1))

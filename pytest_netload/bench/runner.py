@@ -62,7 +62,7 @@ from .measurer import (
     EngineMeasurer,
 )
 from .settings import Rfc2544Mark, time_budget_seconds
-from .validity import trial_seconds
+from .validity import BurstLimit, trial_seconds
 
 __all__ = ["BACK_TO_BACK_BURST_S", "BACK_TO_BACK_REPETITIONS", "CALIBRATION_S",
            "CALIBRATION_SHARE", "IN_FLIGHT_SLACK_FRAMES", "LATENCY_DURATION_S", "LATENCY_TRIALS",
@@ -112,10 +112,10 @@ class Rfc2544Runner:
                  duration_override_s: float | None = None, frame_size: FrameSize | None = None,
                  test: str = "", calibration: Calibration | None = None,
                  hooks: Any = None, reset_hook: Callable[[], Callable[[], Any]] | None = None,
-                 policer: tuple[int, int] | None = None) -> None:
+                 burst_limit: BurstLimit | None = None) -> None:
         self.engine = engine
-        self.policer = policer
-        """The DUT's declared policer (CIR bit/s, CBS bytes): EngineMeasurer.policer."""
+        self.burst_limit = burst_limit
+        """The DUT's declared policer or shaper: EngineMeasurer.burst_limit."""
         self.hooks = hooks
         """The DUT's side of every trial (bench/dut_trial.TrialHooks); None: none."""
         self.reset_hook = reset_hook
@@ -212,7 +212,7 @@ class Rfc2544Runner:
                                       loss_tolerance=self.mark.loss_tolerance,
                                       lanes=plan.lanes, directions=plan.directions,
                                       hooks=self.hooks, procedure=procedure, test=self.test,
-                                      policer=self.policer, frames=FrameTally(plan.rules))
+                                      burst_limit=self.burst_limit, frames=FrameTally(plan.rules))
             yield measurer
         measurer.frames.done(self.frames, procedure=procedure, frame_size=frame_size_label(size))
 

@@ -14,17 +14,21 @@ The rules, in the order they are checked:
 3. the generator sent no frame, or TX fell more than `tx_tolerance` (1 %)
    short of the schedule;
 4. the generator lagged behind its schedule by more than `lag_bound_ns`;
-   where the DUT polices with a known committed burst (CBS), a failed trial
-   whose catch-up burst beyond half that CBS may have cost all the frames it
-   lost beyond the verdict's tolerance (`late_burst_reason`; all of a trial's
-   streams through one policer together: `policer_late_reason`);
+   where the DUT declares what it takes of a burst before it drops (a
+   `BurstLimit`: a policer's committed burst, CBS, or a shaper's queue), a
+   failed trial whose catch-up burst beyond half of that may have cost all the
+   frames it lost beyond the verdict's tolerance (`late_burst_reason`; all of a
+   trial's streams through the DUT's one policer or shaper together:
+   `shared_late_reason`);
 5. its own RX ports dropped frames; foreign frames flooded them; the run was
    interrupted.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import format as fmt
@@ -95,27 +99,81 @@ def timed_lag_bound_ns(offered_pps: float, figure_ns: float) -> float:
     return max(LAG_SLACK_FRAMES / offered_pps * 1e9, LAG_SHARE * max(figure_ns, 0.0))
 
 
-def late_burst_reason(s: Any, rate_bps: float, burst_bytes: int | None, *,
-                      whose: str = "the DUT's policer", frame_bytes: float | None = None,
+#: What a `BurstLimit` can be, and the part of it that takes a burst.
+BURST_LIMIT_KINDS = {"policer": "CBS", "shaper": "queue"}
+
+
+@dataclass(frozen=True)
+class BurstLimit:
+    """What a DUT takes of a burst before it drops: a policer's committed burst (CBS), or
+    a shaper's queue, with the rate that refills or drains it.
+
+    A punctual sender at up to `rate_bps` never overflows it; the generator's catch-up
+    burst after a lag may, and then the DUT drops frames a punctual sender gets through
+    (`late_burst_reason`). The DUT's own comes from what its topology declares
+    (`declared`)."""
+
+    rate_bps: float
+    """The policer's CIR or the shaper's rate, in bit/s."""
+    size_bytes: int
+    """The policer's CBS or the shaper's queue limit, in bytes."""
+    kind: str = "policer"
+    """"policer" or "shaper"."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in BURST_LIMIT_KINDS:
+            raise NetloadConfigError(f"a burst limit of kind {self.kind!r}: use one of "
+                                     f"{', '.join(map(repr, BURST_LIMIT_KINDS))}")
+        if not (math.isfinite(self.rate_bps) and self.rate_bps > 0):
+            raise NetloadConfigError(f"a {self.kind}'s rate of {self.rate_bps!r} bit/s: give "
+                                     "a rate above zero")
+        if isinstance(self.size_bytes, bool) or not isinstance(self.size_bytes, int) or \
+                self.size_bytes <= 0:
+            raise NetloadConfigError(f"a {self.kind}'s {self.part} of {self.size_bytes!r} "
+                                     "bytes: give a positive whole number of bytes")
+
+    @property
+    def part(self) -> str:
+        """What takes the burst, in words: "CBS" (a policer's) or "queue" (a shaper's)."""
+        return BURST_LIMIT_KINDS[self.kind]
+
+    @classmethod
+    def declared(cls, caps: Any) -> BurstLimit | None:
+        """The DUT's own, from its declared capabilities (topology.capabilities.Capabilities:
+        a built-in DUT's info or a topology file's [capabilities]): its policer where CIR
+        and CBS are declared, else its shaper where rate and queue are; None when neither
+        is known whole."""
+        if caps.policer_bps and caps.policer_cbs_bytes:
+            return cls(caps.policer_bps, caps.policer_cbs_bytes, "policer")
+        if caps.shaper_bps and caps.shaper_queue_bytes:
+            return cls(caps.shaper_bps, caps.shaper_queue_bytes, "shaper")
+        return None
+
+
+def late_burst_reason(s: Any, rate_bps: float, limit: BurstLimit | None, *,
+                      whose: str | None = None, frame_bytes: float | None = None,
                       excess_lost: float | None = None) -> str | None:
-    """Why a trial is spoiled for a policer by the generator's lag; None when it is not.
+    """Why a trial is spoiled for a policer or a shaper by the generator's lag; None when
+    it is not.
 
     After a lag L the pacer sends the late frames back to back. A policer at its CIR
     with a full bucket of CBS bytes takes such a burst only when it is smaller than the
-    bucket: beyond half of `burst_bytes` (a bucket is not always full: another lag may
-    have drawn on it), the L x `rate_bps` / 8 bytes of the burst (`rate_bps`: what the
-    policer is fed, at most its CIR) drop frames that a punctual sender would have had
-    through. Measured (the stream's worst TX lag, `s.tx_max_lag_ns`), never assumed;
-    `whose` names the bucket.
+    bucket; a shaper queues it, and drops what outgrows its queue. Beyond half of
+    `limit`'s size (a bucket is not always full, a queue not always empty: another lag
+    may have drawn on it), the L x `rate_bps` / 8 bytes of the burst (`rate_bps`: what
+    the DUT is fed, counted at most at the limit's rate) drop frames that a punctual
+    sender would have had through. Measured (the stream's worst TX lag,
+    `s.tx_max_lag_ns`), never assumed; `whose` names the policer or shaper (default:
+    the DUT's).
 
     Without `excess_lost` (Y.1564's samples) any such burst spoils the trial. With it
     (frames lost beyond the verdict's tolerance, a trial that failed), only a burst
-    that may have cost at least that many frames of `frame_bytes` does: far above the
-    CIR a policer drops so many that a lag's few more change nothing."""
-    if not burst_bytes or not rate_bps > 0:
+    that may have cost at least that many frames of `frame_bytes` does: far above its
+    rate a policer or a shaper drops so many that a lag's few more change nothing."""
+    if limit is None or not rate_bps > 0:
         return None
-    burst = s.tx_max_lag_ns / 1e9 * rate_bps / 8
-    spilled = burst - burst_bytes / 2
+    burst = s.tx_max_lag_ns / 1e9 * min(rate_bps, limit.rate_bps) / 8
+    spilled = burst - limit.size_bytes / 2
     if spilled <= 0:
         return None
     cost = ""
@@ -125,33 +183,34 @@ def late_burst_reason(s: Any, rate_bps: float, burst_bytes: int | None, *,
             return None
         cost = (f" (up to {fmt.count(round(frames))} frames, and the trial lost "
                 f"{fmt.count(round(excess_lost))} more than its verdict allows)")
+    whose = whose or f"the DUT's {limit.kind}"
     return (f"the generator ran {fmt.time_ns(s.tx_max_lag_ns)} late (its worst TX lag): "
             f"its catch-up burst of {fmt.count(round(burst))} bytes is more than half the "
-            f"CBS of {whose} ({fmt.count(burst_bytes)} bytes), so the policer drops frames "
-            f"a punctual sender gets through{cost}; {lag_cause(s)}")
+            f"{limit.part} of {whose} ({fmt.count(limit.size_bytes)} bytes), so the "
+            f"{limit.kind} drops frames a punctual sender gets through{cost}; {lag_cause(s)}")
 
 
-def policer_late_reason(parts: Sequence[tuple[Any, float, float, int]],
-                        policer: tuple[float, int] | None, excess_lost: float) -> str | None:
-    """Why the frames that a policer shared by several streams dropped, `excess_lost` of
-    them beyond the verdict's tolerance, may all have been the generator's; None when
-    they cannot (or there is no `policer`: (CIR bit/s, CBS bytes)). `parts`: each stream
-    through it as (its TX counters, the L2 bit/s it was offered, its frame's bytes as the
-    policer counts them, its frames lost).
+def shared_late_reason(parts: Sequence[tuple[Any, float, float, int]],
+                       limit: BurstLimit | None, excess_lost: float) -> str | None:
+    """Why the frames that the DUT's policer or shaper (`limit`) shared by several streams
+    dropped, `excess_lost` of them beyond the verdict's tolerance, may all have been the
+    generator's; None when they cannot (or `limit` is None: not known). `parts`: each
+    stream through it as (its TX counters, the L2 bit/s it was offered, its frame's
+    bytes as the DUT counts them, its frames lost).
 
     The streams of one worker lag together, so the catch-up burst is the worst lag of
-    any of them times the rate they feed the policer together (at most its CIR): the
-    rule of `late_burst_reason` on that stream, its cost weighed in the bytes of the
-    frames lost (a policer drops bytes: of small and large frames alike by arrival)."""
+    any of them times the rate they feed the DUT together (at most the limit's rate):
+    the rule of `late_burst_reason` on that stream, its cost weighed in the bytes of the
+    frames lost (a policer drops bytes, a shaper's queue holds bytes: of small and large
+    frames alike by arrival)."""
     lost = sum(p[3] for p in parts)
-    if policer is None or not parts or not excess_lost > 0 or not lost > 0:
+    if limit is None or not parts or not excess_lost > 0 or not lost > 0:
         return None
-    cir_bps, cbs = policer
     rate = sum(p[1] for p in parts)
     if not rate > 0:
         return None
     worst = max(parts, key=lambda p: p[0].tx_max_lag_ns)
-    why = late_burst_reason(worst[0], min(rate, cir_bps), cbs,
+    why = late_burst_reason(worst[0], rate, limit,
                             frame_bytes=sum(p[2] * p[3] for p in parts) / lost,
                             excess_lost=excess_lost)
     name = getattr(worst[0], "name", None)

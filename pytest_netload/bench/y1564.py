@@ -62,6 +62,7 @@ from .harness import WiredPorts
 from .lanes import Lane, load_lanes, plan_wires
 from .runner import send_learning_frames
 from .settings import Y1564_DRAIN_S, Y1564Mark
+from .validity import BurstLimit
 from .y1564_measurers import EngineBurstMeasurer, EngineServiceMeasurer
 
 __all__ = ["Y1564_DRAIN_S", "EngineBurstMeasurer", "EngineServiceMeasurer", "Y1564Mark",
@@ -163,10 +164,10 @@ class Y1564Runner:
     def __init__(self, engine: Engine, ports: WiredPorts, mark: Y1564Mark, *, test: str = "",
                  step_override_s: float | None = None,
                  checkpoint_dir: Path | None = None, hooks: TrialHooks | None = None,
-                 policer: tuple[float, int] | None = None) -> None:
+                 burst_limit: BurstLimit | None = None) -> None:
         self.engine = engine
-        self.policer = policer
-        """The DUT's declared policer (CIR bit/s, CBS bytes): EngineServiceMeasurer.policer."""
+        self.burst_limit = burst_limit
+        """The DUT's declared policer or shaper: EngineServiceMeasurer.burst_limit."""
         self.hooks = hooks
         """The DUT's side of every run (bench/dut_trial.py), as RFC 2544's trials have it;
         None: the generator's counters only."""
@@ -275,7 +276,7 @@ class Y1564Runner:
                                         dut=self._dut(procedure),
                                         colours={s.name: (s.colour, s.green, s.yellow)
                                                  for s in services if s.colour_aware},
-                                        tally=tally, policer=self.policer)
+                                        tally=tally, burst_limit=self.burst_limit)
         tally.done(self.frames, procedure=procedure)
 
     def _dut(self, procedure: str) -> DutTrials:

@@ -35,8 +35,13 @@ from .dut_trial import DutTrials, RunLoss
 from .expected import FrameTally, colour_checked
 from .lanes import Lane
 from .settings import Y1564_DRAIN_S
-from .validity import (TX_TOLERANCE, generator_failure, late_burst_reason,
-                       policer_late_reason)
+from .validity import (
+    TX_TOLERANCE,
+    BurstLimit,
+    generator_failure,
+    late_burst_reason,
+    shared_late_reason,
+)
 
 #: Intervals of the last SPT run the measurer keeps for a look after it (an hour's).
 KEPT_INTERVALS = 3600
@@ -91,10 +96,10 @@ class EngineServiceMeasurer:
     """The user's expected frames (``expect=``): their rules by stream (bench/lanes.Plan's;
     a colour-aware service's joined with its colours in `__post_init__`) and the checks
     of every run."""
-    policer: tuple[float, int] | None = None
-    """The DUT's declared policer that every service crosses, as (CIR bit/s, CBS bytes)
-    (Capabilities.policer_bps and policer_cbs_bytes): frames it dropped after the
-    generator's catch-up burst are the generator's (validity.policer_late_reason)."""
+    burst_limit: BurstLimit | None = None
+    """The DUT's declared policer or shaper that every service crosses
+    (validity.BurstLimit.declared): frames it dropped after the generator's catch-up
+    burst are the generator's (validity.shared_late_reason)."""
 
     def __post_init__(self) -> None:
         for name, (key, green, yellow) in self.colours.items():
@@ -186,7 +191,7 @@ class EngineServiceMeasurer:
             self.tally.keep(run.frames)
             by_name: dict[str, dict[str, list[tuple[float, Any, str | None]]]] = {}
             lost = [max(int(s.tx_packets) - int(s.rx_unique), 0) for s in run.streams]
-            shared = self._late_for_policer(entries, run.streams, lost)
+            shared = self._late_at_dut(entries, run.streams, lost)
             for (name, colour, bps, pps, _tx), s, n in zip(entries, run.streams, lost):
                 why = generator_failure(run, s, pps * duration_s, pps, duration_s) or \
                     self._late(name, s, bps, pps, n, shared)
@@ -214,23 +219,27 @@ class EngineServiceMeasurer:
     def _late(self, name: str, s: Any, bps: float, pps: float, lost: int,
               shared: str | None) -> str | None:
         """Why the `lost` frames of service `name`'s stream (TX counters `s`, sent at `bps`
-        L2 and `pps`) in a step or an interval may all have been dropped by a policer for
-        the generator's catch-up burst: the service's own bucket (CBS + EBS), or the DUT's
-        shared one (`shared`, `_late_for_policer`); None when it lost nothing (a lag never
-        makes a policer drop less) or more than the burst may cost."""
+        L2 and `pps`) in a step or an interval may all have been dropped by a policer or a
+        shaper for the generator's catch-up burst: the service's own bucket (CBS + EBS,
+        fed at the service's rate), or the DUT's shared policer or shaper (`shared`,
+        `_late_at_dut`); None when it lost nothing (a lag never makes either drop less)
+        or more than the burst may cost."""
         if not lost:
             return None
-        return late_burst_reason(s, bps, self.burst_bytes.get(name), whose=f"service {name!r}",
+        own = self.burst_bytes.get(name)
+        bucket = BurstLimit(bps, own) if own and bps > 0 else None
+        return late_burst_reason(s, bps, bucket, whose=f"service {name!r}",
                                  frame_bytes=bps / pps / 8, excess_lost=lost) or shared
 
-    def _late_for_policer(self, entries: Sequence[tuple[str, str, float, float, Any]],
-                          txs: Sequence[Any], lost: Sequence[int]) -> str | None:
+    def _late_at_dut(self, entries: Sequence[tuple[str, str, float, float, Any]],
+                     txs: Sequence[Any], lost: Sequence[int]) -> str | None:
         """Why the frames `lost` by each entry in a run or an interval may all have been
-        dropped by the DUT's declared policer for the generator's catch-up burst (`txs`:
-        each entry's TX counters, a run's streams or an interval's); None otherwise."""
-        return policer_late_reason([(t, e[2], e[2] / e[3] / 8, n)
-                                    for e, t, n in zip(entries, txs, lost)],
-                                   self.policer, sum(lost))
+        dropped by the DUT's declared policer or shaper for the generator's catch-up burst
+        (`txs`: each entry's TX counters, a run's streams or an interval's); None
+        otherwise."""
+        return shared_late_reason([(t, e[2], e[2] / e[3] / 8, n)
+                                   for e, t, n in zip(entries, txs, lost)],
+                                  self.burst_limit, sum(lost))
 
     def _sample(self, name: str, parts: Mapping[str, list[tuple[float, Any, str | None]]],
                 duration_s: float) -> ServiceSample:
@@ -296,7 +305,7 @@ class EngineServiceMeasurer:
             # before (a stall across the end between them lags the frames after it)
             senders = [t.after(b) for t, b in zip(iv.tx, before)] if iv.tx else []
             before[:] = iv.tx or before
-            shared = self._late_for_policer(entries, senders, lost) if senders else None
+            shared = self._late_at_dut(entries, senders, lost) if senders else None
             for i, (name, colour, bps, pps, _tx) in enumerate(entries):
                 tx = int(iv.tx_packets[i])
                 scheduled = pps * interval_s

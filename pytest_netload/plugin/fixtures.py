@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # imported where used: registering the fixtures loads none of
     from ..bench.link import LinkPolicy
     from ..bench.runner import Calibration, Rfc2544Runner
     from ..bench.settings import NetloadMark, Rfc2544Mark
+    from ..bench.validity import BurstLimit
     from ..engine.client import Engine, Port
     from ..topology.model import Topology
     from .options import Settings
@@ -436,16 +437,16 @@ def trial_hooks(request: pytest.FixtureRequest, dut: Any, health: bool | None = 
     return PluginTrialHooks(_hook_runner(request.config), dut, health=on)
 
 
-def declared_policer(config: pytest.Config,
-                     built: tuple[Topology, Any]) -> tuple[int, int] | None:
-    """The DUT's policer as (CIR bit/s, CBS bytes) where the topology declares both
-    (Capabilities.policer_bps and policer_cbs_bytes: a built-in's info or a topology
-    file's [capabilities]); None otherwise."""
+def declared_burst_limit(config: pytest.Config,
+                         built: tuple[Topology, Any]) -> BurstLimit | None:
+    """What the DUT takes of a burst before it drops, where the topology declares it (a
+    built-in's info or a topology file's [capabilities]): its policer (CIR and CBS),
+    else its shaper (rate and queue); None otherwise (validity.BurstLimit.declared). Every
+    procedure's trials weigh the generator's catch-up bursts against it."""
+    from ..bench.validity import BurstLimit
     from .capabilities import capabilities_of
 
-    caps = capabilities_of(config, built[0], built[1])
-    return (caps.policer_bps, caps.policer_cbs_bytes) \
-        if caps.policer_bps and caps.policer_cbs_bytes else None
+    return BurstLimit.declared(capabilities_of(config, built[0], built[1]))
 
 
 @pytest.fixture(scope="session")
@@ -471,11 +472,11 @@ def rfc2544(request: pytest.FixtureRequest, netload_engine: Engine, netload_port
     runner = _hook_runner(request.config)
     dut = _netload_built[1]
     health = settings.dut_health if mark.dut_health is None else mark.dut_health
-    policer = declared_policer(request.config, _netload_built)
+    limit = declared_burst_limit(request.config, _netload_built)
     return Rfc2544Runner(_engine_of_wire(netload_ports, mark.wire, netload_engine),
                          netload_ports, mark,
                          duration_override_s=settings.trial_duration_s,
                          frame_size=size, test=request.node.name,
                          calibration=_netload_calibration,
                          hooks=PluginTrialHooks(runner, dut, health=health),
-                         reset_hook=lambda: dut_reset(runner, dut), policer=policer)
+                         reset_hook=lambda: dut_reset(runner, dut), burst_limit=limit)

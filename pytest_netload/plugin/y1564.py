@@ -57,8 +57,7 @@ def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: An
     (docs/hooks.md) run around every step, interval and burst."""
     from ..bench.settings import Y1564Mark
     from ..bench.y1564 import Y1564Runner
-    from .fixtures import (_engine_of_wire, _settings, declared_policer, report_dir,
-                           trial_hooks)
+    from .fixtures import _engine_of_wire, _settings, declared_burst_limit, report_dir, trial_hooks
 
     mark = request.node.get_closest_marker("y1564")
     parsed = parse_y1564(mark) if mark is not None else Y1564Mark()
@@ -69,6 +68,7 @@ def y1564(request: pytest.FixtureRequest, netload_engine: Any, netload_ports: An
                            step_override_s=settings.trial_duration_s,
                            checkpoint_dir=report_dir(request.config),
                            hooks=trial_hooks(request, _netload_built[1]),
-                           policer=declared_policer(request.config, _netload_built))
+                           burst_limit=declared_burst_limit(request.config,
+                                                            _netload_built))
     except NetloadConfigError as exc:
         raise NetloadConfigError(f"@pytest.mark.y1564: {exc}") from None

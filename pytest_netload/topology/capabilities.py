@@ -9,9 +9,9 @@ DUT it was never meant for.
 
 `Capabilities` holds a topology's facts: those read from its shape (ports, wires,
 line rate), those its DUT declares (a built-in DUT in its ``info``: ``cir_bps``,
-``rate_bps``, ``loss_ratio``; a topology file in its ``[capabilities]`` table,
-docs/topology-files.md) and those of the session (commands, counters and reset
-hooks). Pure: no I/O, no pytest.
+``rate_bps``, ``limit_bytes``, ``loss_ratio``; a topology file in its
+``[capabilities]`` table, docs/topology-files.md) and those of the session (commands,
+counters and reset hooks). Pure: no I/O, no pytest.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ DECLARED = {
     "policer": "policer_bps",
     "policer_cbs": "policer_cbs_bytes",
     "shaper": "shaper_bps",
+    "shaper_queue": "shaper_queue_bytes",
     "loss_ratio": "loss_ratio",
 }
 """A topology file's ``[capabilities]`` keys, and the `Capabilities` field each fills."""
@@ -39,6 +40,13 @@ REQUIREMENTS = ("ports", "both_ways", "line_rate", "dut", "dut_counters", "dut_r
 
 RATE_MATCH = 0.01
 """A required policer or shaper rate matches a declared one within this share."""
+
+_SIZES = {
+    "policer_cbs": "the committed burst in bytes as a positive integer (e.g. 12500)",
+    "shaper_queue": "the bytes the shaper queues before it drops, as a positive integer "
+                    "(e.g. 35000)",
+}
+"""The ``[capabilities]`` keys that are a size in bytes, and what to give."""
 
 _EXAMPLE = ('netload_requires(ports=4, both_ways=True, dut=True, dut_counters=True, '
             'dut_reset=True, line_rate=True, policer="10Mbit/s", shaper=True, loss=True)')
@@ -78,10 +86,9 @@ def check_declared(table: Mapping[str, object], where: str) -> dict[str, float |
                 "of the file)")
         if key in ("policer", "shaper"):
             out[field] = _bit_rate(value, name)
-        elif key == "policer_cbs":
+        elif key in _SIZES:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise NetloadConfigError(f"{name} = {value!r}: give the committed burst in "
-                                         "bytes as a positive integer (e.g. 12500)")
+                raise NetloadConfigError(f"{name} = {value!r}: give {_SIZES[key]}")
             out[field] = value
         else:  # loss_ratio
             if isinstance(value, bool) or not isinstance(value, (int, float)) or \
@@ -89,9 +96,11 @@ def check_declared(table: Mapping[str, object], where: str) -> dict[str, float |
                 raise NetloadConfigError(f"{name} = {value!r}: give the share of frames the "
                                          "DUT drops, above 0 and below 1 (e.g. 0.01)")
             out[field] = float(value)
-    if "policer_cbs_bytes" in out and "policer_bps" not in out:
-        raise NetloadConfigError(f"{where}: capabilities.policer_cbs without policer; add "
-                                 "policer = \"10Mbit/s\" (its CIR) or remove policer_cbs")
+    for size, rate, what in (("policer_cbs", "policer", "its CIR"),
+                             ("shaper_queue", "shaper", "its rate")):
+        if DECLARED[size] in out and DECLARED[rate] not in out:
+            raise NetloadConfigError(f"{where}: capabilities.{size} without {rate}; add "
+                                     f"{rate} = \"10Mbit/s\" ({what}) or remove {size}")
     return out
 
 
@@ -128,7 +137,9 @@ def _int(info: Mapping[str, str], key: str) -> int | None:
 
 def _from_dut_info(info: Mapping[str, str]) -> dict[str, float | int]:
     """What a built-in DUT declares in its info (netns-policed, netns-shaped,
-    netns-lossy, netns-bridge with port_rate_bps, ovs-dpdk with a policer)."""
+    netns-lossy, netns-bridge with port_rate_bps, ovs-dpdk with a policer). A shaper's
+    queue (its ``limit_bytes``: netns-shaped's, each of netns-bridge's port shapers')
+    only with the shaper's rate."""
     out: dict[str, float | int] = {}
     for field, keys in (("policer_bps", ("cir_bps", "policer_cir_bps")),
                         ("policer_cbs_bytes", ("cbs_bytes", "policer_cbs_bytes")),
@@ -138,6 +149,9 @@ def _from_dut_info(info: Mapping[str, str]) -> dict[str, float | int]:
             if value is not None:
                 out[field] = value
                 break
+    queue = _int(info, "limit_bytes")
+    if queue is not None and "shaper_bps" in out:
+        out["shaper_queue_bytes"] = queue
     try:
         out["loss_ratio"] = float(info["loss_ratio"])
     except (KeyError, ValueError):
@@ -159,8 +173,8 @@ class Capabilities:
     DUT's counters are read around trials / it can be reset (a built-in DUT, or a
     ``pytest_netload_dut_counters`` / ``pytest_netload_dut_reset`` hook of the session);
     ``policer_bps`` and ``policer_cbs_bytes``: a policer's CIR and CBS on the first
-    wire; ``shaper_bps``: a shaper's rate there; ``loss_ratio``: the share of frames the
-    DUT drops there.
+    wire; ``shaper_bps`` and ``shaper_queue_bytes``: a shaper's rate there and the bytes
+    it queues before it drops; ``loss_ratio``: the share of frames the DUT drops there.
     """
 
     topology: str
@@ -173,6 +187,7 @@ class Capabilities:
     policer_bps: int | None = None
     policer_cbs_bytes: int | None = None
     shaper_bps: int | None = None
+    shaper_queue_bytes: int | None = None
     loss_ratio: float | None = None
 
     @classmethod
@@ -203,7 +218,9 @@ class Capabilities:
                    if self.policer_cbs_bytes is not None else "")
             parts.append(f"a policer at {_rate_text(self.policer_bps)}{cbs}")
         if self.shaper_bps is not None:
-            parts.append(f"a shaper at {_rate_text(self.shaper_bps)}")
+            queue = (f" (queue {self.shaper_queue_bytes:,} B)"
+                     if self.shaper_queue_bytes is not None else "")
+            parts.append(f"a shaper at {_rate_text(self.shaper_bps)}{queue}")
         if self.loss_ratio is not None:
             parts.append(f"a known loss of {self.loss_ratio:.4g}")
         if self.policer_bps is None and self.shaper_bps is None and self.loss_ratio is None:

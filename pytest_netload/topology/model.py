@@ -350,8 +350,9 @@ class Topology:
     external DUT over ssh (``[dut] ssh``), ``None`` without. ``source`` is the
     file the topology was loaded from, for messages; it takes no part in equality.
     ``capabilities`` is what the file declares its DUT does (``[capabilities]``:
-    ``policer_bps``, ``policer_cbs_bytes``, ``shaper_bps``, ``loss_ratio``;
-    topology/capabilities.py), for tests that need it (``netload_requires``).
+    ``policer_bps``, ``policer_cbs_bytes``, ``shaper_bps``, ``shaper_queue_bytes``,
+    ``loss_ratio``; topology/capabilities.py), for tests that need it
+    (``netload_requires``).
     """
 
     name: str

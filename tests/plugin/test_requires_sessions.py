@@ -158,3 +158,49 @@ def test_what_a_test_requires_skips_it_rather_than_failing_collection(
                                 "-p", "no:cacheprovider", "test_unguarded.py")
     result.stdout.fnmatch_lines(["*@pytest.mark.rfc2544: *"])
     assert result.ret != 0
+
+
+SHAPED = '[capabilities]\nshaper = "10Mbit/s"\nshaper_queue = 35000'
+
+BURST_LIMITS = """
+import pytest
+
+from pytest_netload.bench.validity import BurstLimit
+
+VOICE = {"name": "voice", "cir": "2Mbit/s", "frame_size": 128, "dscp": 46,
+         "sac": {"flr": "0.1%"}}
+
+
+def test_rfc2544_weighs_it(rfc2544):
+    assert rfc2544.burst_limit == EXPECTED
+
+@pytest.mark.y1564(services=[VOICE])
+def test_y1564_weighs_it(y1564):
+    assert y1564.burst_limit == EXPECTED
+
+@pytest.mark.netload_requires(shaper="20Mbit/s")
+def test_another_shaper(netload_ports):
+    raise AssertionError("ran on a topology without what it needs")
+"""
+
+
+@pytest.mark.parametrize(("capabilities", "expected", "has"), [
+    (SHAPED, 'BurstLimit(10_000_000, 35_000, "shaper")',
+     "a shaper at 10.00 Mbit/s (queue 35,000 B)"),
+    (f"{POLICED}\nshaper = \"10Mbit/s\"\nshaper_queue = 35000",
+     'BurstLimit(10_000_000, 12_500, "policer")', "a policer at 10.00 Mbit/s (CBS 12,500 B)"),
+    ('[capabilities]\nshaper = "10Mbit/s"', "None", "a shaper at 10.00 Mbit/s"),
+])
+def test_every_procedure_weighs_the_declared_policer_else_shaper(
+        pytester: pytest.Pytester, capabilities: str, expected: str, has: str) -> None:
+    """RFC 2544's and Y.1564's runners get the DUT's declared burst limit through one
+    helper: its policer (CIR and CBS) where the file declares one, else its shaper with
+    the shaper's queue; a shaper whose queue is not declared gives none."""
+    pytester.makepyfile(BURST_LIMITS.replace("EXPECTED", expected))
+    path = pytester.path / "lab.toml"
+    path.write_text(fake_lab("lab-shaped", capabilities=capabilities))
+    result = pytester.runpytest(FAKE, f"--netload-topology={path}", "-rs",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines([f"SKIPPED * needs a shaper at 20.00 Mbit/s; topology "
+                                 f"lab-shaped has *{has}*"])

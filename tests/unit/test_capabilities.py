@@ -31,9 +31,14 @@ def test_the_shape_is_read_from_the_topology() -> None:
      {"policer_bps": 10_000_000, "policer_cbs_bytes": 12_500}),
     ({"policer_cir_bps": "200000000", "policer_cbs_bytes": "250000"},  # ovs-dpdk
      {"policer_bps": 200_000_000, "policer_cbs_bytes": 250_000}),
-    ({"rate_bps": "20000000"}, {"shaper_bps": 20_000_000}),  # netns-shaped
+    ({"rate_bps": "20000000"}, {"shaper_bps": 20_000_000}),
+    ({"rate_bps": "10000000", "burst_bytes": "5000", "limit_bytes": "22500"},  # netns-shaped
+     {"shaper_bps": 10_000_000, "shaper_queue_bytes": 22_500}),
     ({"port_rate_bps": "none"}, {}),  # netns-bridge unshaped
     ({"port_rate_bps": "5000000"}, {"shaper_bps": 5_000_000}),
+    ({"port_rate_bps": "5000000", "limit_bytes": "15625"},  # netns-bridge's port shapers
+     {"shaper_bps": 5_000_000, "shaper_queue_bytes": 15_625}),
+    ({"limit_bytes": "15625"}, {}),  # a queue is a shaper's only where its rate is known
     ({"loss_ratio": "0.01"}, {"loss_ratio": 0.01}),  # netns-lossy
     ({"name": "netns-router"}, {}),
 ])
@@ -42,7 +47,8 @@ def test_a_built_in_dut_declares_what_its_info_says(info: dict[str, str],
     has = Capabilities.of(_topology(), dut_info=info, dut=True, dut_counters=True,
                           dut_reset=True)
     got = {k: getattr(has, k) for k in ("policer_bps", "policer_cbs_bytes", "shaper_bps",
-                                        "loss_ratio") if getattr(has, k) is not None}
+                                        "shaper_queue_bytes", "loss_ratio")
+           if getattr(has, k) is not None}
     assert got == expected
 
 
@@ -72,6 +78,14 @@ def test_what_is_missing_and_what_there_is_in_words() -> None:
         "a policer at 10.20 Mbit/s"]
     assert Capabilities.of(_topology()).describe().endswith(
         "no DUT commands, counters or reset, no declared policer, shaper or loss")
+
+
+def test_a_shaper_is_described_with_its_queue_where_it_is_known() -> None:
+    shaped = Capabilities.of(_topology(), dut_info={"rate_bps": "10000000",
+                                                    "limit_bytes": "35000"})
+    assert shaped.describe().endswith(", a shaper at 10.00 Mbit/s (queue 35,000 B)")
+    rate_only = Capabilities.of(_topology(capabilities={"shaper_bps": 10_000_000}))
+    assert rate_only.describe().endswith(", a shaper at 10.00 Mbit/s")
 
 
 def test_false_asks_for_nothing() -> None:

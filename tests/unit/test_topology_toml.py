@@ -346,6 +346,7 @@ CAPABILITIES = MINIMAL.replace("[[ports]]", """[capabilities]
 policer = "10Mbit/s"
 policer_cbs = 12500
 shaper = 20_000_000
+shaper_queue = 35000
 loss_ratio = 0.01
 
 [[ports]]""")
@@ -357,7 +358,8 @@ def test_capabilities_are_declared_in_their_table(tmp_path: Path) -> None:
     topology = load_topology(path)
     assert dict(topology.capabilities) == {"policer_bps": 10_000_000,
                                            "policer_cbs_bytes": 12_500,
-                                           "shaper_bps": 20_000_000, "loss_ratio": 0.01}
+                                           "shaper_bps": 20_000_000,
+                                           "shaper_queue_bytes": 35_000, "loss_ratio": 0.01}
     assert dict(load_topology(_write(tmp_path, MINIMAL, "o.toml")).capabilities) == {}
 
 
@@ -375,8 +377,14 @@ def test_capabilities_are_declared_in_their_table(tmp_path: Path) -> None:
         ("loss_ratio = 0.01", "loss_ratio = 1.5", "capabilities.loss_ratio = 1.5: give the "
          "share"),
         ("loss_ratio = 0.01", "ports = 4", "capabilities.ports is not a known key; use one of "
-         "policer, policer_cbs, shaper, loss_ratio"),
+         "policer, policer_cbs, shaper, shaper_queue, loss_ratio"),
         ('policer = "10Mbit/s"\n', "", "capabilities.policer_cbs without policer"),
+        ("shaper_queue = 35000", "shaper_queue = 0", "capabilities.shaper_queue = 0: give "
+         "the bytes the shaper queues before it drops"),
+        ("shaper_queue = 35000", "shaper_queue = 3.5e4", "capabilities.shaper_queue = 35000.0: "
+         "give the bytes"),
+        ("shaper = 20_000_000\n", "", "capabilities.shaper_queue without shaper; add shaper = "
+         "\"10Mbit/s\" (its rate) or remove shaper_queue"),
     ],
 )
 def test_a_bad_capability_names_the_key(tmp_path: Path, old: str, new: str,

@@ -3,19 +3,23 @@ verdict, its own link down) is invalid, and an invalid figure never passes."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
+from pytest_netload.bench.lanes import Lane
 from pytest_netload.bench.runner import EngineMeasurer
 from pytest_netload.bench.validity import (
     LAG_SLACK_FRAMES,
     MIN_TRIAL_S,
+    BurstLimit,
     generator_failure,
-    late_burst_reason,
     lag_bound_ns,
+    late_burst_reason,
     link_reason,
     timed_lag_bound_ns,
     trial_seconds,
@@ -24,6 +28,7 @@ from pytest_netload.errors import InvalidTrial, NetloadConfigError
 from pytest_netload.measure.results import RunResult, StreamResult
 from pytest_netload.rfc2544 import binary_search
 from pytest_netload.search import FunctionMeasurer, TrialSettings
+from pytest_netload.topology.builtin.shaped import SHAPER_RATE_BPS, default_bucket
 
 PPS = 300_000.0
 
@@ -201,17 +206,18 @@ def test_a_stalled_generator_never_gives_a_throughput() -> None:
 
 CIR_BPS = 200_000_000  # 25 MB/s
 CBS = 125_000          # 5 ms at the CIR
+POLICER = BurstLimit(CIR_BPS, CBS)
 
 
 def test_a_catch_up_burst_under_half_the_bucket_is_no_reason() -> None:
     # 2 ms late at the CIR: 50,000 bytes, under the 62,500 of half the bucket
-    assert late_burst_reason(stream(300_000, lag_ns=2_000_000), CIR_BPS, CBS) is None
+    assert late_burst_reason(stream(300_000, lag_ns=2_000_000), CIR_BPS, POLICER) is None
     assert late_burst_reason(stream(300_000, lag_ns=10**9), CIR_BPS, None) is None
 
 
 def test_a_catch_up_burst_over_half_the_bucket_names_lag_burst_and_bucket() -> None:
     s = stream(300_000, lag_ns=6_000_000, tx_preemptions=3, tx_wait_cpu_ns=5_900_000)
-    why = late_burst_reason(s, CIR_BPS, CBS)
+    why = late_burst_reason(s, CIR_BPS, POLICER)
     assert why is not None
     assert "6.00ms late" in why and "150,000 bytes" in why and "(125,000 bytes)" in why
     assert "waited 5.90ms for its CPU in 3 preemptions (another task took the core" in why
@@ -220,7 +226,7 @@ def test_a_catch_up_burst_over_half_the_bucket_names_lag_burst_and_bucket() -> N
 def _policed(engine: Any) -> EngineMeasurer:
     loaded = SimpleNamespace(mean_frame_size=64.0, port=SimpleNamespace(device="net_null0"))
     return EngineMeasurer(engine, loaded, [], 64,  # type: ignore[arg-type]
-                          policer=(CIR_BPS, CBS))
+                          burst_limit=POLICER)
 
 
 def test_a_policed_trial_the_lag_failed_is_the_generators() -> None:
@@ -249,8 +255,8 @@ def test_far_above_the_cir_a_lag_that_cannot_move_the_loss_is_no_reason() -> Non
     100 % was thrown away on a busy CPU)."""
     s = stream(833_000, 550_000, lag_ns=4_600_000)
     assert _policed(ZeroFrameEngine(s)).measure(833_000.0, 1.0).valid
-    assert late_burst_reason(s, CIR_BPS, CBS, frame_bytes=64, excess_lost=283_000) is None
-    why = late_burst_reason(s, CIR_BPS, CBS, frame_bytes=64, excess_lost=500)
+    assert late_burst_reason(s, CIR_BPS, POLICER, frame_bytes=64, excess_lost=283_000) is None
+    why = late_burst_reason(s, CIR_BPS, POLICER, frame_bytes=64, excess_lost=500)
     assert why is not None and "up to 820 frames" in why and "lost 500 more" in why
 
 
@@ -277,3 +283,151 @@ def test_at_the_default_60_s_trial_the_burst_is_weighed_against_the_whole_loss()
     assert judge(long_lag, duration_s=seconds, pps=pps) is None  # within 1 % of 60 s
     spoiled = _policed(ZeroFrameEngine(long_lag)).measure(float(pps), seconds)
     assert not spoiled.valid and "300" in spoiled.invalid_reason
+
+
+# ---- a DUT that shapes with a known queue: the same catch-up burst ----------------------
+
+SHAPER_BPS = 10_000_000        # netns-shaped at 10 Mbit/s: 1.25 MB/s
+QUEUE = SHAPER_BPS // 8 // 100 + 10_000  # test_replay_rfc2544's: 10 ms at the rate + 10 KB
+SHAPER = BurstLimit(SHAPER_BPS, QUEUE, "shaper")
+
+
+class FixedEngine:
+    """An engine whose every run is these streams' counters."""
+
+    def __init__(self, *streams: StreamResult) -> None:
+        self.streams = streams
+
+    def run(self, *args: Any, **kwargs: Any) -> RunResult:
+        queues = np.zeros(0, dtype=[("packets", "u8"), ("bytes", "u8"), ("foreign", "u8")])
+        return RunResult(self.streams, {}, queues, {}, False)
+
+
+def _shaped(engine: Any, limit: BurstLimit | None = SHAPER, size: float = 512.0
+            ) -> EngineMeasurer:
+    loaded = SimpleNamespace(mean_frame_size=size, port=SimpleNamespace(device="net_null0"))
+    return EngineMeasurer(engine, loaded, [], 512,  # type: ignore[arg-type]
+                          burst_limit=limit)
+
+
+def test_a_shaped_trial_the_lag_failed_is_the_generators_naming_the_queue() -> None:
+    """2 s at 2,400 pps of 512 B (9.8 Mbit/s, under the shaper's 10), 15 ms late: the
+    generic rule grants 1 % of the trial (20 ms), but the 18,432-byte burst is 7,182
+    bytes (14 frames) beyond half the 22,500-byte queue. A trial that lost 12 frames
+    may have lost them all to it: invalid, and the reason says it was the shaper's
+    queue, not a policer's bucket."""
+    s = stream(4_800, 4_788, lag_ns=15_000_000, span_s=2.0)
+    assert judge(s, duration_s=2.0, pps=2_400.0) is None  # the lag rule alone lets it through
+    trial = _shaped(FixedEngine(s)).measure(2_400.0, 2.0)
+    assert not trial.valid
+    why = trial.invalid_reason or ""
+    assert "the generator ran 15.0ms late (its worst TX lag): its catch-up burst of 18,432 " \
+        "bytes is more than half the queue of the DUT's shaper (22,500 bytes), so the " \
+        "shaper drops frames a punctual sender gets through (up to 14 frames, and the " \
+        "trial lost 12 more than its verdict allows)" in why, why
+    assert "CBS" not in why and "policer" not in why
+
+
+def test_a_shaped_trial_stays_valid_when_the_lag_cannot_have_cost_its_loss() -> None:
+    """The same loss with a punctual sender is the DUT's; a loss larger than the burst can
+    cost (20 frames, 14 at most from the burst) is too; a trial that lost nothing is
+    valid however late (a lag never makes a shaper drop less); and without a declared
+    queue the generic lag rule alone judges."""
+    punctual = stream(4_800, 4_788, lag_ns=1_000_000, span_s=2.0)
+    assert _shaped(FixedEngine(punctual)).measure(2_400.0, 2.0).valid
+    beyond = stream(4_800, 4_780, lag_ns=15_000_000, span_s=2.0)
+    assert _shaped(FixedEngine(beyond)).measure(2_400.0, 2.0).valid
+    whole = stream(4_800, lag_ns=15_000_000, span_s=2.0)
+    assert _shaped(FixedEngine(whole)).measure(2_400.0, 2.0).valid
+    spoiled = stream(4_800, 4_788, lag_ns=15_000_000, span_s=2.0)
+    assert _shaped(FixedEngine(spoiled), limit=None).measure(2_400.0, 2.0).valid
+    # above the shaper's rate the burst is counted at that rate: 15 ms of 10 Mbit/s
+    over = late_burst_reason(spoiled, 4 * SHAPER_BPS, SHAPER)
+    assert over is not None and "burst of 18,750 bytes" in over
+
+
+def test_the_replayed_mix_that_lost_27_frames_to_a_lag_is_retried() -> None:
+    """tests/integration/test_replay_rfc2544.py's mix on its netns-shaped (10 Mbit/s, a
+    22,500-byte queue): 60 frames in six flows, a third each DNS-sized UDP (102 B on the
+    wire with the signature and FCS, over four source ports), full TCP (1,274 B) and bare
+    ACKs (74 B), 483.3 B on average: 2,607.8 pps at the shaper's rate. On a loaded
+    machine that search once lost 27 frames in a trial the generic lag rule let through,
+    and came out low. Replayed: a 2-s trial at 2,520 pps (3.4 % under the capacity) whose
+    worker stalled 32 ms (its burst outgrows the queue and the 5,000-byte bucket by about
+    24 frames) lost 27; every lane's lag is within what the generic rule grants it (one
+    TX burst of 32 frames takes 38 ms at the TCP lanes' 840 pps), so it was the DUT's.
+    Its 38,976-byte catch-up burst is 27,726 bytes (57 frames of the mix) beyond half
+    the queue: the generator's, retried."""
+    mix = [("udp-2000", 102, 1 / 12, 3), ("udp-2001", 102, 1 / 12, 2),
+           ("udp-2002", 102, 1 / 12, 2), ("udp-2003", 102, 1 / 12, 2),
+           ("tcp-data", 1274, 1 / 3, 9), ("tcp-ack", 74, 1 / 3, 9)]
+    pps, seconds = 2_520.0, 2.0
+    port = SimpleNamespace(device="net_null0")
+    lanes = tuple(Lane(SimpleNamespace(name=name, mean_frame_size=float(size),  # type: ignore
+                                       port=port), share)
+                  for name, size, share, _ in mix)
+    streams = [replace(stream(round(pps * seconds * share), round(pps * seconds * share) - lost,
+                              lag_ns=32_000_000, span_s=seconds), name=name)
+               for name, _, share, lost in mix]
+    engine = FixedEngine(*streams)
+
+    def measurer(limit: BurstLimit | None) -> EngineMeasurer:
+        return EngineMeasurer(engine, lanes[0].stream, [], "pcap",  # type: ignore[arg-type]
+                              lanes=lanes, burst_limit=limit)
+
+    assert measurer(None).measure(pps, seconds).valid  # before: the DUT's 27 frames
+    trial = measurer(SHAPER).measure(pps, seconds)
+    assert trial.tx_packets - trial.rx_packets == 27
+    assert not trial.valid
+    why = trial.invalid_reason or ""
+    assert "ran 32.0ms late" in why and "catch-up burst of 38,976 bytes" in why, why
+    assert "more than half the queue of the DUT's shaper (22,500 bytes)" in why
+    assert "(up to 57 frames, and the trial lost 27 more than its verdict allows)" in why
+
+
+def test_at_netns_shapeds_defaults_and_a_60_s_trial_the_queue_is_weighed_alike() -> None:
+    """netns-shaped at its defaults (50 Mbit/s, a 25,000-byte bucket and 20 ms more of
+    queue: 150,000 bytes) and RFC 2544's 60-s trial, whose generic rule grants 600 ms of
+    lag: at 11,700 pps of 512 B (95 % of the capacity) a 100-ms stall's burst of 599,040
+    bytes is 1,024 frames beyond half the queue. A trial that lost 800 frames is the
+    generator's; one whose DUT lost 0.5 % of 702,000 (3,510) is the DUT's, stall or not."""
+    _bucket, queue = default_bucket(SHAPER_RATE_BPS)
+    assert queue == 150_000
+    shaper = BurstLimit(SHAPER_RATE_BPS, queue, "shaper")
+    pps, seconds = 11_700, 60.0
+    sent = int(pps * seconds)
+    spoiled = stream(sent, sent - 800, lag_ns=100_000_000, span_s=seconds)
+    assert judge(spoiled, duration_s=seconds, pps=pps) is None  # within 1 % of 60 s
+    trial = _shaped(FixedEngine(spoiled), limit=shaper).measure(float(pps), seconds)
+    assert not trial.valid and "burst of 599,040 bytes" in (trial.invalid_reason or "")
+    assert "(up to 1,024 frames, and the trial lost 800" in (trial.invalid_reason or "")
+    own = stream(sent, sent - sent // 200, lag_ns=100_000_000, span_s=seconds)
+    assert _shaped(FixedEngine(own), limit=shaper).measure(float(pps), seconds).valid
+
+
+def test_the_declared_burst_limit_is_the_policer_else_the_shaper_with_its_queue() -> None:
+    def caps(**kw: Any) -> SimpleNamespace:
+        return SimpleNamespace(**{"policer_bps": None, "policer_cbs_bytes": None,
+                                  "shaper_bps": None, "shaper_queue_bytes": None, **kw})
+
+    assert BurstLimit.declared(caps(shaper_bps=SHAPER_BPS, shaper_queue_bytes=QUEUE)) == SHAPER
+    both = caps(policer_bps=CIR_BPS, policer_cbs_bytes=CBS, shaper_bps=SHAPER_BPS,
+                shaper_queue_bytes=QUEUE)
+    assert BurstLimit.declared(both) == POLICER
+    assert BurstLimit.declared(caps(policer_bps=CIR_BPS, shaper_bps=SHAPER_BPS,
+                                    shaper_queue_bytes=QUEUE)) == SHAPER
+    assert BurstLimit.declared(caps(shaper_bps=SHAPER_BPS)) is None  # no queue known
+    assert BurstLimit.declared(caps(policer_bps=CIR_BPS)) is None
+    assert BurstLimit.declared(caps()) is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((SHAPER_BPS, QUEUE, "queue"), "kind 'queue': use one of 'policer', 'shaper'"),
+    ((0, QUEUE, "shaper"), "a shaper's rate of 0 bit/s: give a rate above zero"),
+    ((float("nan"), QUEUE), "a policer's rate of nan bit/s"),
+    ((SHAPER_BPS, 0, "shaper"), "a shaper's queue of 0 bytes: give a positive whole number"),
+    ((SHAPER_BPS, 1.5), "a policer's CBS of 1.5 bytes"),
+])
+def test_a_bad_burst_limit_is_named(args: tuple[Any, ...], message: str) -> None:
+    with pytest.raises(NetloadConfigError, match=re.escape(message)):
+        BurstLimit(*args)

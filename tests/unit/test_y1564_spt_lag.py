@@ -1,7 +1,7 @@
 """Y.1564's service performance test judges each interval's generator lag: frames a
 policer dropped after the generator's catch-up burst in an interval are the generator's
 (the interval is invalid, with the measured lag and its cause), not the DUT's. The same
-rule as RFC 2544's trials and Y.1564's configuration steps (validity.policer_late_reason),
+rule as RFC 2544's trials and Y.1564's configuration steps (validity.shared_late_reason),
 on each interval's own lag (engine/intervals.py IntervalTx)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pytest_netload.bench.lanes import Lane
-from pytest_netload.bench.validity import late_burst_reason, policer_late_reason
+from pytest_netload.bench.validity import BurstLimit, late_burst_reason, shared_late_reason
 from pytest_netload.bench.y1564_measurers import EngineServiceMeasurer
 from pytest_netload.engine.client import Engine, Port
 from pytest_netload.engine.fake import FakeDut
@@ -26,6 +26,7 @@ from pytest_netload.y1564 import Service, service_performance_test
 FLOW = fake_topology(10e9).flows()[0]
 CIR_BPS = 10_000_000
 CBS = 12_500  # 10 ms at the CIR: netns-policed's, and the lab file's of the CI failure
+POLICER = BurstLimit(CIR_BPS, CBS)
 VOICE = Service.of({"name": "voice", "cir": "2Mbit/s", "frame_size": 128, "dscp": 46,
                     "sac": {"flr": "0.1%", "availability": "99%"}})
 DATA = Service.of({"name": "data", "cir": "6Mbit/s", "frame_size": 1024, "dscp": 0,
@@ -77,18 +78,18 @@ class Fake:
     rx: Port
 
     def measurer(self, late: set[int], dropped: dict[int, int],
-                 policer: tuple[float, int] | None, sender: IntervalTx = LATE,
+                 limit: BurstLimit | None, sender: IntervalTx = LATE,
                  **kw: Any) -> EngineServiceMeasurer:
         lanes = {s.name: [Lane(self.engine.load(self.tx, udp(size=s.frame_size, name=s.name)
                                                 .for_flow(FLOW)), 1.0)] for s in (VOICE, DATA)}
         doctored: Any = Doctored(self.engine, late, dropped, sender)
-        return EngineServiceMeasurer(doctored, lanes, [self.rx], policer=policer, **kw)
+        return EngineServiceMeasurer(doctored, lanes, [self.rx], burst_limit=limit, **kw)
 
     def spt(self, late: set[int], dropped: dict[int, int],
-            policer: tuple[float, int] | None = (CIR_BPS, CBS), seconds: int = 6) -> Any:
+            limit: BurstLimit | None = POLICER, seconds: int = 6) -> Any:
         """VOICE and DATA at their CIR for `seconds` 1-s intervals, the intervals as
-        `Doctored` changes them, the DUT's policer declared as `policer`."""
-        m = self.measurer(late, dropped, policer)
+        `Doctored` changes them, the DUT's policer (or shaper) declared as `limit`."""
+        m = self.measurer(late, dropped, limit)
         return service_performance_test(m, [VOICE, DATA], duration_s=seconds, interval_s=1)
 
 
@@ -140,6 +141,24 @@ def test_a_short_run_spoiled_by_a_lag_says_why_in_its_failure(fake: Fake) -> Non
     assert "(another task took the core" in text
 
 
+def test_a_declared_shapers_queue_takes_the_same_rule(fake: Fake) -> None:
+    """On a DUT that shapes (netns-shaped at 10 Mbit/s, test_replay_rfc2544's 22,500-byte
+    queue) the CI run's lag, a 35,000-byte burst at 8 Mbit/s, is 23,750 bytes beyond half
+    the queue (41 frames of the 576 bytes lost on average): the interval that lost 16
+    frames of each service is the generator's, and says it was the shaper's queue."""
+    shaper = BurstLimit(10_000_000, 22_500, "shaper")
+    result = fake.spt(late={2}, dropped={2: 16}, limit=shaper, seconds=20)
+    for s in result.services:
+        assert s.invalid_intervals == 1 and s.series["valid"][2] is False and s.lost == 0
+        why = s.first_invalid or ""
+        assert why.startswith("interval 3: the generator ran 35.0ms late"), why
+        assert "more than half the queue of the DUT's shaper (22,500 bytes), so the shaper " \
+            "drops frames a punctual sender gets through" in why
+    assert result.valid and result.passed
+    beyond = fake.spt(late={2}, dropped={2: 30}, limit=shaper, seconds=20)  # 60 > 41 frames
+    assert all(s.invalid_intervals == 0 and s.lost == 30 for s in beyond.services)
+
+
 def test_a_lag_without_loss_or_loss_without_a_policer_stays_the_duts(fake: Fake) -> None:
     """A lag never makes a policer drop less: an interval that lost nothing stays valid.
     Without a declared policer (and no CBS of its own) a lagged interval's loss is the
@@ -147,7 +166,7 @@ def test_a_lag_without_loss_or_loss_without_a_policer_stays_the_duts(fake: Fake)
     calm = fake.spt(late={1}, dropped={})
     assert calm.valid and calm.passed
     assert all(s.invalid_intervals == 0 and s.first_invalid is None for s in calm.services)
-    unknown = fake.spt(late={2}, dropped={2: 16}, policer=None)
+    unknown = fake.spt(late={2}, dropped={2: 16}, limit=None)
     assert unknown.valid and not unknown.passed
     assert all(s.invalid_intervals == 0 and s.lost == 16 for s in unknown.services)
 
@@ -187,15 +206,15 @@ def test_the_shared_policer_weighs_the_worst_lag_at_the_rate_of_every_stream() -
     quiet = IntervalTx(tx_max_lag_ns=1_000_000)
     stall = IntervalTx(tx_max_lag_ns=42_000_000, tx_off_cpu_ns=42_000_000)
     parts = [(stall, 2e6, 128.0, 80), (quiet, 6e6, 1024.0, 20)]
-    why = policer_late_reason(parts, (CIR_BPS, CBS), 100)
+    why = shared_late_reason(parts, POLICER, 100)
     assert why is not None and "catch-up burst of 42,000 bytes" in why
     lossy = [(stall, 2e6, 128.0, 80), (quiet, 6e6, 1024.0, 40)]  # 51,200 bytes lost
-    assert policer_late_reason(lossy, (CIR_BPS, CBS), 120) is None
-    assert policer_late_reason(parts, None, 100) is None
-    assert policer_late_reason(parts, (CIR_BPS, CBS), 0) is None
+    assert shared_late_reason(lossy, POLICER, 120) is None
+    assert shared_late_reason(parts, None, 100) is None
+    assert shared_late_reason(parts, POLICER, 0) is None
     # one stream: the rule RFC 2544's trials had before, unchanged
-    alone = policer_late_reason([(LATE, 2e6, 128.0, 10)], (CIR_BPS, CBS), 10)
-    assert alone == late_burst_reason(LATE, 2e6, CBS, frame_bytes=128.0, excess_lost=10)
+    alone = shared_late_reason([(LATE, 2e6, 128.0, 10)], POLICER, 10)
+    assert alone == late_burst_reason(LATE, 2e6, POLICER, frame_bytes=128.0, excess_lost=10)
     # above the CIR the policer passes at most its CIR: 35 ms of 10 Mbit/s
-    over = policer_late_reason([(LATE, 20e6, 512.0, 10)], (CIR_BPS, CBS), 10)
+    over = shared_late_reason([(LATE, 20e6, 512.0, 10)], POLICER, 10)
     assert over is not None and "burst of 43,750 bytes" in over
