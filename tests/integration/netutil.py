@@ -1,12 +1,15 @@
 """Small helpers of the integration tests that make kernel interfaces: a command's
-output, and a veth pair with both ends here that goes however the test ends."""
+output, and a veth pair with both ends here that goes however the test ends; and a pcap
+file of given frames, for the engine's net_pcap RX tests."""
 
 from __future__ import annotations
 
 import contextlib
 import secrets
+import struct
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -105,3 +108,13 @@ def counted_through(engine: Any, built: Any, ports: dict[str, Any], template: by
     finally:
         stream.free()
     return run.streams[0], before, after
+
+
+def write_pcap(path: Path, frames: Sequence[bytes]) -> None:
+    """A pcap (us timestamps, one frame per us, Ethernet) holding `frames` whole,
+    zero-length ones included: what net_pcap's rx_pcap= hands the engine's RX."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, frame in enumerate(frames):
+            f.write(struct.pack("<IIII", i // 1_000_000, i % 1_000_000, len(frame), len(frame)))
+            f.write(frame)

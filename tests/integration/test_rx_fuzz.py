@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from netutil import write_pcap
+
 from pytest_netload._native_facts import SIGNATURE_FORMAT
 
 from pytest_netload.engine.client import Engine, LoadedStream, Port
@@ -53,15 +55,6 @@ def classify(frame: bytes, run_ids: set[int]) -> int | None:
         return None
     magic, stream_id, _seq, _tsc = SIGNATURE.unpack_from(frame, len(frame) - SIGNATURE.size)
     return stream_id if magic == MAGIC and stream_id in run_ids else None
-
-
-def write_pcap(path: Path, frames: list[bytes]) -> None:
-    """A pcap (µs timestamps, Ethernet) holding `frames` whole, zero-length ones included."""
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, frame in enumerate(frames):
-            f.write(struct.pack("<IIII", i // 1_000_000, i % 1_000_000, len(frame), len(frame)))
-            f.write(frame)
 
 
 def random_length(rng: random.Random, low: int = 0) -> int:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from netutil import write_pcap
+
 from pytest_netload._native_facts import SEQ_WINDOW, SIGNATURE_FORMAT, SIGNATURE_MAGIC
 from pytest_netload.engine.client import Engine
 from pytest_netload.traffic.packets import UDP, Eth, IPv4
@@ -43,14 +45,6 @@ WRAP = 1 << 32
 def frame(stream_id: int, seq: int, stamp: int, length: int = 64) -> bytes:
     body = (T4.headers + bytes(length))[: length - SIGNATURE.size]
     return body + SIGNATURE.pack(SIGNATURE_MAGIC, stream_id, seq % WRAP, stamp)
-
-
-def write_pcap(path: Path, frames: list[bytes]) -> None:
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, data in enumerate(frames):
-            f.write(struct.pack("<IIII", i // 1_000_000, i % 1_000_000, len(data), len(data)))
-            f.write(data)
 
 
 @dataclass
