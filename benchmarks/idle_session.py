@@ -44,7 +44,11 @@ def own_import_ms(cwd: Path, env: dict[str, str]) -> float:
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    arg = sys.argv[1] if len(sys.argv) > 1 else "15"
+    if not arg.isdigit() or int(arg) < 1:
+        raise SystemExit(f"idle_session: rounds {arg!r}: give a whole number of rounds "
+                         "of at least 1, e.g. 15")
+    rounds = int(arg)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="netload-idle-") as tmp:
         cwd = Path(tmp)
